@@ -1,0 +1,163 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../log.ts';
+import { compile, createAjv, type Validator } from '../validation.ts';
+import { assertJsonContentType, discardBody, hasBody, readJson } from './body.ts';
+import { GroveError, PROBLEM_CONTENT_TYPE, problemBody, type ErrorCode, type ValidationIssue } from './errors.ts';
+import type { Reply, Route } from './route.ts';
+import { createRouter } from './router.ts';
+
+type Check = ((value: unknown) => boolean) & Pick<Validator<unknown>, 'issues'>;
+
+interface Validators {
+  params?: Check;
+  query?: Check;
+  body?: Check;
+}
+
+// The API's request pipeline: route, validate, run the handler, answer JSON or a problem.
+export function createApiHandler(opts: { routes: Route[]; log: Logger }) {
+  const { log } = opts;
+  const router = createRouter(opts.routes);
+  const bodyAjv = createAjv();
+  const queryAjv = createAjv({ coerce: true });
+  // Every schema compiled once, here, before the socket opens.
+  const validators = new Map<Route, Validators>();
+  for (const r of router.routes) {
+    validators.set(r, {
+      ...(r.params ? { params: compile(bodyAjv, r.params) } : {}),
+      ...(r.query ? { query: compile(queryAjv, r.query) } : {}),
+      ...(r.body ? { body: compile(bodyAjv, r.body) } : {}),
+    });
+  }
+
+  async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<Reply> {
+    const target = req.url ?? '';
+    if (!target.startsWith('/')) throw new GroveError('NOT_FOUND', 'request targets must be a path');
+    const url = new URL(target, 'http://grove.invalid');
+    const match = router.match(req.method ?? 'GET', url.pathname);
+    if (match.kind === 'none') throw new GroveError('NOT_FOUND', `no endpoint at ${url.pathname}`);
+    if (match.kind === 'method') {
+      throw new GroveError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${url.pathname}`, {
+        headers: { allow: match.allow.join(', ') },
+      });
+    }
+    const { route, params } = match;
+    const v = validators.get(route)!;
+
+    if (v.params && !v.params(params)) {
+      const bad = Object.entries(params).map(([k, val]) => `${k} ${JSON.stringify(safeDecode(val))}`);
+      throw new GroveError('INVALID_ID', `${bad.join(', ')} is not a lowercase UUID`);
+    }
+
+    const query: Record<string, string> = {};
+    for (const [k, val] of url.searchParams) {
+      if (k in query) throw validation(`/${k}`, 'is given more than once');
+      query[k] = val;
+    }
+    if (v.query) {
+      if (!v.query(query)) throw new GroveError('VALIDATION_FAILED', 'the query string is invalid', { errors: v.query.issues() });
+    } else if (Object.keys(query).length > 0) {
+      throw validation(`/${Object.keys(query)[0]}`, 'is not an allowed query parameter');
+    }
+
+    let body: unknown = undefined;
+    const withBody = hasBody(req);
+    if (withBody) assertJsonContentType(req);
+    if (v.body) {
+      body = withBody ? await readJson(req) : undefined;
+      if (!v.body(body)) {
+        const issues = body === undefined ? [{ path: '/', message: 'a JSON body is required' }] : v.body.issues();
+        throw new GroveError('VALIDATION_FAILED', 'the request body is invalid', { errors: issues });
+      }
+    } else if (withBody) {
+      await discardBody(req);
+    }
+
+    return route.handler({ params, query, body, req, res, log });
+  }
+
+  return function handle(req: IncomingMessage, res: ServerResponse): void {
+    dispatch(req, res).then(
+      (reply) => {
+        if (reply) sendJson(res, reply.status, reply.body, reply.headers);
+      },
+      (err: unknown) => sendError(req, res, err, log),
+    );
+  };
+}
+
+function validation(path: string, message: string): GroveError {
+  return new GroveError('VALIDATION_FAILED', `${path.slice(1)} ${message}`, { errors: [{ path, message }] });
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
+// A JSON answer; 204 and HEAD get none.
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  if (status === 204 || body === undefined) {
+    res.writeHead(status, { ...COMMON_HEADERS, ...headers });
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...COMMON_HEADERS,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+// Any failure becomes a problem document; unexpected ones are logged and answered 500 without detail.
+export function sendError(req: IncomingMessage, res: ServerResponse, err: unknown, log: Logger): void {
+  let code: ErrorCode;
+  let detail: string;
+  let ge: GroveError | null = null;
+  if (err instanceof GroveError) {
+    ge = err;
+    code = err.code;
+    detail = err.detail;
+  } else {
+    log.error({ err, method: req.method, url: req.url }, 'request failed');
+    code = 'INTERNAL';
+    detail = 'an internal error occurred; see the daemon log';
+  }
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  writeProblem(req, res, code, detail, ge?.errors, ge?.headers);
+}
+
+// The one way a problem document is written, by the API and by the TCP front alike.
+export function writeProblem(
+  req: IncomingMessage,
+  res: ServerResponse,
+  code: ErrorCode,
+  detail: string,
+  errors?: ValidationIssue[],
+  extra: Record<string, string> = {},
+): void {
+  const body = problemBody(code, detail, errors);
+  const text = JSON.stringify(body);
+  const headers: Record<string, string | number> = {
+    ...COMMON_HEADERS,
+    'content-type': PROBLEM_CONTENT_TYPE,
+    'content-length': Buffer.byteLength(text),
+    ...extra,
+  };
+  // The body was not read: close the connection rather than read megabytes to keep it alive.
+  if (!req.complete) headers.connection = 'close';
+  res.writeHead(body.status, headers);
+  res.end(text);
+}

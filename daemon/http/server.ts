@@ -1,0 +1,72 @@
+import { chmodSync, statSync, unlinkSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from '../log.ts';
+import { prepareSocketPath } from './unix-socket.ts';
+
+export interface Listener {
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+// How long open connections (followers of a stream) get to finish before being cut at shutdown.
+const CLOSE_GRACE_MS = 2000;
+
+// The API's node:http server on the unix socket, 0600.
+export async function listenOnSocket(opts: {
+  socketPath: string;
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  log: Logger;
+}): Promise<Listener> {
+  const { socketPath, log } = opts;
+  await prepareSocketPath(socketPath);
+  const server = createServer({ keepAliveTimeout: 5000 }, opts.handler);
+  // The umask makes the socket 0600 from its first moment; chmod below makes sure of it.
+  const oldMask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } finally {
+    process.umask(oldMask);
+  }
+  chmodSync(socketPath, 0o600);
+  const ino = statSync(socketPath).ino;
+  log.info({ socket: socketPath }, 'API listening on unix socket');
+  return {
+    server,
+    close: once(async () => {
+      await closeServer(server);
+      try {
+        // Remove the file only if it is still ours, not a successor's.
+        if (statSync(socketPath).ino === ino) unlinkSync(socketPath);
+      } catch {
+        // already gone
+      }
+      log.info('unix socket closed');
+    }),
+  };
+}
+
+// Stops accepting, lets in-flight requests end, then cuts what is left.
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    const timer = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+    timer.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+// Makes close() safe to call twice: the second caller waits on the first.
+export function once(fn: () => Promise<void>): () => Promise<void> {
+  let p: Promise<void> | null = null;
+  return () => (p ??= fn());
+}

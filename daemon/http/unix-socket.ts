@@ -1,0 +1,57 @@
+import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import path from 'node:path';
+
+// Another daemon answers on the socket already; the new one must not take it.
+export class SocketInUseError extends Error {
+  constructor(readonly socketPath: string) {
+    super(`another grove daemon is already listening on ${socketPath}`);
+    this.name = 'SocketInUseError';
+  }
+}
+
+// sun_path holds 104 bytes on macOS and 108 on Linux, terminator included.
+const MAX_SOCKET_PATH = process.platform === 'darwin' ? 103 : 107;
+
+// Makes the socket's folder (0700 when grove creates it) and clears a stale socket file,
+// but only after a connect to it has failed: a live socket means another daemon.
+export async function prepareSocketPath(socketPath: string): Promise<void> {
+  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
+    throw new Error(`socket path ${socketPath} is longer than ${MAX_SOCKET_PATH} bytes; set GROVE_SOCKET to a shorter path`);
+  }
+  const dir = path.dirname(socketPath);
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700); // the umask may have taken bits off mkdir's mode
+  }
+  let st;
+  try {
+    st = lstatSync(socketPath);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  if (!st.isSocket()) throw new Error(`${socketPath} exists and is not a socket; refusing to replace it`);
+  if (await answers(socketPath)) throw new SocketInUseError(socketPath);
+  unlinkSync(socketPath);
+}
+
+function answers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const sock = createConnection(socketPath);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      resolve(true); // connected-but-silent still means someone holds it
+    }, 2000);
+    sock.once('connect', () => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (err.code === 'ECONNREFUSED' || err.code === 'ENOENT') resolve(false);
+      else reject(new Error(`cannot check socket ${socketPath}: ${err.message}`));
+    });
+  });
+}

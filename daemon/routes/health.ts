@@ -1,0 +1,16 @@
+import { Health } from '../../schemas/health.ts';
+import { route, type Route } from '../http/route.ts';
+
+// Liveness and identity of the daemon: what answers, since when.
+export function healthRoutes(deps: { version: string; startedAt: string }): Route[] {
+  const body: Health = { status: 'ok', version: deps.version, pid: process.pid, started_at: deps.startedAt };
+  return [
+    route({
+      method: 'GET',
+      path: '/api/health',
+      summary: 'Daemon health',
+      responses: { 200: Health },
+      handler: async () => ({ status: 200, body }),
+    }),
+  ];
+}

@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { UserConfig } from '../schemas/config.ts';
+import { compile, createAjv } from './validation.ts';
+
+export const DEFAULT_PORT = 7433;
+export const DEFAULT_PORT_RANGE: [number, number] = [20000, 29999];
+export const DEFAULT_SETUP_TIMEOUT_S = 600;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+// Everything the daemon needs to know before it starts, resolved once from env + config.
+export interface Settings {
+  configFile: string;
+  dataDir: string;
+  socketPath: string;
+  /** null: no TCP front; 0: any free port. */
+  port: number | null;
+  logLevel: LogLevel;
+  config: UserConfig;
+  portRange: [number, number];
+  setupTimeoutS: number;
+}
+
+// A setting that cannot be used: the message names the variable or file and the field.
+export class SettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SettingsError';
+  }
+}
+
+interface Paths {
+  configFile: string;
+  dataDir: string;
+  socketPath: string;
+}
+
+// DESIGN §2: specific variables beat GROVE_HOME, which beats the XDG defaults.
+export function resolvePaths(env: NodeJS.ProcessEnv, uid: number): Paths {
+  const home = nonEmpty(env.GROVE_HOME);
+  const userHome = nonEmpty(env.HOME) ?? homedir();
+  const xdgConfig = absoluteOr(env.XDG_CONFIG_HOME, path.join(userHome, '.config'));
+  const xdgState = absoluteOr(env.XDG_STATE_HOME, path.join(userHome, '.local', 'state'));
+  const runtime = absoluteOr(env.XDG_RUNTIME_DIR, null);
+
+  const configFile =
+    nonEmpty(env.GROVE_CONFIG) ?? (home ? path.join(home, 'config.json') : path.join(xdgConfig, 'grove', 'config.json'));
+  const dataDir = nonEmpty(env.GROVE_DATA_DIR) ?? (home ? path.join(home, 'data') : path.join(xdgState, 'grove'));
+  const socketPath =
+    nonEmpty(env.GROVE_SOCKET) ??
+    (home
+      ? path.join(home, 'grove.sock')
+      : runtime
+        ? path.join(runtime, 'grove', 'grove.sock')
+        : path.join('/tmp', `grove-${uid}`, 'grove.sock'));
+  return {
+    configFile: path.resolve(configFile),
+    dataDir: path.resolve(dataDir),
+    socketPath: path.resolve(socketPath),
+  };
+}
+
+// Reads and validates the user config; a missing file is an empty config.
+export function loadUserConfig(file: string): UserConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new SettingsError(`cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new SettingsError(`config file ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  const validate = compile(createAjv(), UserConfig);
+  if (!validate(value)) {
+    const issues = validate.issues().map((i) => `${i.path} ${i.message}`);
+    throw new SettingsError(`config file ${file} is invalid: ${issues.join('; ')}`);
+  }
+  const range = value.port_range;
+  if (range && range[0] > range[1]) {
+    throw new SettingsError(`config file ${file} is invalid: /port_range must be [from, to] with from <= to`);
+  }
+  return value;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, uid = process.getuid?.() ?? 0): Settings {
+  const paths = resolvePaths(env, uid);
+  const config = loadUserConfig(paths.configFile);
+  return {
+    ...paths,
+    port: resolvePort(env.GROVE_PORT, config.port),
+    logLevel: resolveLogLevel(env.GROVE_LOG_LEVEL),
+    config,
+    portRange: config.port_range ?? DEFAULT_PORT_RANGE,
+    setupTimeoutS: config.setup_timeout_s ?? DEFAULT_SETUP_TIMEOUT_S,
+  };
+}
+
+function resolvePort(envValue: string | undefined, configValue: UserConfig['port']): number | null {
+  const raw = nonEmpty(envValue);
+  if (raw !== undefined) {
+    if (raw === 'off') return null;
+    if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
+      throw new SettingsError(`GROVE_PORT must be a port number 0-65535 or "off", got ${JSON.stringify(raw)}`);
+    }
+    return Number(raw);
+  }
+  if (configValue === 'off') return null;
+  if (configValue !== undefined) return configValue;
+  return DEFAULT_PORT;
+}
+
+function resolveLogLevel(raw: string | undefined): LogLevel {
+  const v = nonEmpty(raw);
+  if (v === undefined) return 'info';
+  if ((LOG_LEVELS as readonly string[]).includes(v)) return v as LogLevel;
+  throw new SettingsError(`GROVE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(v)}`);
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function absoluteOr<T extends string | null>(v: string | undefined, fallback: T): string | T {
+  // The XDG spec says relative values are invalid and must be ignored.
+  return v && path.isAbsolute(v) ? v : fallback;
+}

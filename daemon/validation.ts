@@ -1,0 +1,65 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { TSchema, Static } from '@sinclair/typebox';
+
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+export interface Validator<T> {
+  (value: unknown): value is T;
+  issues(): Issue[];
+}
+
+// One Ajv per purpose, made once at start: bodies are never coerced, query strings are.
+export function createAjv(opts: { coerce?: boolean } = {}): Ajv {
+  return new Ajv({
+    allErrors: true,
+    strict: true,
+    coerceTypes: opts.coerce ?? false,
+    useDefaults: false,
+    removeAdditional: false,
+    unicodeRegExp: true,
+    allowUnionTypes: true,
+    // TypeBox adds `description`s and symbols only; ids are ours to register later.
+    addUsedSchema: false,
+  });
+}
+
+// Compile a TypeBox schema once; the static type comes from the same schema.
+export function compile<S extends TSchema>(ajv: Ajv, schema: S): Validator<Static<S>> {
+  const fn: ValidateFunction = ajv.compile(schema);
+  const validator = ((value: unknown) => fn(value)) as Validator<Static<S>>;
+  validator.issues = () => toIssues(fn.errors ?? []);
+  return validator;
+}
+
+// Ajv errors as {path, message} with a JSON pointer that names the offending field itself.
+export function toIssues(errors: ErrorObject[]): Issue[] {
+  const out: Issue[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    let path = e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') {
+      path += '/' + escapePointer(String(e.params.additionalProperty));
+      message = 'is not an allowed field';
+    } else if (e.keyword === 'required') {
+      path += '/' + escapePointer(String(e.params.missingProperty));
+      message = 'is required';
+    } else if (e.keyword === 'pattern') {
+      message = 'has a value or characters that are not allowed';
+    } else if (e.keyword === 'propertyNames') {
+      continue; // reported again, with the name, by the `pattern` error under it
+    }
+    const key = `${path}\0${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ path: path === '' ? '/' : path, message });
+  }
+  return out;
+}
+
+function escapePointer(s: string): string {
+  return s.replaceAll('~', '~0').replaceAll('/', '~1');
+}

@@ -1,0 +1,27 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, Timestamp, TEXT_PATTERN } from './common.ts';
+
+export const ProjectName = Type.String({ minLength: 1, maxLength: 100, pattern: TEXT_PATTERN });
+
+export const Project = Type.Object(
+  {
+    id: Id,
+    name: ProjectName,
+    path: Type.String({ description: 'absolute, canonical root of a git work tree' }),
+    created_at: Timestamp,
+  },
+  { $id: 'Project' },
+);
+export type Project = Static<typeof Project>;
+
+export const ProjectList = Type.Array(Project);
+
+export const CreateProject = Type.Object(
+  {
+    // Relative paths are refused here: the daemon's cwd means nothing to the caller.
+    path: Type.String({ minLength: 1, maxLength: 4096, pattern: '^/[^\\u0000-\\u001f\\u007f]*$' }),
+    name: Type.Optional(ProjectName),
+  },
+  { additionalProperties: false, $id: 'CreateProject' },
+);
+export type CreateProject = Static<typeof CreateProject>;
