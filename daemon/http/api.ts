@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
 import { compile, createAjv, type Validator } from '../validation.ts';
-import { assertJsonContentType, discardBody, hasBody, readJson } from './body.ts';
+import { assertJsonContentType, discardBody, drainUnread, hasBody, readJson } from './body.ts';
 import { GroveError, PROBLEM_CONTENT_TYPE, problemBody, type ErrorCode, type ValidationIssue } from './errors.ts';
 import type { Reply, Route } from './route.ts';
 import { createRouter } from './router.ts';
@@ -156,8 +156,7 @@ export function writeProblem(
     'content-length': Buffer.byteLength(text),
     ...extra,
   };
-  // The body was not read: close the connection rather than read megabytes to keep it alive.
-  if (!req.complete) headers.connection = 'close';
+  if (drainUnread(req).close) headers.connection = 'close';
   res.writeHead(body.status, headers);
   res.end(text);
 }

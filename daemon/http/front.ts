@@ -1,9 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import type { Logger } from '../log.ts';
 import { writeProblem } from './api.ts';
+import { drainUnread } from './body.ts';
 import { checkBrowserGuards } from './guards.ts';
 import { closeServer, once, type Listener } from './server.ts';
 
@@ -51,7 +53,9 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
         method: req.method as 'GET',
         path: req.url!,
         headers,
-        body: withBody ? req : null,
+        // Through a PassThrough: undici destroys a body it stops reading (on an early answer
+        // such as 413), and destroying `req` itself would reset the client's connection.
+        body: withBody ? req.pipe(new PassThrough()) : null,
         signal: abort.signal,
       });
     } catch (err) {
@@ -63,6 +67,11 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
     for (const [k, v] of Object.entries(up.headers)) {
       if (v !== undefined && !HOP_BY_HOP.has(k)) outHeaders[k] = v;
     }
+    res.once('finish', () => {
+      if (req.complete) return;
+      req.unpipe();
+      drainUnread(req);
+    });
     res.writeHead(up.statusCode, outHeaders);
     res.flushHeaders(); // event streams must reach the client before their first event
     try {

@@ -1,0 +1,145 @@
+import './env.ts';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { TestContext } from 'node:test';
+import { Client, request } from 'undici';
+import { seedStore } from './template.ts';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const DAEMON_MAIN = path.join(ROOT, 'daemon', 'main.ts');
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: any;
+}
+
+export interface RequestOptions {
+  /** An object is sent as JSON with Content-Type application/json; a string or Buffer is sent as is. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface TestDaemon {
+  home: string;
+  socketPath: string;
+  port: number | null;
+  proc: ChildProcess;
+  /** every stdout line the daemon printed, parsed when it was JSON */
+  logs: any[];
+  stderr(): string;
+  socket(method: string, urlPath: string, opts?: RequestOptions): Promise<Reply>;
+  tcp(method: string, urlPath: string, opts?: RequestOptions): Promise<Reply>;
+  /** resolves with the exit code (or signal name) once the process is gone */
+  exited: Promise<number | string>;
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+export interface StartOptions {
+  /** reuse a home (restart); default: a new temporary one, removed after the test */
+  home?: string;
+  env?: Record<string, string | undefined>;
+  /** skip copying the template store (to test a brand-new store) */
+  noSeed?: boolean;
+}
+
+// A new GROVE_HOME under the temp folder, short enough for a socket path.
+export function makeHome(t: TestContext): string {
+  const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-h-')));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  return home;
+}
+
+// Spawns the real daemon entry point as a process and waits for its "ready" log line.
+export function spawnDaemon(home: string, env: Record<string, string | undefined> = {}): { proc: ChildProcess; logs: any[]; ready: Promise<any>; exited: Promise<number | string>; stderr: () => string } {
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home, GROVE_PORT: '0', GROVE_LOG_LEVEL: 'info' };
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete fullEnv[k];
+    else fullEnv[k] = v;
+  }
+  const proc = spawn(process.execPath, ['--import', 'tsx', DAEMON_MAIN], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  const logs: any[] = [];
+  let stderr = '';
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const ready = new Promise<any>((resolve, reject) => {
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      let rec: any = line;
+      try {
+        rec = JSON.parse(line);
+      } catch {
+        // not JSON: keep the raw line
+      }
+      logs.push(rec);
+      if (rec?.msg === 'grove daemon ready') resolve(rec);
+    });
+    void exited.then((code) => reject(new Error(`daemon exited (${code}) before ready: ${stderr}`)));
+  });
+  ready.catch(() => {});
+  return { proc, logs, ready, exited, stderr: () => stderr };
+}
+
+// Starts a daemon for one test; t.after stops it (TERM, then KILL) and removes its home.
+export async function startDaemon(t: TestContext, opts: StartOptions = {}): Promise<TestDaemon> {
+  const home = opts.home ?? makeHome(t);
+  if (!opts.noSeed && !existsSync(path.join(home, 'data', 'pgdata'))) await seedStore(path.join(home, 'data'));
+  const { proc, logs, ready, exited, stderr } = spawnDaemon(home, opts.env);
+  t.after(() => stopProcess(proc, exited));
+  const info = await ready;
+  const socketPath: string = info.socket;
+  const port: number | null = info.port;
+  const client = new Client('http://localhost', { socketPath });
+  t.after(() => client.close());
+
+  return {
+    home,
+    socketPath,
+    port,
+    proc,
+    logs,
+    stderr,
+    exited,
+    socket: (method, urlPath, o) => send(client, 'http://localhost', method, urlPath, o),
+    tcp: (method, urlPath, o) => {
+      if (port === null) throw new Error('this daemon has no TCP front');
+      return send(null, `http://127.0.0.1:${port}`, method, urlPath, o);
+    },
+    stop: (signal = 'SIGTERM') => stopProcess(proc, exited, signal),
+  };
+}
+
+async function send(client: Client | null, origin: string, method: string, urlPath: string, o: RequestOptions = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...(o.headers ?? {}) };
+  let body: string | Buffer | undefined;
+  if (typeof o.body === 'string' || Buffer.isBuffer(o.body)) body = o.body;
+  else if (o.body !== undefined) {
+    body = JSON.stringify(o.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const opts = { method: method as 'GET', headers, body };
+  const res = client ? await client.request({ ...opts, path: urlPath, origin }) : await request(origin + urlPath, opts);
+  const text = await res.body.text();
+  let json: any;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, text, json };
+}
+
+// TERM, then KILL if it lingers; resolves with the exit code or signal.
+export async function stopProcess(proc: ChildProcess, exited: Promise<number | string>, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | string> {
+  if (proc.exitCode === null && proc.signalCode === null) {
+    proc.kill(signal);
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  }
+  return exited;
+}

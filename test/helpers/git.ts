@@ -1,0 +1,30 @@
+import './env.ts';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+
+// Runs git synchronously for fixtures; throws with git's stderr on failure.
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+// A real repository with one commit on `main`, removed after the test.
+export function makeRepo(t: TestContext, opts: { files?: Record<string, string> } = {}): string {
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-repo-')));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  git(dir, 'init', '-q', '-b', 'main');
+  const files = opts.files ?? { 'README.md': '# fixture\n' };
+  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), content);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  return dir;
+}
+
+// A scratch folder removed after the test.
+export function makeTempDir(t: TestContext, prefix = 'grove-tmp-'): string {
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { test } from 'node:test';
+import { makeHome, spawnDaemon, startDaemon, stopProcess } from './helpers/daemon.ts';
+import { makeRepo } from './helpers/git.ts';
+import { seedStore } from './helpers/template.ts';
+
+const EXIT_ALREADY_RUNNING = 75;
+const EXIT_CONFIG = 78;
+
+test('SIGTERM and SIGINT shut down cleanly: exit 0, socket and lock removed', async (t) => {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const d = await startDaemon(t);
+    assert.ok(existsSync(d.socketPath));
+    assert.equal(await d.stop(signal), 0, signal);
+    assert.ok(!existsSync(d.socketPath), `${signal}: socket removed`);
+    assert.ok(!existsSync(path.join(d.home, 'data', 'grove.lock')), `${signal}: lock removed`);
+    const order = d.logs.map((l) => l?.msg).filter((m) => /closed$/.test(m));
+    assert.deepEqual(order, ['TCP front closed', 'unix socket closed', 'store closed'], 'reverse start order');
+  }
+});
+
+test('a second daemon on the same GROVE_HOME refuses to start and leaves the first untouched', async (t) => {
+  const first = await startDaemon(t);
+  const repo = makeRepo(t);
+  assert.equal((await first.socket('POST', '/api/projects', { body: { path: repo } })).status, 201);
+  const ino = statSync(first.socketPath).ino;
+
+  const second = spawnDaemon(first.home);
+  t.after(() => stopProcess(second.proc, second.exited));
+  assert.equal(await second.exited, EXIT_ALREADY_RUNNING);
+  assert.match(second.stderr(), new RegExp(`pid ${first.proc.pid}\\b`), 'the message names the first daemon');
+
+  assert.equal(statSync(first.socketPath).ino, ino, 'socket file untouched');
+  for (const via of [first.socket, first.tcp]) {
+    const h = await via('GET', '/api/health');
+    assert.equal(h.json.pid, first.proc.pid);
+  }
+  assert.equal((await first.socket('GET', '/api/projects')).json.length, 1);
+});
+
+test('a daemon killed with SIGKILL can be started again, with its data', async (t) => {
+  const d1 = await startDaemon(t);
+  const repo = makeRepo(t);
+  const added = await d1.socket('POST', '/api/projects', { body: { path: repo } });
+  assert.equal(added.status, 201);
+  assert.equal(await d1.stop('SIGKILL'), 'SIGKILL');
+  assert.ok(existsSync(d1.socketPath), 'the stale socket file is left behind');
+  assert.ok(existsSync(path.join(d1.home, 'data', 'grove.lock')), 'the stale lock is left behind');
+
+  const d2 = await startDaemon(t, { home: d1.home });
+  assert.deepEqual((await d2.socket('GET', '/api/projects')).json, [added.json]);
+  assert.equal((await d2.tcp('GET', '/api/health')).json.pid, d2.proc.pid);
+  const lock = JSON.parse(readFileSync(path.join(d2.home, 'data', 'grove.lock'), 'utf8'));
+  assert.equal(lock.pid, d2.proc.pid, 'the lock was taken over');
+});
+
+test('a lock whose pid now belongs to another process is taken over', async (t) => {
+  const home = makeHome(t);
+  await seedStore(path.join(home, 'data'));
+  // This test process is alive, but its start time is not the recorded one: pid reuse.
+  writeFileSync(path.join(home, 'data', 'grove.lock'), JSON.stringify({ pid: process.pid, start_time: '1' }));
+  const d = await startDaemon(t, { home });
+  assert.equal((await d.socket('GET', '/api/health')).status, 200);
+});
+
+test('a live socket of another daemon is not taken over', async (t) => {
+  const first = await startDaemon(t);
+  const home2 = makeHome(t);
+  await seedStore(path.join(home2, 'data'));
+  const second = spawnDaemon(home2, { GROVE_SOCKET: first.socketPath });
+  t.after(() => stopProcess(second.proc, second.exited));
+  assert.equal(await second.exited, EXIT_ALREADY_RUNNING);
+  assert.match(second.stderr(), /already listening on/);
+  assert.equal((await first.socket('GET', '/api/health')).json.pid, first.proc.pid);
+  assert.ok(!existsSync(path.join(home2, 'data', 'grove.lock')), 'the refused daemon released its lock');
+});
+
+test('a TCP port in use stops the start with a message, releasing everything', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  t.after(() => blocker.close());
+  const port = (blocker.address() as { port: number }).port;
+  const home = makeHome(t);
+  await seedStore(path.join(home, 'data'));
+  const d = spawnDaemon(home, { GROVE_PORT: String(port) });
+  t.after(() => stopProcess(d.proc, d.exited));
+  assert.notEqual(await d.exited, 0);
+  assert.match(d.stderr(), /EADDRINUSE/);
+  assert.ok(!existsSync(path.join(home, 'grove.sock')), 'socket removed');
+  assert.ok(!existsSync(path.join(home, 'data', 'grove.lock')), 'lock released');
+});
+
+test('an invalid user config stops the daemon with a message naming the file and the field', async (t) => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['unknown field', '{"colour": "red"}', /\/colour/],
+    ['wrong type', '{"port": "high"}', /\/port/],
+    ['bad range', '{"port_range": [30000, 20000]}', /\/port_range/],
+    ['bad agent', '{"agents": {"x": {"command": []}}}', /\/agents\/x\/command/],
+    ['not JSON', '{port: 1}', /not valid JSON/],
+  ];
+  for (const [what, text, field] of cases) {
+    const home = makeHome(t);
+    const file = path.join(home, 'config.json');
+    writeFileSync(file, text);
+    const d = spawnDaemon(home);
+    t.after(() => stopProcess(d.proc, d.exited));
+    assert.equal(await d.exited, EXIT_CONFIG, what);
+    assert.ok(d.stderr().includes(file), `${what}: names the file: ${d.stderr()}`);
+    assert.match(d.stderr(), field, what);
+    assert.ok(!existsSync(path.join(home, 'grove.sock')), `${what}: nothing listens`);
+  }
+  const home = makeHome(t);
+  const bad = spawnDaemon(home, { GROVE_PORT: 'eighty' });
+  t.after(() => stopProcess(bad.proc, bad.exited));
+  assert.equal(await bad.exited, EXIT_CONFIG);
+  assert.match(bad.stderr(), /GROVE_PORT/);
+});
+
+test('a valid user config is applied: its port opens the TCP front', async (t) => {
+  const home = makeHome(t);
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise((r) => probe.close(r));
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ port, port_range: [21000, 21999], setup_timeout_s: 30 }));
+  const d = await startDaemon(t, { home, env: { GROVE_PORT: undefined } });
+  assert.equal(d.port, port);
+  assert.equal((await d.tcp('GET', '/api/health')).status, 200);
+});
+
+test('a brand-new data folder is initialised on first start', async (t) => {
+  const d = await startDaemon(t, { noSeed: true });
+  assert.ok(d.logs.some((l) => l?.msg === 'new store initialised'));
+  assert.ok(d.logs.some((l) => l?.migration === '0001_projects.sql'));
+  const repo = makeRepo(t);
+  assert.equal((await d.socket('POST', '/api/projects', { body: { path: repo } })).status, 201);
+});
