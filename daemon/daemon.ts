@@ -10,6 +10,14 @@ import { listenOnSocket } from './http/server.ts';
 import { startFront } from './http/front.ts';
 import { healthRoutes } from './routes/health.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { taskRoutes } from './routes/tasks.ts';
+import { createProjectConfigs } from './project-config.ts';
+import { createPool } from './pool.ts';
+import { createPortAllocator } from './ports.ts';
+import { createTaskService } from './tasks.ts';
+import { tasksTable } from './store/tasks.ts';
+import { portLeasesTable } from './store/port-leases.ts';
+import { setupLogTable } from './store/setup-log.ts';
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -27,7 +35,8 @@ interface Closable {
   close(): Promise<void>;
 }
 
-// Starts every part in order (lock, store, API, front); close() stops them in reverse.
+// Starts every part in order (lock, store, config watcher, pool, tasks, API, front);
+// close() stops them in reverse.
 export async function startDaemon(settings: Settings, log: Logger): Promise<Daemon> {
   const started: Closable[] = [];
   const startedAt = new Date().toISOString();
@@ -50,8 +59,34 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     const store = await openStore({ dataDir: settings.dataDir, log: log.child({ module: 'store' }) });
     started.push({ name: 'store', close: () => store.close() });
 
-    const projects = createProjectService({ projects: projectsTable(store.db) });
-    const routes = [...healthRoutes({ version: VERSION, startedAt }), ...projectRoutes({ projects })];
+    const configs = createProjectConfigs({ log: log.child({ module: 'config' }) });
+    started.push({ name: 'configs', close: () => configs.close() });
+    const projectRows = projectsTable(store.db);
+    for (const p of await projectRows.list()) configs.watch(p.path);
+
+    const pool = createPool();
+    started.push({ name: 'pool', close: () => pool.close() });
+
+    const taskRows = tasksTable(store.db);
+    const projects = createProjectService({ projects: projectRows, countLiveTasks: (id) => taskRows.countLive(id), configs });
+    const tasks = createTaskService({
+      tasks: taskRows,
+      setupLog: setupLogTable(store.db),
+      getProject: (id) => projects.get(id),
+      pool,
+      ports: createPortAllocator({ leases: portLeasesTable(store.db), range: settings.portRange }),
+      configs,
+      setupTimeoutS: settings.setupTimeoutS,
+      log: log.child({ module: 'tasks' }),
+    });
+    await tasks.recover();
+    started.push({ name: 'tasks', close: () => tasks.close() });
+
+    const routes = [
+      ...healthRoutes({ version: VERSION, startedAt }),
+      ...projectRoutes({ projects }),
+      ...taskRoutes({ tasks }),
+    ];
     const handler = createApiHandler({ routes, log: log.child({ module: 'api' }) });
 
     const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: log.child({ module: 'api' }) });

@@ -5,6 +5,7 @@ import type { CreateProject, Project } from '../schemas/project.ts';
 import { git } from './git.ts';
 import { GroveError } from './http/errors.ts';
 import { createKeyedMutex } from './keyed-mutex.ts';
+import type { ProjectConfigs } from './project-config.ts';
 import { isUniqueViolation, type ProjectsTable } from './store/projects.ts';
 
 // Where a path inside a work tree leads: the canonical top level of that work tree.
@@ -36,7 +37,11 @@ export async function resolveWorkTree(input: string): Promise<string> {
 }
 
 // Adding, listing and removing projects: the rules above the table.
-export function createProjectService(deps: { projects: ProjectsTable }) {
+export function createProjectService(deps: {
+  projects: ProjectsTable;
+  countLiveTasks: (projectId: string) => Promise<number>;
+  configs: Pick<ProjectConfigs, 'watch' | 'unwatch'>;
+}) {
   const { projects } = deps;
   // Adds are serialised so that a default name's `-2` suffix and the duplicate check cannot race.
   const mutex = createKeyedMutex();
@@ -62,7 +67,9 @@ export function createProjectService(deps: { projects: ProjectsTable }) {
         const base = (path.basename(top) || 'project').slice(0, 90);
         const name = input.name ?? (await pickName(base));
         try {
-          return await projects.insert({ id: randomUUID(), name, path: top });
+          const added = await projects.insert({ id: randomUUID(), name, path: top });
+          deps.configs.watch(added.path);
+          return added;
         } catch (err) {
           if (isUniqueViolation(err)) throw new GroveError('PROJECT_EXISTS', `a project named ${JSON.stringify(name)} exists already`);
           throw err;
@@ -70,7 +77,12 @@ export function createProjectService(deps: { projects: ProjectsTable }) {
       });
     },
     async remove(id: string): Promise<void> {
-      if (!(await projects.remove(id))) throw new GroveError('NOT_FOUND', `no project with id ${id}`);
+      const p = await projects.get(id);
+      if (!p) throw new GroveError('NOT_FOUND', `no project with id ${id}`);
+      const live = await deps.countLiveTasks(id);
+      if (live > 0) throw new GroveError('PROJECT_HAS_TASKS', `project ${p.name} has ${live} task(s) that are not archived; archive them first`);
+      await projects.remove(id);
+      deps.configs.unwatch(p.path);
     },
   };
 }

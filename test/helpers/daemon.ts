@@ -1,5 +1,6 @@
 import './env.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,6 +35,8 @@ export interface TestDaemon {
   stderr(): string;
   socket(method: string, urlPath: string, opts?: RequestOptions): Promise<Reply>;
   tcp(method: string, urlPath: string, opts?: RequestOptions): Promise<Reply>;
+  /** resolves with the first log record (past or future) that matches */
+  waitForLog(pred: (rec: any) => boolean, timeoutMs?: number): Promise<any>;
   /** resolves with the exit code (or signal name) once the process is gone */
   exited: Promise<number | string>;
   stop(signal?: NodeJS.Signals): Promise<number | string>;
@@ -55,7 +58,10 @@ export function makeHome(t: TestContext): string {
 }
 
 // Spawns the real daemon entry point as a process and waits for its "ready" log line.
-export function spawnDaemon(home: string, env: Record<string, string | undefined> = {}): { proc: ChildProcess; logs: any[]; ready: Promise<any>; exited: Promise<number | string>; stderr: () => string } {
+export function spawnDaemon(
+  home: string,
+  env: Record<string, string | undefined> = {},
+): { proc: ChildProcess; logs: any[]; events: EventEmitter; ready: Promise<any>; exited: Promise<number | string>; stderr: () => string } {
   const fullEnv: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home, GROVE_PORT: '0', GROVE_LOG_LEVEL: 'info' };
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) delete fullEnv[k];
@@ -63,6 +69,7 @@ export function spawnDaemon(home: string, env: Record<string, string | undefined
   }
   const proc = spawn(process.execPath, ['--import', 'tsx', DAEMON_MAIN], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
   const logs: any[] = [];
+  const events = new EventEmitter();
   let stderr = '';
   proc.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
@@ -75,19 +82,20 @@ export function spawnDaemon(home: string, env: Record<string, string | undefined
         // not JSON: keep the raw line
       }
       logs.push(rec);
+      events.emit('log', rec);
       if (rec?.msg === 'grove daemon ready') resolve(rec);
     });
     void exited.then((code) => reject(new Error(`daemon exited (${code}) before ready: ${stderr}`)));
   });
   ready.catch(() => {});
-  return { proc, logs, ready, exited, stderr: () => stderr };
+  return { proc, logs, events, ready, exited, stderr: () => stderr };
 }
 
 // Starts a daemon for one test; t.after stops it (TERM, then KILL) and removes its home.
 export async function startDaemon(t: TestContext, opts: StartOptions = {}): Promise<TestDaemon> {
   const home = opts.home ?? makeHome(t);
   if (!opts.noSeed && !existsSync(path.join(home, 'data', 'pgdata'))) await seedStore(path.join(home, 'data'));
-  const { proc, logs, ready, exited, stderr } = spawnDaemon(home, opts.env);
+  const { proc, logs, events, ready, exited, stderr } = spawnDaemon(home, opts.env);
   t.after(() => stopProcess(proc, exited));
   const info = await ready;
   const socketPath: string = info.socket;
@@ -109,6 +117,22 @@ export async function startDaemon(t: TestContext, opts: StartOptions = {}): Prom
       return send(null, `http://127.0.0.1:${port}`, method, urlPath, o);
     },
     stop: (signal = 'SIGTERM') => stopProcess(proc, exited, signal),
+    waitForLog: (pred, timeoutMs = 30_000) =>
+      new Promise((resolve, reject) => {
+        const past = logs.find(pred);
+        if (past) return resolve(past);
+        const timer = setTimeout(() => {
+          events.off('log', onLog);
+          reject(new Error('timed out waiting for a log record'));
+        }, timeoutMs);
+        const onLog = (rec: any) => {
+          if (!pred(rec)) return;
+          clearTimeout(timer);
+          events.off('log', onLog);
+          resolve(rec);
+        };
+        events.on('log', onLog);
+      }),
   };
 }
 
@@ -142,4 +166,11 @@ export async function stopProcess(proc: ChildProcess, exited: Promise<number | s
     return code;
   }
   return exited;
+}
+
+// Adds `repo` as a project and returns it.
+export async function addProject(d: TestDaemon, repo: string): Promise<any> {
+  const r = await d.socket('POST', '/api/projects', { body: { path: repo } });
+  if (r.status !== 201) throw new Error(`adding ${repo}: ${r.text}`);
+  return r.json;
 }

@@ -28,3 +28,26 @@ export function makeTempDir(t: TestContext, prefix = 'grove-tmp-'): string {
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
+
+// True when git exits 0 (for checks such as check-ref-format).
+export function gitSucceeds(cwd: string, ...args: string[]): boolean {
+  try {
+    execFileSync('git', ['-C', cwd, ...args], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Local branch names of a repository.
+export function branches(repo: string): string[] {
+  return git(repo, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/').split('\n').filter(Boolean).sort();
+}
+
+// Worktree paths git knows for a repository (the main checkout first).
+export function worktrees(repo: string): string[] {
+  return git(repo, 'worktree', 'list', '--porcelain')
+    .split('\n')
+    .filter((l) => l.startsWith('worktree '))
+    .map((l) => l.slice('worktree '.length));
+}

@@ -1,0 +1,66 @@
+// Turns a byte stream into output lines by DESIGN §3's rules: split on \n, drop a trailing \r,
+// invalid UTF-8 and NUL become U+FFFD, a line over 64 KiB is cut into 64 KiB pieces (never
+// inside a character), and a last line without a newline is kept by end().
+export const MAX_LINE_BYTES = 64 * 1024;
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+function decodeLine(bytes: Buffer): string {
+  let text = decoder.decode(bytes);
+  if (text.endsWith('\r')) text = text.slice(0, -1);
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+// Where to cut a too-long line so that a multi-byte character is not split.
+function cutPoint(buf: Buffer, max: number): number {
+  let cut = max;
+  // Back off over continuation bytes (10xxxxxx) to the start of the character at `cut`.
+  while (cut > max - 4 && cut > 0 && (buf[cut]! & 0xc0) === 0x80) cut--;
+  return cut > 0 ? cut : max;
+}
+
+export class LineSplitter {
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+
+  // Splits a chunk; returns the lines it completes.
+  push(chunk: Buffer): string[] {
+    const out: string[] = [];
+    let start = 0;
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(0x0a, start);
+      const end = nl === -1 ? chunk.length : nl;
+      this.#append(chunk.subarray(start, end), out);
+      if (nl === -1) break;
+      out.push(decodeLine(this.#take()));
+      start = nl + 1;
+    }
+    return out;
+  }
+
+  // The last line, if the stream did not end with a newline.
+  end(): string[] {
+    return this.#pendingBytes > 0 ? [decodeLine(this.#take())] : [];
+  }
+
+  #append(part: Buffer, out: string[]): void {
+    if (part.length === 0) return;
+    this.#pending.push(part);
+    this.#pendingBytes += part.length;
+    while (this.#pendingBytes > MAX_LINE_BYTES) {
+      const all = this.#take();
+      const cut = cutPoint(all, MAX_LINE_BYTES);
+      out.push(decodeLine(all.subarray(0, cut)));
+      const rest = all.subarray(cut);
+      this.#pending = [rest];
+      this.#pendingBytes = rest.length;
+    }
+  }
+
+  #take(): Buffer {
+    const buf = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    return buf;
+  }
+}

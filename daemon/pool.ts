@@ -1,0 +1,34 @@
+import { cpus } from 'node:os';
+import { Piscina } from 'piscina';
+import type { CreatedWorktree, CreateWorktreeInput, RemoveWorktreeInput } from '../workers/worktree.ts';
+import type { RunSetupInput } from '../workers/setup.ts';
+import type { Result } from '../workers/result.ts';
+
+const ENTRY = new URL('../workers/entry.mjs', import.meta.url).href;
+
+// The worker pool for git worktrees and setup commands, typed by task name.
+export function createPool(opts: { maxThreads?: number } = {}) {
+  const maxThreads = opts.maxThreads ?? Math.max(2, cpus().length * 2);
+  const piscina = new Piscina({
+    filename: ENTRY,
+    minThreads: 1,
+    maxThreads,
+    // Setup commands mostly wait on child processes: a thread may run several at once.
+    concurrentTasksPerWorker: 4,
+    idleTimeout: 60_000,
+  });
+  let closing: Promise<void> | null = null;
+  return {
+    createWorktree: (input: CreateWorktreeInput) => piscina.run(input, { name: 'createWorktree' }) as Promise<Result<CreatedWorktree>>,
+    removeWorktree: (input: RemoveWorktreeInput) =>
+      piscina.run(input, { name: 'removeWorktree' }) as Promise<Result<{ removed: 'worktree' | 'link' | 'missing' | 'foreign' }>>,
+    runSetup: (input: RunSetupInput) =>
+      piscina.run(input, { name: 'runSetup', transferList: [input.port] }) as Promise<Result<{ failed: boolean; cancelled: boolean }>>,
+    close(): Promise<void> {
+      closing ??= piscina.destroy().then(() => {});
+      return closing;
+    },
+  };
+}
+
+export type Pool = ReturnType<typeof createPool>;

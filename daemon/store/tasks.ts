@@ -1,0 +1,115 @@
+import type { Task, TaskStatus } from '../../schemas/task.ts';
+import type { Db } from './db.ts';
+
+interface Row {
+  id: string;
+  project_id: string;
+  name: string;
+  branch: string;
+  worktree_path: string;
+  base: string;
+  base_commit: string;
+  status: TaskStatus;
+  created_at: Date;
+  archived_at: Date | null;
+  ports: Record<string, number> | null;
+}
+
+// Ports come from the live leases, so an archived task shows none.
+const SELECT = `SELECT t.*, (SELECT jsonb_object_agg(l.declared::text, l.port) FROM port_leases l WHERE l.task_id = t.id) AS ports
+  FROM tasks t`;
+
+function toTask(r: Row): Task {
+  return {
+    id: r.id,
+    name: r.name,
+    branch: r.branch,
+    worktree_path: r.worktree_path,
+    status: r.status,
+    project_id: r.project_id,
+    base: r.base,
+    base_commit: r.base_commit,
+    ports: r.ports ?? {},
+    created_at: r.created_at.toISOString(),
+    archived_at: r.archived_at ? r.archived_at.toISOString() : null,
+  };
+}
+
+export interface NewTask {
+  id: string;
+  project_id: string;
+  name: string;
+  branch: string;
+  worktree_path: string;
+  base: string;
+  base_commit: string;
+  status: TaskStatus;
+}
+
+// The tasks table and every query on it.
+export function tasksTable(db: Db) {
+  return {
+    async list(projectId?: string): Promise<Task[]> {
+      const { rows } = projectId
+        ? await db.query<Row>(`${SELECT} WHERE t.project_id = $1 ORDER BY t.created_at, t.id`, [projectId])
+        : await db.query<Row>(`${SELECT} ORDER BY t.created_at, t.id`);
+      return rows.map(toTask);
+    },
+    async get(id: string): Promise<Task | null> {
+      const { rows } = await db.query<Row>(`${SELECT} WHERE t.id = $1`, [id]);
+      return rows[0] ? toTask(rows[0]) : null;
+    },
+    async liveWorktreePaths(projectId: string): Promise<string[]> {
+      const { rows } = await db.query<{ worktree_path: string }>(
+        `SELECT worktree_path FROM tasks WHERE project_id = $1 AND status <> 'archived'`,
+        [projectId],
+      );
+      return rows.map((r) => r.worktree_path);
+    },
+    async countLive(projectId: string): Promise<number> {
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM tasks WHERE project_id = $1 AND status <> 'archived'`,
+        [projectId],
+      );
+      return rows[0]?.n ?? 0;
+    },
+    // The task row and its port leases, together or not at all.
+    async insert(t: NewTask, ports: Record<number, number>): Promise<void> {
+      await db.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [t.id, t.project_id, t.name, t.branch, t.worktree_path, t.base, t.base_commit, t.status],
+        );
+        for (const [declared, port] of Object.entries(ports)) {
+          await tx.query('INSERT INTO port_leases (port, task_id, declared) VALUES ($1, $2, $3)', [port, t.id, Number(declared)]);
+        }
+      });
+    },
+    async setStatus(id: string, status: TaskStatus, from?: TaskStatus): Promise<boolean> {
+      const res = from
+        ? await db.query('UPDATE tasks SET status = $2 WHERE id = $1 AND status = $3', [id, status, from])
+        : await db.query('UPDATE tasks SET status = $2 WHERE id = $1', [id, status]);
+      return (res.affectedRows ?? 0) > 0;
+    },
+    // Archiving releases the task's ports in the same transaction.
+    async archive(id: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        await tx.query(`UPDATE tasks SET status = 'archived', archived_at = now() WHERE id = $1`, [id]);
+        await tx.query('DELETE FROM port_leases WHERE task_id = $1', [id]);
+      });
+    },
+    async remove(id: string): Promise<void> {
+      await db.query('DELETE FROM tasks WHERE id = $1', [id]);
+    },
+    // Setup that a stopped daemon left running can no longer finish.
+    async failInterruptedSetups(): Promise<string[]> {
+      const { rows } = await db.query<{ id: string }>(
+        `UPDATE tasks SET status = 'setup_failed' WHERE status = 'setting_up' RETURNING id`,
+      );
+      return rows.map((r) => r.id);
+    },
+  };
+}
+
+export type TasksTable = ReturnType<typeof tasksTable>;

@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import type { ProjectConfig } from '../schemas/project-config.ts';
+import type { Project } from '../schemas/project.ts';
+import type { CreateTask, Task, TaskSetup } from '../schemas/task.ts';
+import type { Fail } from '../workers/result.ts';
+import type { SetupMessage } from '../workers/setup.ts';
+import { GroveError } from './http/errors.ts';
+import { createKeyedMutex } from './keyed-mutex.ts';
+import type { Logger } from './log.ts';
+import type { Pool } from './pool.ts';
+import type { PortAllocator } from './ports.ts';
+import type { ProjectConfigs } from './project-config.ts';
+import { slugify } from './slug.ts';
+import type { SetupLogTable } from './store/setup-log.ts';
+import type { TasksTable } from './store/tasks.ts';
+import { taskEnv } from './task-env.ts';
+
+export function fromWorker(f: Fail): GroveError {
+  return new GroveError(f.code, f.message, f.path ? { errors: [{ path: f.path, message: f.message }] } : {});
+}
+
+interface Running {
+  cancel(): void;
+  done: Promise<void>;
+}
+
+export interface TaskServiceDeps {
+  tasks: TasksTable;
+  setupLog: SetupLogTable;
+  getProject: (id: string) => Promise<Project>;
+  pool: Pool;
+  ports: PortAllocator;
+  configs: ProjectConfigs;
+  setupTimeoutS: number;
+  log: Logger;
+}
+
+// Creating, listing and archiving tasks: worktrees made one at a time per project, setup run
+// in the pool with its output stored as it comes.
+export function createTaskService(deps: TaskServiceDeps) {
+  const { tasks, setupLog, pool, log } = deps;
+  // Parallel `git worktree add` on one repository races on its locks: one at a time per project.
+  const perProject = createKeyedMutex();
+  const running = new Map<string, Running>();
+
+  async function get(id: string): Promise<Task> {
+    const t = await tasks.get(id);
+    if (!t) throw new GroveError('NOT_FOUND', `no task with id ${id}`);
+    return t;
+  }
+
+  function startSetup(project: Project, task: Task, config: ProjectConfig): Running {
+    const { port1, port2 } = new MessageChannel();
+    let seq = 0;
+    let writes: Promise<void> = Promise.resolve();
+    const handle = async (m: SetupMessage) => {
+      if (m.type === 'start') await setupLog.commandStarted(task.id, m.idx, m.command, m.at);
+      else if (m.type === 'lines') {
+        await setupLog.appendLines(task.id, seq + 1, m.lines);
+        seq += m.lines.length;
+      } else if (m.type === 'end') await setupLog.commandEnded(task.id, m.idx, { ...m, ended_at: m.at });
+    };
+    // The worker's last message is `done`; messages on one port arrive in order, so after it
+    // every line has arrived (a port's 'close' event does not reliably cross threads).
+    let sawDone: () => void = () => {};
+    const lastMessage = new Promise<void>((resolve) => (sawDone = resolve));
+    port1.on('message', (m: SetupMessage) => {
+      if (m.type === 'done') return sawDone();
+      writes = writes.then(() => handle(m)).catch((err: unknown) => log.error({ err, task: task.id }, 'storing setup output failed'));
+    });
+
+    const done = (async () => {
+      let ok = false;
+      try {
+        const res = await pool.runSetup({
+          cwd: path.join(project.path, task.worktree_path),
+          commands: config.setup ?? [],
+          env: taskEnv(project, task, config),
+          timeoutMs: deps.setupTimeoutS * 1000,
+          port: port2,
+        });
+        ok = res.ok && !res.failed;
+      } catch (err) {
+        log.error({ err, task: task.id }, 'setup worker failed');
+        sawDone();
+      }
+      await lastMessage;
+      port1.close();
+      await writes;
+      await tasks.setStatus(task.id, ok ? 'ready' : 'setup_failed', 'setting_up');
+      log.info({ task: task.id, status: ok ? 'ready' : 'setup_failed' }, 'setup finished');
+    })().finally(() => running.delete(task.id));
+    const run: Running = { cancel: () => port1.postMessage({ type: 'cancel' }), done };
+    running.set(task.id, run);
+    return run;
+  }
+
+  return {
+    get,
+    list: (projectId?: string) => tasks.list(projectId),
+
+    async create(input: CreateTask): Promise<{ status: 201 | 202; task: Task }> {
+      const project = await deps.getProject(input.project_id);
+      const config = deps.configs.load(project.path);
+      const id = randomUUID();
+      const needsSetup = (config.setup ?? []).length > 0;
+
+      await perProject.run(project.id, async () => {
+        const made = await pool.createWorktree({
+          repo: project.path,
+          slug: slugify(input.name),
+          ...(input.branch !== undefined ? { branch: input.branch } : {}),
+          ...(input.base !== undefined ? { base: input.base } : {}),
+          taken: await tasks.liveWorktreePaths(project.id),
+        });
+        if (!made.ok) throw fromWorker(made);
+        try {
+          await deps.ports.allocate(config.ports ?? [], (ports) =>
+            tasks.insert(
+              {
+                id,
+                project_id: project.id,
+                name: input.name,
+                branch: made.branch,
+                worktree_path: made.worktree_path,
+                base: made.base,
+                base_commit: made.base_commit,
+                status: needsSetup ? 'setting_up' : 'ready',
+              },
+              ports,
+            ),
+          );
+        } catch (err) {
+          // No row: take the worktree and the new branch back too.
+          await pool.removeWorktree({ repo: project.path, worktree_path: made.worktree_path, force: true, deleteBranch: made.branch });
+          throw err;
+        }
+      });
+
+      const task = await get(id);
+      log.info({ task: id, project: project.id, branch: task.branch, ports: task.ports }, 'task created');
+      if (!needsSetup) return { status: input.wait === false ? 202 : 201, task };
+      const run = startSetup(project, task, config);
+      if (input.wait === false) return { status: 202, task };
+      await run.done;
+      return { status: 201, task: await get(id) };
+    },
+
+    async setup(id: string): Promise<TaskSetup> {
+      const task = await get(id);
+      const [commands, lines] = await Promise.all([setupLog.commands(id), setupLog.lines(id)]);
+      return { status: task.status, commands, lines };
+    },
+
+    async archive(id: string, force: boolean): Promise<Task> {
+      const task = await get(id);
+      if (task.status === 'archived') return task;
+      const project = await deps.getProject(task.project_id);
+      const run = running.get(id);
+      if (run) {
+        run.cancel();
+        await run.done;
+      }
+      await perProject.run(project.id, async () => {
+        const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force });
+        if (!res.ok) throw fromWorker(res);
+        if (res.removed !== 'worktree') log.warn({ task: id, removed: res.removed }, 'worktree folder was not a live worktree; registration pruned');
+        await tasks.archive(id);
+      });
+      log.info({ task: id }, 'task archived');
+      return get(id);
+    },
+
+    // Setups a stopped daemon left behind cannot finish: they failed.
+    async recover(): Promise<void> {
+      const ids = await tasks.failInterruptedSetups();
+      if (ids.length > 0) log.warn({ tasks: ids }, 'setup was interrupted by a daemon stop; marked setup_failed');
+    },
+
+    // Stops running setups (their process groups are killed) and waits for them to be recorded.
+    async close(): Promise<void> {
+      const all = [...running.values()];
+      for (const r of all) r.cancel();
+      await Promise.allSettled(all.map((r) => r.done));
+    },
+  };
+}
+
+export type TaskService = ReturnType<typeof createTaskService>;

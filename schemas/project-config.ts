@@ -1,0 +1,18 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ENV_NAME_PATTERN } from './config.ts';
+
+const NO_NUL = '^[^\\u0000]*$';
+
+// A project's `.grove.json` (DESIGN §2); a missing file is an empty config.
+export const ProjectConfig = Type.Object(
+  {
+    setup: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: NO_NUL }))),
+    ports: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { uniqueItems: true })),
+    env: Type.Optional(
+      Type.Record(Type.String({ pattern: ENV_NAME_PATTERN }), Type.String({ pattern: NO_NUL }), { additionalProperties: false }),
+    ),
+    agent: Type.Optional(Type.String({ minLength: 1, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })),
+  },
+  { additionalProperties: false, $id: 'ProjectConfig' },
+);
+export type ProjectConfig = Static<typeof ProjectConfig>;

@@ -1,0 +1,70 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, Timestamp, TEXT_PATTERN } from './common.ts';
+import { OutputLine } from './output.ts';
+
+export const TaskStatus = Type.Union([
+  Type.Literal('setting_up'),
+  Type.Literal('ready'),
+  Type.Literal('setup_failed'),
+  Type.Literal('archived'),
+]);
+export type TaskStatus = Static<typeof TaskStatus>;
+
+export const Task = Type.Object(
+  {
+    id: Id,
+    name: Type.String(),
+    branch: Type.String(),
+    worktree_path: Type.String({ description: 'relative to the project path, ends in /' }),
+    status: TaskStatus,
+    project_id: Id,
+    base: Type.String({ description: 'the ref the branch started from' }),
+    base_commit: Type.String({ description: 'the commit the branch started from' }),
+    ports: Type.Record(Type.String({ pattern: '^[0-9]+$' }), Type.Integer()),
+    created_at: Timestamp,
+    archived_at: Type.Union([Timestamp, Type.Null()]),
+  },
+  { $id: 'Task' },
+);
+export type Task = Static<typeof Task>;
+
+export const TaskList = Type.Array(Task);
+
+// No leading '-' (never an option to git), no control characters; git's own rules come after.
+const REF_INPUT = '^(?!-)[^\\u0000-\\u001f\\u007f]*$';
+
+export const CreateTask = Type.Object(
+  {
+    project_id: Id,
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: TEXT_PATTERN }),
+    base: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: REF_INPUT })),
+    branch: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: REF_INPUT })),
+    wait: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, $id: 'CreateTask' },
+);
+export type CreateTask = Static<typeof CreateTask>;
+
+export const TaskListQuery = Type.Object({ project_id: Type.Optional(Id) }, { additionalProperties: false });
+
+export const DeleteTaskQuery = Type.Object({ force: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+
+export const SetupCommand = Type.Object({
+  command: Type.String(),
+  exit_code: Type.Union([Type.Integer(), Type.Null()], { description: 'null when killed by a signal' }),
+  signal: Type.Union([Type.String(), Type.Null()]),
+  timed_out: Type.Boolean(),
+  started_at: Timestamp,
+  ended_at: Type.Union([Timestamp, Type.Null()]),
+});
+export type SetupCommand = Static<typeof SetupCommand>;
+
+export const TaskSetup = Type.Object(
+  {
+    status: TaskStatus,
+    commands: Type.Array(SetupCommand),
+    lines: Type.Array(OutputLine),
+  },
+  { $id: 'TaskSetup' },
+);
+export type TaskSetup = Static<typeof TaskSetup>;

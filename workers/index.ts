@@ -1,0 +1,3 @@
+// The worker pool's tasks, by name (Piscina's `name` option).
+export { createWorktree, removeWorktree } from './worktree.ts';
+export { runSetup } from './setup.ts';

@@ -1,0 +1,143 @@
+import type { MessagePort } from 'node:worker_threads';
+import { execa } from 'execa';
+import { LineSplitter } from '../daemon/lines.ts';
+import type { Result } from './result.ts';
+
+export interface RunSetupInput {
+  cwd: string;
+  commands: string[];
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** progress goes to the main thread through this port, as it happens */
+  port: MessagePort;
+}
+
+export type SetupMessage =
+  | { type: 'start'; idx: number; command: string; at: string }
+  | { type: 'lines'; lines: Array<{ stream: 'stdout' | 'stderr'; text: string; at: string }> }
+  | { type: 'end'; idx: number; exit_code: number | null; signal: string | null; timed_out: boolean; at: string }
+  | { type: 'done' };
+
+// After TERM on timeout, how long the group gets before KILL.
+const KILL_GRACE_MS = 2000;
+// After the shell exits, how long background children may keep its pipes open.
+const DRAIN_MS = 300;
+const BATCH_MS = 25;
+const BATCH_LINES = 500;
+
+function killGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false; // ESRCH: the group is gone
+  }
+}
+
+// Runs the setup commands in order with `sh -c`, each in its own process group, streaming
+// their lines; the first failure (or a cancel message) stops the run.
+export async function runSetup(input: RunSetupInput): Promise<Result<{ failed: boolean; cancelled: boolean }>> {
+  const { port } = input;
+  let cancelled = false;
+  let current: number | null = null;
+  port.on('message', (m: { type: string }) => {
+    if (m.type !== 'cancel') return;
+    cancelled = true;
+    if (current !== null) {
+      killGroup(current, 'SIGTERM');
+      setTimeout(() => current !== null && killGroup(current, 'SIGKILL'), KILL_GRACE_MS).unref();
+    }
+  });
+
+  let batch: Array<{ stream: 'stdout' | 'stderr'; text: string; at: string }> = [];
+  let timer: NodeJS.Timeout | null = null;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (batch.length === 0) return;
+    port.postMessage({ type: 'lines', lines: batch } satisfies SetupMessage);
+    batch = [];
+  };
+  const emit = (stream: 'stdout' | 'stderr', texts: string[]) => {
+    if (texts.length === 0) return;
+    const at = new Date().toISOString();
+    for (const text of texts) batch.push({ stream, text, at });
+    if (batch.length >= BATCH_LINES) flush();
+    else timer ??= setTimeout(flush, BATCH_MS);
+  };
+
+  let failed = false;
+  try {
+    for (let idx = 0; idx < input.commands.length && !cancelled; idx++) {
+      const command = input.commands[idx]!;
+      port.postMessage({ type: 'start', idx, command, at: new Date().toISOString() } satisfies SetupMessage);
+      const child = execa('sh', ['-c', command], {
+        cwd: input.cwd,
+        env: input.env,
+        extendEnv: false,
+        detached: true,
+        stdin: 'ignore',
+        buffer: false,
+        reject: false,
+        cleanup: false,
+      });
+      const pid = child.pid;
+      current = pid ?? null;
+      const splitters = { stdout: new LineSplitter(), stderr: new LineSplitter() };
+      child.stdout!.on('data', (c: Buffer) => emit('stdout', splitters.stdout.push(c)));
+      child.stderr!.on('data', (c: Buffer) => emit('stderr', splitters.stderr.push(c)));
+
+      let timedOut = false;
+      let killTimer: NodeJS.Timeout | null = null;
+      const timeout = setTimeout(() => {
+        timedOut = true;
+        if (pid) killGroup(pid, 'SIGTERM');
+        killTimer = setTimeout(() => pid && killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+      }, input.timeoutMs);
+
+      const drained = Promise.all([onceClosed(child.stdout!), onceClosed(child.stderr!)]);
+      // The shell's own exit, not the end of its pipes: a background child may hold those open.
+      const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+        child.once('exit', (code, signal) => resolve({ code, signal }));
+        child.once('error', () => resolve({ code: 127, signal: null }));
+      });
+      clearTimeout(timeout);
+      await Promise.race([drained, new Promise((r) => setTimeout(r, DRAIN_MS))]);
+      // Nothing a setup command started may outlive it.
+      if (pid) killGroup(pid, 'SIGKILL');
+      if (killTimer) clearTimeout(killTimer);
+      child.stdout!.destroy();
+      child.stderr!.destroy();
+      current = null;
+      emit('stdout', splitters.stdout.end());
+      emit('stderr', splitters.stderr.end());
+      flush();
+
+      const exitCode = exit.code;
+      port.postMessage({
+        type: 'end',
+        idx,
+        exit_code: exitCode,
+        signal: exit.signal,
+        timed_out: timedOut,
+        at: new Date().toISOString(),
+      } satisfies SetupMessage);
+      if (exitCode !== 0 || timedOut) {
+        failed = true;
+        break;
+      }
+    }
+  } finally {
+    flush();
+    port.postMessage({ type: 'done' } satisfies SetupMessage);
+    port.close();
+  }
+  return { ok: true, failed: failed || cancelled, cancelled };
+}
+
+function onceClosed(stream: NodeJS.ReadableStream): Promise<void> {
+  return new Promise((resolve) => {
+    stream.once('close', () => resolve());
+    stream.once('end', () => resolve());
+  });
+}

@@ -1,0 +1,221 @@
+import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, unlinkSync, appendFileSync } from 'node:fs';
+import path from 'node:path';
+import { git } from '../daemon/git.ts';
+import { fail, type Result } from './result.ts';
+
+export const WORKTREES_DIR = '.grove/worktrees';
+const SLUG_MAX = 48;
+
+export interface CreateWorktreeInput {
+  /** the project's canonical root */
+  repo: string;
+  /** the slug made from the task name; suffixed -2, -3… on collision */
+  slug: string;
+  /** an explicit branch name; default grove/<slug> */
+  branch?: string;
+  /** a ref to start from; default the repository's current branch */
+  base?: string;
+  /** worktree paths (relative) that live tasks hold */
+  taken: string[];
+}
+
+export interface CreatedWorktree {
+  branch: string;
+  worktree_path: string;
+  base: string;
+  base_commit: string;
+}
+
+function firstLine(s: string): string {
+  return (s.split('\n').find((l) => l.trim() !== '') ?? '').replace(/^(fatal|error): /, '');
+}
+
+// The slug with its collision suffix, still within SLUG_MAX characters.
+function suffixed(slug: string, n: number): string {
+  if (n === 1) return slug;
+  const tail = `-${n}`;
+  return slug.slice(0, SLUG_MAX - tail.length).replace(/-+$/, '') + tail;
+}
+
+// A real folder, created if missing; a symlink here could send worktrees anywhere.
+function ensureRealDir(dir: string): string | null {
+  try {
+    const st = lstatSync(dir);
+    if (st.isSymbolicLink() || !st.isDirectory()) return `${dir} exists and is not a folder (a symlink or a file); grove will not use it`;
+    return null;
+  } catch {
+    mkdirSync(dir, { mode: 0o755 });
+    return null;
+  }
+}
+
+// `/.grove/` in the repository's info/exclude, once, so the main checkout's status stays clean.
+async function ensureExcluded(repo: string): Promise<string | null> {
+  const res = await git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+  if (res.exitCode !== 0) return firstLine(res.stderr);
+  const infoDir = path.join(res.stdout, 'info');
+  const file = path.join(infoDir, 'exclude');
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  if (text.split('\n').some((l) => l.trim() === '/.grove/')) return null;
+  mkdirSync(infoDir, { recursive: true });
+  appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}/.grove/\n`);
+  return null;
+}
+
+// Whether `branch` can be created next to the existing refs (no equal name, no D/F conflict).
+function branchFree(branch: string, refs: Set<string>): boolean {
+  const full = `refs/heads/${branch}`;
+  if (refs.has(full)) return false;
+  for (const r of refs) if (r.startsWith(full + '/')) return false;
+  const parts = branch.split('/');
+  for (let i = 1; i < parts.length; i++) if (refs.has(`refs/heads/${parts.slice(0, i).join('/')}`)) return false;
+  return true;
+}
+
+// Creates the task's branch and worktree; on any failure nothing is left behind.
+export async function createWorktree(input: CreateWorktreeInput): Promise<Result<CreatedWorktree>> {
+  const { repo } = input;
+
+  if (input.branch !== undefined) {
+    const b = input.branch;
+    if (b === 'HEAD' || b.includes('@{') || b.startsWith('-')) return fail('VALIDATION_FAILED', `${JSON.stringify(b)} is not a valid branch name`, '/branch');
+    const chk = await git(repo, ['check-ref-format', '--branch', b]);
+    if (chk.exitCode !== 0 || chk.stdout !== b) return fail('VALIDATION_FAILED', `${JSON.stringify(b)} is not a valid branch name`, '/branch');
+  }
+
+  let base: string;
+  if (input.base !== undefined) {
+    base = input.base;
+  } else {
+    const head = await git(repo, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
+    base = head.exitCode === 0 && head.stdout !== '' ? head.stdout : 'HEAD';
+  }
+  const resolved = await git(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`]);
+  if (resolved.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(resolved.stdout)) {
+    const why = input.base === undefined ? 'the repository has no commit to start from' : `${JSON.stringify(base)} is not a commit in ${repo}`;
+    return fail('BASE_NOT_FOUND', why, input.base === undefined ? undefined : '/base');
+  }
+  const baseCommit = resolved.stdout;
+
+  const excl = await ensureExcluded(repo);
+  if (excl) return fail('INTERNAL', `cannot update .git/info/exclude: ${excl}`);
+
+  const unsafe = ensureRealDir(path.join(repo, '.grove')) ?? ensureRealDir(path.join(repo, WORKTREES_DIR));
+  if (unsafe) return fail('CONFIG_INVALID', unsafe);
+
+  const refsOut = await git(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/']);
+  const refs = new Set(refsOut.stdout.split('\n').filter(Boolean));
+  const taken = new Set(input.taken);
+  if (input.branch !== undefined && !branchFree(input.branch, refs)) {
+    return fail('BRANCH_EXISTS', `branch ${input.branch} exists already, or clashes with an existing branch's path`, '/branch');
+  }
+
+  let branch = '';
+  let rel = '';
+  for (let n = 1; ; n++) {
+    const slug = suffixed(input.slug, n);
+    rel = `${WORKTREES_DIR}/${slug}/`;
+    branch = input.branch ?? `grove/${slug}`;
+    if (taken.has(rel) || existsSync(path.join(repo, rel)) || isLink(path.join(repo, WORKTREES_DIR, slug))) continue;
+    if (input.branch === undefined && !branchFree(branch, refs)) continue;
+    break;
+  }
+  const abs = path.join(repo, rel);
+
+  const add = await git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit]);
+  if (add.exitCode !== 0) {
+    await undoCreate(repo, abs, branch, refs);
+    const msg = firstLine(add.stderr);
+    if (/already exists/.test(msg) && /branch/i.test(msg)) return fail('BRANCH_EXISTS', msg, '/branch');
+    if (/cannot lock ref/.test(msg)) return fail('BRANCH_EXISTS', msg, '/branch');
+    return fail('INTERNAL', `git worktree add failed: ${msg}`);
+  }
+  return { ok: true, branch, worktree_path: rel, base, base_commit: baseCommit };
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+// Removes what a failed `worktree add` may have left: its folder, its registration, its branch.
+async function undoCreate(repo: string, abs: string, branch: string, refsBefore: Set<string>): Promise<void> {
+  if (existsSync(abs) && !isLink(abs)) rmSync(abs, { recursive: true, force: true });
+  await git(repo, ['worktree', 'prune']);
+  if (!refsBefore.has(`refs/heads/${branch}`)) {
+    const now = await git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]);
+    if (now.exitCode === 0) await git(repo, ['branch', '-D', '--', branch]);
+  }
+}
+
+export interface RemoveWorktreeInput {
+  repo: string;
+  worktree_path: string;
+  force: boolean;
+  /** also delete the branch (only to undo a creation) */
+  deleteBranch?: string;
+}
+
+// Removes a task's worktree, keeping its branch; refuses uncommitted work unless forced.
+// It never follows a symlink: a linked folder is unlinked, its target left alone.
+export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result<{ removed: 'worktree' | 'link' | 'missing' | 'foreign' }>> {
+  const { repo } = input;
+  const rel = input.worktree_path.replace(/\/+$/, '');
+  if (!rel.startsWith(`${WORKTREES_DIR}/`) || rel.split('/').includes('..') || rel.split('/').length !== 3) {
+    return fail('INTERNAL', `refusing to remove ${input.worktree_path}: not a grove worktree path`);
+  }
+  const abs = path.join(repo, rel);
+  let removed: 'worktree' | 'link' | 'missing' | 'foreign';
+
+  // Any symlink on the way (.grove, .grove/worktrees, the folder itself) means: touch nothing behind it.
+  const parentsReal = !isLink(path.join(repo, '.grove')) && !isLink(path.join(repo, WORKTREES_DIR));
+  let st = null;
+  try {
+    st = lstatSync(abs);
+  } catch {
+    st = null;
+  }
+  if (!parentsReal) {
+    removed = 'foreign';
+  } else if (st === null) {
+    removed = 'missing';
+  } else if (st.isSymbolicLink()) {
+    unlinkSync(abs);
+    removed = 'link';
+  } else if (!st.isDirectory() || !(await isWorktreeRoot(abs))) {
+    removed = 'foreign';
+  } else {
+    if (!input.force) {
+      const status = await git(abs, ['status', '--porcelain=v1', '--untracked-files=all']);
+      if (status.exitCode !== 0) return fail('INTERNAL', `git status failed: ${firstLine(status.stderr)}`);
+      if (status.stdout !== '') {
+        const files = status.stdout.split('\n').slice(0, 10).map((l) => l.slice(3));
+        return fail('WORKTREE_DIRTY', `the worktree has uncommitted or untracked changes (${files.join(', ')}); use force=true to discard them`);
+      }
+    }
+    const rm = await git(repo, ['worktree', 'remove', ...(input.force ? ['--force', '--force'] : []), '--', abs]);
+    if (rm.exitCode !== 0) {
+      const msg = firstLine(rm.stderr);
+      if (/contains modified or untracked files/.test(msg)) return fail('WORKTREE_DIRTY', msg);
+      return fail('INTERNAL', `git worktree remove failed: ${msg}`);
+    }
+    removed = 'worktree';
+  }
+  await git(repo, ['worktree', 'prune']);
+  if (input.deleteBranch) await git(repo, ['branch', '-D', '--', input.deleteBranch]);
+  return { ok: true, removed };
+}
+
+// True when `dir` is the top of a git work tree itself, not a folder inside the main checkout.
+async function isWorktreeRoot(dir: string): Promise<boolean> {
+  const top = await git(dir, ['rev-parse', '--show-toplevel']);
+  if (top.exitCode !== 0) return false;
+  try {
+    return realpathSync(top.stdout) === realpathSync(dir);
+  } catch {
+    return false;
+  }
+}
