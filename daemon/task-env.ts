@@ -17,7 +17,7 @@ export function taskEnv(project: Project, task: Task, config: ProjectConfig, bas
   env.GROVE_TASK_ID = task.id;
   env.GROVE_TASK_NAME = task.name;
   env.GROVE_BRANCH = task.branch;
-  env.GROVE_WORKTREE = path.join(project.path, task.worktree_path);
+  env.GROVE_WORKTREE = path.join(project.path, task.worktree_path).replace(/\/+$/, '');
   // Ports are handed out in declaration order from the bottom of the range, so the first
   // declared port has the lowest host port.
   const assigned = Object.entries(task.ports).sort((a, b) => a[1] - b[1]);

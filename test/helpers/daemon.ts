@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
-import { Client, request } from 'undici';
+import { Pool, request } from 'undici';
 import { seedStore } from './template.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -100,7 +100,8 @@ export async function startDaemon(t: TestContext, opts: StartOptions = {}): Prom
   const info = await ready;
   const socketPath: string = info.socket;
   const port: number | null = info.port;
-  const client = new Client('http://localhost', { socketPath });
+  // A pool, not one Client: a request held up (a slow task) must not queue the others behind it.
+  const client = new Pool('http://localhost', { socketPath, connections: 32 });
   t.after(() => client.close());
 
   return {
@@ -136,7 +137,7 @@ export async function startDaemon(t: TestContext, opts: StartOptions = {}): Prom
   };
 }
 
-async function send(client: Client | null, origin: string, method: string, urlPath: string, o: RequestOptions = {}): Promise<Reply> {
+async function send(client: Pool | null, origin: string, method: string, urlPath: string, o: RequestOptions = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...(o.headers ?? {}) };
   let body: string | Buffer | undefined;
   if (typeof o.body === 'string' || Buffer.isBuffer(o.body)) body = o.body;
