@@ -56,7 +56,10 @@ export function createTaskService(deps: TaskServiceDeps) {
     let seq = 0;
     let writes: Promise<void> = Promise.resolve();
     const handle = async (m: SetupMessage) => {
-      if (m.type === 'start') await setupLog.commandStarted(task.id, m.idx, m.command, m.at);
+      if (m.type === 'start') {
+        await setupLog.commandStarted(task.id, m.idx, m.command, m.at);
+        log.debug({ task: task.id, idx: m.idx, command: m.command }, 'setup command started');
+      }
       else if (m.type === 'lines') {
         await setupLog.appendLines(task.id, seq + 1, m.lines);
         seq += m.lines.length;

@@ -199,3 +199,51 @@ test('.grove.json is watched: an invalid edit is logged, a fix applies to the ne
   assert.equal(two.status, 201, two.text);
   assert.deepEqual((await d.socket('GET', `/api/tasks/${two.json.id}/setup`)).json.lines.map((l: any) => l.text), ['second']);
 });
+
+test('a creation that fails after the worktree was made leaves no branch, worktree or row', async (t) => {
+  const { createServer } = await import('node:net');
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(23300, '127.0.0.1', r));
+  t.after(() => blocker.close());
+  // The only port in the range is taken: allocation fails after `git worktree add` succeeded.
+  const d = await startDaemon(t, { home: configHome(t, { port_range: [23300, 23300] }) });
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ ports: [3000] }) } });
+  const project = await addProject(d, repo);
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'no port' } });
+  assert.equal(r.status, 503, r.text);
+  assert.equal(r.json.code, 'UNAVAILABLE');
+  assert.match(r.json.detail, /port_range/);
+  assert.deepEqual((await d.socket('GET', '/api/tasks')).json, []);
+  assert.deepEqual(branches(repo), ['main']);
+  assert.deepEqual(worktrees(repo), [repo]);
+});
+
+test('archiving a task during its setup stops the setup and its processes', async (t) => {
+  const d = await startDaemon(t);
+  const marker = `${Math.floor(Math.random() * 1e6) + 6_000_000}`;
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: [`sleep ${marker}`, 'echo never'] }) } });
+  const project = await addProject(d, repo);
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'cut short', wait: false } });
+  assert.equal(r.status, 202);
+  await d.waitForLog((l) => l.msg === 'setup command started' && l.task === r.json.id);
+  const del = await d.socket('DELETE', `/api/tasks/${r.json.id}?force=true`);
+  assert.equal(del.status, 200, del.text);
+  assert.equal(del.json.status, 'archived');
+  assert.deepEqual(processesMatching(`sleep ${marker}`), []);
+  const setup = (await d.socket('GET', `/api/tasks/${r.json.id}/setup`)).json;
+  assert.equal(setup.commands.length, 1, 'the second command never ran');
+  assert.equal(setup.commands[0].signal, 'SIGTERM');
+});
+
+test('a daemon stopped during setup kills it and records the task as setup_failed', async (t) => {
+  const d1 = await startDaemon(t);
+  const marker = `${Math.floor(Math.random() * 1e6) + 5_000_000}`;
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: [`sleep ${marker}`] }) } });
+  const project = await addProject(d1, repo);
+  const r = await d1.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'interrupted', wait: false } });
+  await d1.waitForLog((l) => l.msg === 'setup command started' && l.task === r.json.id);
+  assert.equal(await d1.stop(), 0);
+  assert.deepEqual(processesMatching(`sleep ${marker}`), []);
+  const d2 = await startDaemon(t, { home: d1.home });
+  assert.equal((await d2.socket('GET', `/api/tasks/${r.json.id}`)).json.status, 'setup_failed');
+});

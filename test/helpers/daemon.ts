@@ -62,7 +62,7 @@ export function spawnDaemon(
   home: string,
   env: Record<string, string | undefined> = {},
 ): { proc: ChildProcess; logs: any[]; events: EventEmitter; ready: Promise<any>; exited: Promise<number | string>; stderr: () => string } {
-  const fullEnv: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home, GROVE_PORT: '0', GROVE_LOG_LEVEL: 'info' };
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home, GROVE_PORT: '0', GROVE_LOG_LEVEL: 'debug' };
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) delete fullEnv[k];
     else fullEnv[k] = v;
