@@ -1,29 +1,43 @@
 // `npm run bench [-- --quick]`: grove against the raw limits on this machine, as ratios.
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { initStoreDir } from '../daemon/store/db.ts';
 import { benchStart } from './start.ts';
+import { benchTasks } from './tasks.ts';
 import { round } from './stats.ts';
 
 const quick = process.argv.includes('--quick');
+const tplRoot = mkdtempSync(path.join(os.tmpdir(), 'grove-bench-tpl-'));
+const template = path.join(tplRoot, 'pgdata');
+await initStoreDir(template);
 
-const results = {
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, mem_gb: round(os.totalmem() / 2 ** 30, 1), node: process.version },
-  quick,
-  at: new Date().toISOString(),
-  start: await benchStart(quick ? { runs: 3, newStoreRuns: 1 } : { runs: 10, newStoreRuns: 3 }),
-};
+try {
+  const results = {
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, mem_gb: round(os.totalmem() / 2 ** 30, 1), node: process.version },
+    quick,
+    at: new Date().toISOString(),
+    tasks: await benchTasks({ template, runs: quick ? 5 : 20, files: 5000, concurrent: 20 }),
+    start: await benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 }),
+  };
 
-writeFileSync(path.join(import.meta.dirname, 'results.json'), JSON.stringify(results, null, 2) + '\n');
-console.log(JSON.stringify(results, null, 2));
+  writeFileSync(path.join(import.meta.dirname, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  console.log(JSON.stringify(results, null, 2));
 
-const rows: Array<[string, string, string, string]> = [
-  ['start, existing store (ms, median)', fmt(results.start.start_existing_store_ms.grove.median), fmt(results.start.start_existing_store_ms.baseline.median), fmt(results.start.start_existing_store_ms.ratio)],
-  ['start, new store (ms, median)', fmt(results.start.start_new_store_ms.grove.median), fmt(results.start.start_new_store_ms.baseline.median), fmt(results.start.start_new_store_ms.ratio)],
-  ['idle RSS (MB, median)', fmt(results.start.idle_rss_mb.grove.median), fmt(results.start.idle_rss_mb.baseline.median), fmt(results.start.idle_rss_mb.ratio)],
-];
-console.log('\n| measure | grove | raw baseline | ratio |\n|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  const { tasks, start } = results;
+  const rows: Array<[string, number, number, number]> = [
+    ['task creation, 5,000 files (ms, median)', tasks.create_ms.grove.median, tasks.create_ms.raw.median, tasks.create_ms.ratio_median],
+    ['task creation, 5,000 files (ms, p99)', tasks.create_ms.grove.p99, tasks.create_ms.raw.p99, tasks.create_ms.ratio_p99],
+    [`${tasks.concurrent.n} concurrent creations, wall (ms) vs sequential raw (${tasks.concurrent.succeeded}/${tasks.concurrent.n} ok)`, tasks.concurrent.grove_wall_ms, tasks.concurrent.raw_sequential_ms, tasks.concurrent.ratio],
+    ['start, existing store (ms, median)', start.start_existing_store_ms.grove.median, start.start_existing_store_ms.baseline.median, start.start_existing_store_ms.ratio],
+    ['start, new store (ms, median)', start.start_new_store_ms.grove.median, start.start_new_store_ms.baseline.median, start.start_new_store_ms.ratio],
+    ['idle RSS (MB, median)', start.idle_rss_mb.grove.median, start.idle_rss_mb.baseline.median, start.idle_rss_mb.ratio],
+  ];
+  console.log('\n| measure | grove | raw baseline | ratio |\n|---|---|---|---|');
+  for (const [what, g, b, r] of rows) console.log(`| ${what} | ${fmt(g)} | ${fmt(b)} | ${r.toFixed(2)} |`);
+} finally {
+  rmSync(tplRoot, { recursive: true, force: true });
+}
 
 function fmt(n: number): string {
   return String(round(n, n < 10 ? 2 : 0));

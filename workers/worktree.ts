@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, unlinkSync, appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { git } from '../daemon/git.ts';
-import { fail, type Result } from './result.ts';
+import { fail, type Fail, type Result } from './result.ts';
 
 export const WORKTREES_DIR = '.grove/worktrees';
 const SLUG_MAX = 48;
@@ -50,16 +50,46 @@ function ensureRealDir(dir: string): string | null {
 }
 
 // `/.grove/` in the repository's info/exclude, once, so the main checkout's status stays clean.
-async function ensureExcluded(repo: string): Promise<string | null> {
-  const res = await git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
-  if (res.exitCode !== 0) return firstLine(res.stderr);
-  const infoDir = path.join(res.stdout, 'info');
+function ensureExcluded(commonDir: string): void {
+  const infoDir = path.join(commonDir, 'info');
   const file = path.join(infoDir, 'exclude');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  if (text.split('\n').some((l) => l.trim() === '/.grove/')) return null;
+  if (text.split('\n').some((l) => l.trim() === '/.grove/')) return;
   mkdirSync(infoDir, { recursive: true });
   appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}/.grove/\n`);
-  return null;
+}
+
+interface RepoInfo {
+  commonDir: string;
+  /** null in a repository without commits */
+  head: { commit: string; ref: string } | null;
+}
+
+// One git call for what every creation needs: the common git dir, HEAD's commit and its
+// branch. Each git process costs a fork of this (large) process, so calls are kept few.
+async function repoInfo(repo: string): Promise<RepoInfo | string> {
+  const res = await git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir', 'HEAD', '--symbolic-full-name', 'HEAD']);
+  const [commonDir, commit, ref] = res.stdout.split('\n');
+  if (!commonDir) return firstLine(res.stderr);
+  if (res.exitCode !== 0 || !commit || !/^[0-9a-f]{40,64}$/.test(commit)) return { commonDir, head: null };
+  return { commonDir, head: { commit, ref: ref?.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : 'HEAD' } };
+}
+
+// git's own rules for a new branch name, plus the forms git would expand (`@{-1}`) or misread.
+async function checkBranchName(repo: string, b: string): Promise<Fail | null> {
+  const bad = fail('VALIDATION_FAILED', `${JSON.stringify(b)} is not a valid branch name`, '/branch');
+  if (b === 'HEAD' || b.includes('@{') || b.startsWith('-')) return bad;
+  const chk = await git(repo, ['check-ref-format', '--branch', b]);
+  return chk.exitCode !== 0 || chk.stdout !== b ? bad : null;
+}
+
+// A given base as a commit; refused unless it names exactly one commit.
+async function resolveBase(repo: string, given: string): Promise<Result<{ base: string; base_commit: string }>> {
+  const resolved = await git(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${given}^{commit}`]);
+  if (resolved.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(resolved.stdout)) {
+    return fail('BASE_NOT_FOUND', `${JSON.stringify(given)} is not a commit in ${repo}`, '/base');
+  }
+  return { ok: true, base: given, base_commit: resolved.stdout };
 }
 
 // Whether `branch` can be created next to the existing refs (no equal name, no D/F conflict).
@@ -75,35 +105,29 @@ function branchFree(branch: string, refs: Set<string>): boolean {
 // Creates the task's branch and worktree; on any failure nothing is left behind.
 export async function createWorktree(input: CreateWorktreeInput): Promise<Result<CreatedWorktree>> {
   const { repo } = input;
-
-  if (input.branch !== undefined) {
-    const b = input.branch;
-    if (b === 'HEAD' || b.includes('@{') || b.startsWith('-')) return fail('VALIDATION_FAILED', `${JSON.stringify(b)} is not a valid branch name`, '/branch');
-    const chk = await git(repo, ['check-ref-format', '--branch', b]);
-    if (chk.exitCode !== 0 || chk.stdout !== b) return fail('VALIDATION_FAILED', `${JSON.stringify(b)} is not a valid branch name`, '/branch');
-  }
-
+  // Independent look-ups run side by side: each git call costs a process start.
+  const [branchCheck, given, info, refsOut] = await Promise.all([
+    input.branch === undefined ? null : checkBranchName(repo, input.branch),
+    input.base === undefined ? null : resolveBase(repo, input.base),
+    repoInfo(repo),
+    git(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/']),
+  ]);
+  if (branchCheck) return branchCheck;
+  if (typeof info === 'string') return fail('INTERNAL', `git rev-parse failed in ${repo}: ${info}`);
   let base: string;
-  if (input.base !== undefined) {
-    base = input.base;
+  let baseCommit: string;
+  if (given) {
+    if (!given.ok) return given;
+    ({ base, base_commit: baseCommit } = given);
   } else {
-    const head = await git(repo, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
-    base = head.exitCode === 0 && head.stdout !== '' ? head.stdout : 'HEAD';
+    if (!info.head) return fail('BASE_NOT_FOUND', 'the repository has no commit to start from');
+    ({ ref: base, commit: baseCommit } = info.head);
   }
-  const resolved = await git(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`]);
-  if (resolved.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(resolved.stdout)) {
-    const why = input.base === undefined ? 'the repository has no commit to start from' : `${JSON.stringify(base)} is not a commit in ${repo}`;
-    return fail('BASE_NOT_FOUND', why, input.base === undefined ? undefined : '/base');
-  }
-  const baseCommit = resolved.stdout;
-
-  const excl = await ensureExcluded(repo);
-  if (excl) return fail('INTERNAL', `cannot update .git/info/exclude: ${excl}`);
+  ensureExcluded(info.commonDir);
 
   const unsafe = ensureRealDir(path.join(repo, '.grove')) ?? ensureRealDir(path.join(repo, WORKTREES_DIR));
   if (unsafe) return fail('CONFIG_INVALID', unsafe);
 
-  const refsOut = await git(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/']);
   const refs = new Set(refsOut.stdout.split('\n').filter(Boolean));
   const taken = new Set(input.taken);
   if (input.branch !== undefined && !branchFree(input.branch, refs)) {

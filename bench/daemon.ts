@@ -1,0 +1,83 @@
+// Spawning processes for benchmarks: the daemon, and a baseline process, until a stdout line says ready.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+export const TSX = ['--import', 'tsx'];
+
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+// Spawns `node args…` and resolves when a stdout line matches, with the elapsed ms.
+export function spawnUntil(args: string[], env: NodeJS.ProcessEnv, match: (line: string) => boolean) {
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'inherit'] });
+  return new Promise<{ ms: number; line: string; proc: ChildProcess }>((resolve, reject) => {
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      if (match(line)) resolve({ ms: performance.now() - t0, line, proc });
+    });
+    proc.once('exit', (c) => reject(new Error(`exited ${c} before ready: ${args.join(' ')}`)));
+  });
+}
+
+export function stopProcess(proc: ChildProcess, how: 'signal' | 'stdin'): Promise<void> {
+  return new Promise((resolve) => {
+    proc.removeAllListeners('exit');
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    proc.once('exit', () => resolve());
+    if (how === 'signal') proc.kill('SIGTERM');
+    else proc.stdin!.end();
+  });
+}
+
+export interface BenchDaemon {
+  home: string;
+  pid: number;
+  socketPath: string;
+  port: number | null;
+  api: Pool;
+  stop(): Promise<void>;
+}
+
+// A daemon in a temporary GROVE_HOME whose store is copied from `template` (or made new).
+export async function startBenchDaemon(opts: { template: string | null; port?: boolean; env?: Record<string, string> }): Promise<BenchDaemon & { startMs: number; readyLine: string }> {
+  const home = mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
+  if (opts.template) cpSync(opts.template, path.join(home, 'data', 'pgdata'), { recursive: true });
+  const env = { ...process.env, GROVE_HOME: home, GROVE_PORT: opts.port ? '0' : 'off', GROVE_LOG_LEVEL: 'info', ...(opts.env ?? {}) };
+  const { ms, line, proc } = await spawnUntil([...TSX, 'daemon/main.ts'], env, (l) => l.includes('grove daemon ready'));
+  const ready = JSON.parse(line) as { socket: string; port: number | null };
+  const api = new Pool('http://localhost', { socketPath: ready.socket, connections: 64 });
+  return {
+    home,
+    pid: proc.pid!,
+    socketPath: ready.socket,
+    port: ready.port,
+    api,
+    startMs: ms,
+    readyLine: line,
+    async stop() {
+      await api.close();
+      await stopProcess(proc, 'signal');
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+// One JSON request to the daemon; throws on an unexpected status.
+export async function call(api: Pool, method: string, urlPath: string, body?: unknown): Promise<any> {
+  const res = await api.request({
+    method: method as 'GET',
+    path: urlPath,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`${method} ${urlPath}: ${res.statusCode} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
