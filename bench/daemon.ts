@@ -42,7 +42,7 @@ export interface BenchDaemon {
   socketPath: string;
   port: number | null;
   api: Pool;
-  stop(): Promise<void>;
+  stop(opts?: { keepHome?: boolean }): Promise<void>;
 }
 
 // A daemon in a temporary GROVE_HOME whose store is copied from `template` (or made new).
@@ -61,10 +61,10 @@ export async function startBenchDaemon(opts: { template: string | null; port?: b
     api,
     startMs: ms,
     readyLine: line,
-    async stop() {
+    async stop(opts: { keepHome?: boolean } = {}) {
       await api.close();
       await stopProcess(proc, 'signal');
-      rmSync(home, { recursive: true, force: true });
+      if (!opts.keepHome) rmSync(home, { recursive: true, force: true });
     },
   };
 }
@@ -80,4 +80,12 @@ export async function call(api: Pool, method: string, urlPath: string, body?: un
   const text = await res.body.text();
   if (res.statusCode >= 300) throw new Error(`${method} ${urlPath}: ${res.statusCode} ${text}`);
   return text ? JSON.parse(text) : undefined;
+}
+
+// A store as a daemon leaves it (initialised and migrated), for "existing store" measurements.
+export async function makeMigratedStore(dest: string): Promise<void> {
+  const d = await startBenchDaemon({ template: null });
+  await d.stop({ keepHome: true });
+  cpSync(path.join(d.home, 'data', 'pgdata'), dest, { recursive: true });
+  rmSync(d.home, { recursive: true, force: true });
 }

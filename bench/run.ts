@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { initStoreDir } from '../daemon/store/db.ts';
+import { makeMigratedStore } from './daemon.ts';
 import { benchStart } from './start.ts';
 import { benchTasks } from './tasks.ts';
 import { round } from './stats.ts';
@@ -10,7 +10,7 @@ import { round } from './stats.ts';
 const quick = process.argv.includes('--quick');
 const tplRoot = mkdtempSync(path.join(os.tmpdir(), 'grove-bench-tpl-'));
 const template = path.join(tplRoot, 'pgdata');
-await initStoreDir(template);
+await makeMigratedStore(template);
 
 try {
   const results = {

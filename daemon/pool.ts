@@ -11,7 +11,7 @@ export function createPool(opts: { maxThreads?: number } = {}) {
   const maxThreads = opts.maxThreads ?? Math.max(2, cpus().length * 2);
   const piscina = new Piscina({
     filename: ENTRY,
-    minThreads: 1,
+    minThreads: 0,
     maxThreads,
     // Setup commands mostly wait on child processes: a thread may run several at once.
     concurrentTasksPerWorker: 4,
