@@ -18,6 +18,10 @@ import { createTaskService } from './tasks.ts';
 import { tasksTable } from './store/tasks.ts';
 import { portLeasesTable } from './store/port-leases.ts';
 import { setupLogTable } from './store/setup-log.ts';
+import { sessionsTable } from './store/sessions.ts';
+import { createSessionService, type SessionService } from './sessions/service.ts';
+import { sessionRoutes } from './routes/sessions.ts';
+import { createAgents } from './agents.ts';
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -35,7 +39,7 @@ interface Closable {
   close(): Promise<void>;
 }
 
-// Starts every part in order (lock, store, config watcher, pool, tasks, API, front);
+// Starts every part in order (lock, store, config watcher, pool, tasks, sessions, API, front);
 // close() stops them in reverse.
 export async function startDaemon(settings: Settings, log: Logger): Promise<Daemon> {
   const started: Closable[] = [];
@@ -69,7 +73,10 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
 
     const taskRows = tasksTable(store.db);
     const projects = createProjectService({ projects: projectRows, countLiveTasks: (id) => taskRows.countLive(id), configs });
+    // Sessions need tasks and archiving a task kills its sessions: the link is made once both exist.
+    let sessionsRef: SessionService | null = null;
     const tasks = createTaskService({
+      killSessions: (taskId) => sessionsRef?.killAllOfTask(taskId) ?? Promise.resolve(),
       tasks: taskRows,
       setupLog: setupLogTable(store.db),
       getProject: (id) => projects.get(id),
@@ -82,10 +89,26 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     await tasks.recover();
     started.push({ name: 'tasks', close: () => tasks.close() });
 
+    const agents = createAgents(settings.config);
+    const sessions = createSessionService({
+      sessions: sessionsTable(store.db),
+      getTask: (id) => tasks.get(id),
+      getProject: (id) => projects.get(id),
+      configs,
+      agents,
+      defaultAgent: settings.config.default_agent,
+      dataDir: settings.dataDir,
+      log: log.child({ module: 'sessions' }),
+    });
+    sessionsRef = sessions;
+    started.push({ name: 'sessions', close: () => sessions.close() });
+    await sessions.reattach();
+
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt }),
       ...projectRoutes({ projects }),
       ...taskRoutes({ tasks }),
+      ...sessionRoutes({ sessions, agents }),
     ];
     const handler = createApiHandler({ routes, log: log.child({ module: 'api' }) });
 

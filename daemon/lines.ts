@@ -38,6 +38,11 @@ export class LineSplitter {
     return out;
   }
 
+  // Bytes of an unfinished line held back: not yet part of any returned line.
+  get pendingBytes(): number {
+    return this.#pendingBytes;
+  }
+
   // The last line, if the stream did not end with a newline.
   end(): string[] {
     return this.#pendingBytes > 0 ? [decodeLine(this.#take())] : [];

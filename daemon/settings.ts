@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { UserConfig } from '../schemas/config.ts';
 import { compile, createAjv } from './validation.ts';
+import { createAgents } from './agents.ts';
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_PORT_RANGE: [number, number] = [20000, 29999];
@@ -85,6 +86,9 @@ export function loadUserConfig(file: string): UserConfig {
   const range = value.port_range;
   if (range && range[0] > range[1]) {
     throw new SettingsError(`config file ${file} is invalid: /port_range must be [from, to] with from <= to`);
+  }
+  if (value.default_agent !== undefined && !createAgents(value).has(value.default_agent)) {
+    throw new SettingsError(`config file ${file} is invalid: /default_agent ${JSON.stringify(value.default_agent)} is neither a built-in agent nor one of /agents`);
   }
   return value;
 }

@@ -27,6 +27,8 @@ interface Running {
 }
 
 export interface TaskServiceDeps {
+  /** kills every live session of a task (archiving) */
+  killSessions: (taskId: string) => Promise<void>;
   tasks: TasksTable;
   setupLog: SetupLogTable;
   getProject: (id: string) => Promise<Project>;
@@ -166,6 +168,7 @@ export function createTaskService(deps: TaskServiceDeps) {
         run.cancel();
         await run.done;
       }
+      await deps.killSessions(id);
       await perProject.run(project.id, async () => {
         const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force });
         if (!res.ok) throw fromWorker(res);

@@ -1,0 +1,157 @@
+import { closeSync, existsSync, openSync, readFileSync, readSync, watch, type FSWatcher } from 'node:fs';
+import { LineSplitter } from '../lines.ts';
+import type { Logger } from '../log.ts';
+import type { LineInput } from '../store/setup-log.ts';
+import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
+import type { SessionStatus } from '../../schemas/session.ts';
+import type { SessionFiles } from './wrapper.ts';
+
+// How much of one output file is read per round: memory per session stays bounded by this,
+// however much the agent prints, because the next round waits for the store.
+const CHUNK = 512 * 1024;
+
+type Stream = 'stdout' | 'stderr';
+
+interface StreamState {
+  path: string;
+  fd: number | null;
+  /** how far the file has been read */
+  pos: number;
+  splitter: LineSplitter;
+}
+
+export interface Follower {
+  /** reads whatever is new (coalesced: one pump at a time, another after it if asked) */
+  poke(): void;
+  /** reads to the end of both files, stores the last partial lines, and records the end */
+  finish(outcome: { status?: SessionStatus; exitCode?: number | null }): Promise<void>;
+  readonly ended: boolean;
+  close(): void;
+}
+
+// Follows a session's output files from the stored offsets into the store, and records its end.
+export function createFollower(
+  rec: SessionRecord,
+  deps: { files: SessionFiles; sessions: SessionsTable; log: Logger; onProgress: () => void; onEnd: () => void },
+): Follower {
+  const { files, sessions, log } = deps;
+  const streams: Record<Stream, StreamState> = {
+    stdout: { path: files.stdout, fd: null, pos: rec.stdout_offset, splitter: new LineSplitter() },
+    stderr: { path: files.stderr, fd: null, pos: rec.stderr_offset, splitter: new LineSplitter() },
+  };
+  let nextSeq = rec.next_seq;
+  let chain: Promise<void> = Promise.resolve();
+  let queued = false;
+  let ended = false;
+  let finishing: Promise<void> | null = null;
+  let watcher: FSWatcher | null = null;
+  const buf = Buffer.allocUnsafe(CHUNK);
+
+  function readRound(batch: LineInput[]): boolean {
+    let progressed = false;
+    for (const name of ['stdout', 'stderr'] as const) {
+      const s = streams[name];
+      if (s.fd === null) {
+        if (!existsSync(s.path)) continue;
+        s.fd = openSync(s.path, 'r');
+      }
+      const n = readSync(s.fd, buf, 0, CHUNK, s.pos);
+      if (n <= 0) continue;
+      s.pos += n;
+      progressed = true;
+      const at = new Date().toISOString();
+      for (const text of s.splitter.push(buf.subarray(0, n))) batch.push({ stream: name, text, at });
+    }
+    return progressed;
+  }
+
+  async function store(batch: LineInput[], final: boolean): Promise<void> {
+    const offsets = {
+      stdout: streams.stdout.pos - (final ? 0 : streams.stdout.splitter.pendingBytes),
+      stderr: streams.stderr.pos - (final ? 0 : streams.stderr.splitter.pendingBytes),
+    };
+    await sessions.appendLines(rec.id, nextSeq, batch, offsets);
+    nextSeq += batch.length;
+    if (batch.length > 0) deps.onProgress();
+  }
+
+  async function pump(): Promise<void> {
+    for (;;) {
+      const batch: LineInput[] = [];
+      if (!readRound(batch)) return;
+      await store(batch, false);
+    }
+  }
+
+  function poke(): void {
+    if (queued || ended) return;
+    queued = true;
+    chain = chain
+      .then(() => {
+        queued = false;
+        return pump();
+      })
+      .catch((err: unknown) => log.error({ err, session: rec.id }, 'storing session output failed'));
+  }
+
+  try {
+    watcher = watch(files.dir, () => poke());
+    watcher.on('error', () => {});
+  } catch (err) {
+    log.warn({ err, session: rec.id }, 'cannot watch session folder');
+  }
+  poke();
+
+  function closeFiles(): void {
+    watcher?.close();
+    watcher = null;
+    for (const s of Object.values(streams)) {
+      if (s.fd !== null) closeSync(s.fd);
+      s.fd = null;
+    }
+  }
+
+  return {
+    poke,
+    get ended() {
+      return ended;
+    },
+    finish(outcome) {
+      finishing ??= (async () => {
+        await chain;
+        await pump();
+        const tail: LineInput[] = [];
+        const at = new Date().toISOString();
+        for (const name of ['stdout', 'stderr'] as const) for (const text of streams[name].splitter.end()) tail.push({ stream: name, text, at });
+        await store(tail, true);
+        ended = true;
+        closeFiles();
+        let status = outcome.status;
+        let exitCode = outcome.exitCode ?? null;
+        if (status === undefined) {
+          const recorded = readExit(files.exit);
+          if (recorded === null) status = 'lost';
+          else {
+            exitCode = recorded;
+            status = recorded === 0 ? 'exited' : 'failed';
+          }
+        }
+        await sessions.end(rec.id, status, exitCode);
+        log.info({ session: rec.id, status, exit_code: exitCode, lines: nextSeq - 1 }, 'session ended');
+        deps.onEnd();
+      })();
+      return finishing;
+    },
+    close: closeFiles,
+  };
+}
+
+// The exit status the wrapper recorded, or null when it recorded none.
+export function readExit(file: string): number | null {
+  try {
+    const v = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(v) ? v : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { CreateSession, Session } from '../../schemas/session.ts';
+import type { Project } from '../../schemas/project.ts';
+import type { Task } from '../../schemas/task.ts';
+import { buildCommand, which, type Agents } from '../agents.ts';
+import { GroveError } from '../http/errors.ts';
+import type { Logger } from '../log.ts';
+import { groupMembers, signalGroup, waitGroupGone } from '../process-group.ts';
+import { isSameProcessAlive, processStartTime } from '../proc.ts';
+import type { ProjectConfigs } from '../project-config.ts';
+import { LIVE, publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import { taskEnv } from '../task-env.ts';
+import { createFollower, type Follower } from './follower.ts';
+import { sessionFiles, spawnWrapped } from './wrapper.ts';
+
+// After TERM, how long a session's group gets before KILL (DESIGN §5).
+export const KILL_GRACE_MS = 5000;
+// A re-attached session is not our child: nothing tells us when it exits, so look every second.
+const LIVENESS_MS = 1000;
+
+export interface SessionServiceDeps {
+  sessions: SessionsTable;
+  getTask: (id: string) => Promise<Task>;
+  getProject: (id: string) => Promise<Project>;
+  configs: ProjectConfigs;
+  agents: Agents;
+  defaultAgent: string | undefined;
+  dataDir: string;
+  log: Logger;
+}
+
+interface Live {
+  follower: Follower;
+  timer: NodeJS.Timeout | null;
+  killing: Promise<void> | null;
+}
+
+// Starting, following, killing and re-attaching agent sessions.
+export function createSessionService(deps: SessionServiceDeps) {
+  const { sessions, log } = deps;
+  const live = new Map<string, Live>();
+  // 'progress:<id>' when lines were stored, 'end:<id>' when a session ended.
+  const events = new EventEmitter();
+  events.setMaxListeners(0);
+
+  async function getRecord(id: string): Promise<SessionRecord> {
+    const s = await sessions.get(id);
+    if (!s) throw new GroveError('NOT_FOUND', `no session with id ${id}`);
+    return s;
+  }
+
+  function follow(rec: SessionRecord): Live {
+    const entry: Live = {
+      follower: createFollower(rec, {
+        files: sessionFiles(deps.dataDir, rec.id),
+        sessions,
+        log,
+        onProgress: () => events.emit(`progress:${rec.id}`),
+        onEnd: () => {
+          const e = live.get(rec.id);
+          if (e?.timer) clearInterval(e.timer);
+          live.delete(rec.id);
+          events.emit(`end:${rec.id}`);
+        },
+      }),
+      timer: null,
+      killing: null,
+    };
+    live.set(rec.id, entry);
+    return entry;
+  }
+
+  function watchLiveness(rec: SessionRecord, entry: Live): void {
+    entry.timer = setInterval(() => {
+      if (rec.pid !== null && rec.pid_start !== null && isSameProcessAlive(rec.pid, rec.pid_start)) return;
+      clearInterval(entry.timer!);
+      entry.timer = null;
+      if (!entry.killing) void entry.follower.finish({});
+    }, LIVENESS_MS);
+    entry.timer.unref();
+  }
+
+  async function kill(rec: SessionRecord): Promise<void> {
+    const entry = live.get(rec.id);
+    const pgid = rec.pid;
+    if (pgid !== null) {
+      // The wrapper still being the recorded process, or members left in its group, make the
+      // group id ours; a group with no members may have been reused, so it is not signalled.
+      const ours = (rec.pid_start !== null && isSameProcessAlive(pgid, rec.pid_start)) || groupMembers(pgid).length > 0;
+      if (ours) {
+        signalGroup(pgid, 'SIGTERM');
+        if (!(await waitGroupGone(pgid, KILL_GRACE_MS))) {
+          signalGroup(pgid, 'SIGKILL');
+          await waitGroupGone(pgid, KILL_GRACE_MS);
+        }
+      }
+    }
+    if (entry) await entry.follower.finish({ status: 'killed', exitCode: null });
+    else await sessions.end(rec.id, 'killed', null);
+  }
+
+  return {
+    events,
+
+    async list(taskId: string): Promise<Session[]> {
+      await deps.getTask(taskId);
+      return (await sessions.listByTask(taskId)).map(publicSession);
+    },
+
+    async get(id: string): Promise<Session> {
+      return publicSession(await getRecord(id));
+    },
+
+    isLive: (s: Session) => LIVE.includes(s.status),
+
+    async create(taskId: string, input: CreateSession): Promise<Session> {
+      const task = await deps.getTask(taskId);
+      if (task.status !== 'ready') throw new GroveError('TASK_NOT_READY', `task ${task.name} is ${task.status}; sessions start on ready tasks`);
+      const project = await deps.getProject(task.project_id);
+      const config = deps.configs.load(project.path);
+      const agentName = input.agent ?? config.agent ?? deps.defaultAgent;
+      if (agentName === undefined) {
+        throw new GroveError('AGENT_REQUIRED', 'no agent given, and neither the project (.grove.json "agent") nor the user config ("default_agent") names one');
+      }
+      const def = deps.agents.get(agentName);
+      const command = buildCommand(def, input.prompt, input.args);
+      if (which(command[0]!) === null) {
+        throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${agentName}) is not on the daemon's PATH`);
+      }
+      const cwd = path.join(project.path, task.worktree_path);
+      if (!existsSync(cwd)) throw new GroveError('TASK_NOT_READY', `the worktree of task ${task.name} is missing (${cwd})`);
+
+      const id = randomUUID();
+      const env = { ...taskEnv(project, task, config), ...(def.env ?? {}), GROVE_SESSION_ID: id, GROVE_AGENT: agentName };
+      let rec = await sessions.insert({ id, task_id: task.id, agent: agentName, command });
+      const child = spawnWrapped({ files: sessionFiles(deps.dataDir, id), command, cwd, env });
+      const pid = child.pid;
+      if (pid === undefined) {
+        const err = await child.catch((e: unknown) => e);
+        log.error({ err, session: id }, 'session failed to start');
+        await sessions.end(id, 'failed', null);
+        return publicSession(await getRecord(id));
+      }
+      const pidStart = processStartTime(pid);
+      await sessions.setPid(id, pid, pidStart);
+      rec = { ...rec, pid, pid_start: pidStart };
+      const entry = follow(rec);
+      // Our own child: its exit is an event. The wrapper has written `exit` by then.
+      child.once('exit', () => {
+        if (entry.killing) return; // the kill records the end itself, as `killed`
+        entry.follower.finish({}).catch((err: unknown) => log.error({ err, session: id }, 'finishing session failed'));
+      });
+      log.info({ session: id, task: task.id, agent: agentName, pid }, 'session started');
+      const answer = publicSession(rec);
+      // `running` once the process is confirmed alive, after the 201 has said `starting`.
+      setImmediate(() => {
+        if (pidStart === null || !isSameProcessAlive(pid, pidStart)) return;
+        void sessions.markRunning(id).then((changed) => {
+          if (changed) {
+            log.debug({ session: id }, 'session running');
+            events.emit(`progress:${id}`);
+          }
+        });
+      });
+      return answer;
+    },
+
+    // TERM to the group, KILL after 5 s; resolves once the whole group is gone.
+    async kill(id: string): Promise<{ status: 'killed' }> {
+      const rec = await getRecord(id);
+      if (rec.status === 'killed') return { status: 'killed' };
+      if (!LIVE.includes(rec.status)) {
+        throw new GroveError('SESSION_NOT_RUNNING', `session ${id} has already ended (${rec.status})`);
+      }
+      const entry = live.get(id);
+      const killing = entry?.killing ?? kill(rec);
+      if (entry) entry.killing = killing;
+      await killing;
+      const after = await getRecord(id);
+      if (after.status !== 'killed') throw new GroveError('SESSION_NOT_RUNNING', `session ${id} ended (${after.status}) before it was killed`);
+      return { status: 'killed' };
+    },
+
+    // Every live session of a task is killed (archiving the task).
+    async killAllOfTask(taskId: string): Promise<void> {
+      const all = await sessions.listByTask(taskId);
+      await Promise.all(all.filter((s) => LIVE.includes(s.status)).map((s) => this.kill(s.id).catch(() => {})));
+    },
+
+    async lines(id: string, after: number, limit: number) {
+      await getRecord(id);
+      const lines = await sessions.lines(id, after, limit);
+      return { lines, next: lines.length > 0 ? lines[lines.length - 1]!.seq : after };
+    },
+
+    // At start: follow on with sessions whose process lives; finish the others from their files.
+    async reattach(): Promise<void> {
+      for (const rec of await sessions.listLive()) {
+        const entry = follow(rec);
+        if (rec.pid !== null && rec.pid_start !== null && isSameProcessAlive(rec.pid, rec.pid_start)) {
+          watchLiveness(rec, entry);
+          log.info({ session: rec.id, pid: rec.pid }, 're-attached to running session');
+          if (rec.status === 'starting') await sessions.markRunning(rec.id);
+        } else {
+          await entry.follower.finish({});
+        }
+      }
+    },
+
+    // The daemon stops following; the agents keep running (DESIGN §5).
+    async close(): Promise<void> {
+      for (const entry of live.values()) {
+        if (entry.timer) clearInterval(entry.timer);
+        if (entry.killing) await entry.killing.catch(() => {});
+        entry.follower.close();
+      }
+      live.clear();
+    },
+  };
+}
+
+export type SessionService = ReturnType<typeof createSessionService>;

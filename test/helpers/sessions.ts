@@ -1,0 +1,119 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import { request } from 'undici';
+import { addProject, makeHome, ROOT, startDaemon, type TestDaemon } from './daemon.ts';
+import { makeRepo, makeTempDir } from './git.ts';
+
+export const AGENT = path.join(ROOT, 'test', 'fixtures', 'agent.sh');
+
+// A GROVE_HOME whose user config defines the fixture agent (and more, if given).
+export function agentHome(t: TestContext, config: Record<string, unknown> = {}): string {
+  const home = makeHome(t);
+  const agents = { fixture: { command: [AGENT, '{prompt}'] }, ...((config.agents as object) ?? {}) };
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ ...config, agents }));
+  return home;
+}
+
+// A daemon with the fixture agent, a project whose .grove.json names it, and one ready task.
+export async function readyTask(t: TestContext, opts: { grove?: Record<string, unknown>; config?: Record<string, unknown> } = {}) {
+  const d = await startDaemon(t, { home: agentHome(t, opts.config) });
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture', ...(opts.grove ?? {}) }) } });
+  const project = await addProject(d, repo);
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'agent work' } })).json;
+  if (task.status !== 'ready') throw new Error(`task is ${task.status}`);
+  return { d, repo, project, task };
+}
+
+// A named pipe the fixture's `wait:` step blocks on until release() writes to it.
+export function gate(t: TestContext): { path: string; release(): void } {
+  const p = path.join(makeTempDir(t), 'gate');
+  execFileSync('mkfifo', [p]);
+  return { path: p, release: () => writeFileSync(p, 'go\n') };
+}
+
+export function waitSessionEnd(d: TestDaemon, id: string): Promise<any> {
+  return d.waitForLog((l) => l.msg === 'session ended' && l.session === id, 60_000);
+}
+
+// Every output line of a session, through the JSON pages.
+export async function allLines(d: TestDaemon, id: string): Promise<any[]> {
+  const out: any[] = [];
+  let after = 0;
+  for (;;) {
+    const page = (await d.socket('GET', `/api/sessions/${id}/output?after=${after}&limit=5000`)).json;
+    out.push(...page.lines);
+    if (page.lines.length < 5000) return out;
+    after = page.next;
+  }
+}
+
+// Processes of a process group that are still running (zombies do not count).
+export function liveGroupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const line of execFileSync('ps', ['-eo', 'pid=,pgid=,stat='], { encoding: 'utf8' }).split('\n')) {
+    const [pid, g, stat] = line.trim().split(/\s+/);
+    if (Number(g) === pgid && stat && !stat.startsWith('Z')) out.push(Number(pid));
+  }
+  return out;
+}
+
+export interface SseEvent {
+  id?: string;
+  event: string;
+  data: any;
+}
+
+// Reads an SSE response into events until `until` says stop (or the stream ends).
+export async function readSse(
+  url: string,
+  opts: { headers?: Record<string, string>; until?: (events: SseEvent[]) => boolean; socketPath?: string },
+): Promise<SseEvent[]> {
+  const ac = new AbortController();
+  const { Pool } = await import('undici');
+  const dispatcher = opts.socketPath ? new Pool('http://localhost', { socketPath: opts.socketPath }) : undefined;
+  const res = await request(url, {
+    headers: { accept: 'text/event-stream', ...(opts.headers ?? {}) },
+    signal: ac.signal,
+    ...(dispatcher ? { dispatcher } : {}),
+  });
+  if (res.statusCode !== 200) throw new Error(`SSE answered ${res.statusCode}: ${await res.body.text()}`);
+  const events: SseEvent[] = [];
+  let buf = '';
+  try {
+    for await (const chunk of res.body) {
+      buf += chunk.toString('utf8');
+      let i;
+      while ((i = buf.indexOf('\n\n')) !== -1) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const ev: SseEvent = { event: 'message', data: undefined };
+        let isComment = true;
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) continue;
+          isComment = false;
+          const [k, ...v] = line.split(': ');
+          const val = v.join(': ');
+          if (k === 'id') ev.id = val;
+          else if (k === 'event') ev.event = val;
+          else if (k === 'data') ev.data = JSON.parse(val);
+        }
+        if (!isComment) events.push(ev);
+        if (opts.until?.(events)) {
+          ac.abort();
+          return events;
+        }
+      }
+    }
+  } catch (err) {
+    if (!ac.signal.aborted) throw err;
+  } finally {
+    await dispatcher?.close().catch(() => {});
+  }
+  return events;
+}
+
+export function readJson(file: string): any {
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
