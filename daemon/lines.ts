@@ -23,16 +23,23 @@ export class LineSplitter {
   #pending: Buffer[] = [];
   #pendingBytes = 0;
 
-  // Splits a chunk; returns the lines it completes.
+  // Splits a chunk; returns the lines it completes. The chunk may be reused by the caller
+  // afterwards: whatever is held back is copied.
   push(chunk: Buffer): string[] {
     const out: string[] = [];
     let start = 0;
     while (start < chunk.length) {
       const nl = chunk.indexOf(0x0a, start);
-      const end = nl === -1 ? chunk.length : nl;
-      this.#append(chunk.subarray(start, end), out);
-      if (nl === -1) break;
-      out.push(decodeLine(this.#take()));
+      if (nl === -1) {
+        this.#append(chunk.subarray(start), out);
+        break;
+      }
+      const segment = chunk.subarray(start, nl);
+      if (this.#pendingBytes === 0 && segment.length <= MAX_LINE_BYTES) out.push(decodeLine(segment));
+      else {
+        this.#append(segment, out);
+        out.push(decodeLine(this.#take()));
+      }
       start = nl + 1;
     }
     return out;
@@ -50,7 +57,7 @@ export class LineSplitter {
 
   #append(part: Buffer, out: string[]): void {
     if (part.length === 0) return;
-    this.#pending.push(part);
+    this.#pending.push(Buffer.from(part));
     this.#pendingBytes += part.length;
     while (this.#pendingBytes > MAX_LINE_BYTES) {
       const all = this.#take();

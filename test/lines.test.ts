@@ -39,3 +39,14 @@ test('a line over 64 KiB is cut into 64 KiB pieces, never inside a character', (
   drip.push(...s.end());
   assert.deepEqual(drip, [...pieces, 'end']);
 });
+
+test('a chunk buffer reused by the caller does not corrupt a held-back partial line', () => {
+  const s = new LineSplitter();
+  const buf = Buffer.alloc(8);
+  const out: string[] = [];
+  buf.write('abc\nde');
+  out.push(...s.push(buf.subarray(0, 6)));
+  buf.write('f\nxyzw\n');
+  out.push(...s.push(buf.subarray(0, 7)));
+  assert.deepEqual([...out, ...s.end()], ['abc', 'def', 'xyzw']);
+});
