@@ -44,7 +44,8 @@ test('the SSE endpoint is guarded like every other on the TCP front', async (t) 
   const { d, task } = await readyTask(t);
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:x' } });
   await waitSessionEnd(d, r.json.id);
-  for (const headers of [{ origin: 'https://evil.example' }, { host: 'evil.example' }, { 'sec-fetch-site': 'cross-site' }]) {
+  const refused: Array<Record<string, string>> = [{ origin: 'https://evil.example' }, { host: 'evil.example' }, { 'sec-fetch-site': 'cross-site' }];
+  for (const headers of refused) {
     const res = await d.tcp('GET', `/api/sessions/${r.json.id}/output`, { headers: { accept: 'text/event-stream', ...headers } });
     assert.equal(res.status, 403, JSON.stringify(headers));
     assert.doesNotMatch(res.text, /event: line/);
