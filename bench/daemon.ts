@@ -46,9 +46,15 @@ export interface BenchDaemon {
 }
 
 // A daemon in a temporary GROVE_HOME whose store is copied from `template` (or made new).
-export async function startBenchDaemon(opts: { template: string | null; port?: boolean; env?: Record<string, string> }): Promise<BenchDaemon & { startMs: number; readyLine: string }> {
-  const home = mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
-  if (opts.template) cpSync(opts.template, path.join(home, 'data', 'pgdata'), { recursive: true });
+export async function startBenchDaemon(opts: {
+  template: string | null;
+  /** an existing GROVE_HOME (a restart); default a new one */
+  home?: string;
+  port?: boolean;
+  env?: Record<string, string>;
+}): Promise<BenchDaemon & { startMs: number; readyLine: string }> {
+  const home = opts.home ?? mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
+  if (opts.template && !opts.home) cpSync(opts.template, path.join(home, 'data', 'pgdata'), { recursive: true });
   const env = { ...process.env, GROVE_HOME: home, GROVE_PORT: opts.port ? '0' : 'off', GROVE_LOG_LEVEL: 'info', ...(opts.env ?? {}) };
   const { ms, line, proc } = await spawnUntil([...TSX, 'daemon/main.ts'], env, (l) => l.includes('grove daemon ready'));
   const ready = JSON.parse(line) as { socket: string; port: number | null };

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { makeMigratedStore } from './daemon.ts';
 import { benchStart } from './start.ts';
 import { benchTasks } from './tasks.ts';
+import { benchOutput } from './output.ts';
 import { round } from './stats.ts';
 
 const quick = process.argv.includes('--quick');
@@ -18,17 +19,22 @@ try {
     quick,
     at: new Date().toISOString(),
     tasks: await benchTasks({ template, runs: quick ? 5 : 20, files: 5000, concurrent: 20 }),
+    output: await benchOutput({ template, lines: quick ? 200_000 : 1_000_000 }),
     start: await benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 }),
   };
 
   writeFileSync(path.join(import.meta.dirname, 'results.json'), JSON.stringify(results, null, 2) + '\n');
   console.log(JSON.stringify(results, null, 2));
 
-  const { tasks, start } = results;
+  const { tasks, start, output } = results;
   const rows: Array<[string, number, number, number]> = [
     ['task creation, 5,000 files (ms, median)', tasks.create_ms.grove.median, tasks.create_ms.raw.median, tasks.create_ms.ratio_median],
     ['task creation, 5,000 files (ms, p99)', tasks.create_ms.grove.p99, tasks.create_ms.raw.p99, tasks.create_ms.ratio_p99],
     [`${tasks.concurrent.n} concurrent creations, wall (ms) vs sequential raw (${tasks.concurrent.succeeded}/${tasks.concurrent.n} ok)`, tasks.concurrent.grove_wall_ms, tasks.concurrent.raw_sequential_ms, tasks.concurrent.ratio],
+    [`${output.lines} lines of output until the last is readable (ms; baseline: bare PGlite insert; all stored: ${output.all_stored})`, output.grove_ms, output.bare_pglite_insert_ms, output.rate_vs_bare_pglite],
+    ['same agent writing to /dev/null (ms)', output.agent_to_devnull_ms, output.agent_to_devnull_ms, 1],
+    ['GET /api/health p99 while it prints vs idle (ms)', output.health_ms.under_output.p99, output.health_ms.idle.p99, output.health_ms.p99_ratio],
+    ['daemon RSS peak while it prints vs idle (MB)', output.rss_mb.peak, output.rss_mb.idle, round(output.rss_mb.peak / output.rss_mb.idle)],
     ['start, existing store (ms, median)', start.start_existing_store_ms.grove.median, start.start_existing_store_ms.baseline.median, start.start_existing_store_ms.ratio],
     ['start, new store (ms, median)', start.start_new_store_ms.grove.median, start.start_new_store_ms.baseline.median, start.start_new_store_ms.ratio],
     ['idle RSS (MB, median)', start.idle_rss_mb.grove.median, start.idle_rss_mb.baseline.median, start.idle_rss_mb.ratio],

@@ -1,0 +1,118 @@
+// Output ingestion: an agent printing N lines of 80 bytes, from start until the last line is
+// readable through the API; beside the same agent writing to /dev/null and a bare PGlite bulk
+// insert of the same rows. Meanwhile: the daemon's RSS and GET /api/health latency.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { request } from 'undici';
+import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
+import { call, ROOT, rssMb, startBenchDaemon } from './daemon.ts';
+import { round, summarize } from './stats.ts';
+
+const AGENT = path.join(ROOT, 'test', 'fixtures', 'agent.sh');
+
+async function healthLatencies(api: Parameters<typeof call>[0], stop: () => boolean, max = 100_000): Promise<number[]> {
+  const out: number[] = [];
+  while (!stop() && out.length < max) {
+    const t0 = performance.now();
+    await call(api, 'GET', '/api/health');
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+async function barePglite(template: string, lines: number, batch: number): Promise<number> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'grove-bench-pg-'));
+  try {
+    cpSync(template, path.join(dir, 'pgdata'), { recursive: true });
+    const db = new PGlite({ dataDir: path.join(dir, 'pgdata'), postgresqlconf: PGLITE_CONF });
+    await db.waitReady;
+    await db.exec('CREATE TABLE l (session_id uuid, seq int, stream text, text text, at timestamptz, PRIMARY KEY (session_id, seq))');
+    const sid = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+    const t0 = performance.now();
+    for (let start = 1; start <= lines; start += batch) {
+      const n = Math.min(batch, lines - start + 1);
+      const texts = Array.from({ length: n }, (_, i) => `line ${start + i}`.padEnd(79));
+      const at = new Date().toISOString();
+      await db.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO l SELECT $1, $2 + o - 1, s, t, a::timestamptz FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(s, t, a, o)`,
+          [sid, start, texts.map(() => 'stdout'), texts, texts.map(() => at)],
+        );
+      });
+    }
+    const ms = performance.now() - t0;
+    await db.close();
+    return ms;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function benchOutput(opts: { template: string; lines: number }) {
+  // The agent alone, writing to /dev/null.
+  let t0 = performance.now();
+  spawnSync(AGENT, [`print:${opts.lines}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const devnullMs = performance.now() - t0;
+
+  const pgMs = await barePglite(opts.template, opts.lines, Math.floor((512 * 1024) / 80));
+
+  const home = mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
+  cpSync(opts.template, path.join(home, 'data', 'pgdata'), { recursive: true });
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: { fixture: { command: [AGENT, '{prompt}'] } } }));
+  const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-out-'));
+  try {
+    const d2 = await startBenchDaemon({ template: null, home });
+    const repo = path.join(root, 'repo');
+    mkdirSync(repo);
+    execFileSync('git', ['init', '-q', '-b', 'main', repo]);
+    execFileSync('git', ['-C', repo, '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '--allow-empty', '-m', 'x']);
+    const project = await call(d2.api, 'POST', '/api/projects', { path: repo });
+    const task = await call(d2.api, 'POST', '/api/tasks', { project_id: project.id, name: 'output' });
+
+    const idle = await healthLatencies(d2.api, () => false, 300);
+    const rssIdle = rssMb(d2.pid);
+    let peak = rssIdle;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(d2.pid))), 100);
+    let done = false;
+    t0 = performance.now();
+    const session = await call(d2.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: `print:${opts.lines}` });
+    const underLoad = healthLatencies(d2.api, () => done);
+    // Follow from just before the last line: the stream answers once it is stored, then ends.
+    const res = await request(`http://localhost/api/sessions/${session.id}/output`, {
+      dispatcher: d2.api,
+      headers: { accept: 'text/event-stream', 'last-event-id': String(opts.lines - 1) },
+    });
+    const text = await res.body.text();
+    const groveMs = performance.now() - t0;
+    done = true;
+    clearInterval(sampler);
+    const busy = await underLoad;
+    const last = await call(d2.api, 'GET', `/api/sessions/${session.id}/output?after=${opts.lines - 1}`);
+    const stored = last.lines[0]?.seq ?? 0;
+    await d2.stop();
+    if (!text.includes('event: end')) throw new Error('the stream did not end');
+
+    const idleS = summarize(idle);
+    const busyS = summarize(busy);
+    return {
+      lines: opts.lines,
+      all_stored: stored === opts.lines,
+      grove_ms: round(groveMs, 0),
+      agent_to_devnull_ms: round(devnullMs, 0),
+      bare_pglite_insert_ms: round(pgMs, 0),
+      rate_vs_bare_pglite: round(pgMs / groveMs),
+      rss_mb: { idle: round(rssIdle, 0), peak: round(peak, 0) },
+      health_ms: {
+        idle: { p50: round(idleS.median), p99: round(idleS.p99) },
+        under_output: { p50: round(busyS.median), p99: round(busyS.p99), n: busyS.n },
+        p99_ratio: round(busyS.p99 / idleS.p99),
+      },
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  }
+}

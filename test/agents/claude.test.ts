@@ -1,0 +1,64 @@
+// `npm run test:agents`: the built-in `claude` agent against the real Claude Code CLI,
+// installed from npm into a temporary folder (never a dependency of grove). Without
+// credentials it prints a few stream-json lines and exits 1; grove must capture all of them.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { addProject, startDaemon } from '../helpers/daemon.ts';
+import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
+
+test('the built-in claude agent runs the real CLI; without credentials it fails with exit 1, every line captured', async (t) => {
+  const prefix = makeTempDir(t, 'grove-claude-');
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, '@anthropic-ai/claude-code'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 300_000,
+  });
+  // npm may hold back install scripts; the package's own postinstall puts its native binary in place.
+  const pkg = path.join(prefix, 'node_modules', '@anthropic-ai', 'claude-code');
+  execFileSync(process.execPath, ['install.cjs'], { cwd: pkg, stdio: ['ignore', 'ignore', 'inherit'] });
+  const bin = path.join(prefix, 'node_modules', '.bin');
+
+  // No credentials anywhere: a home of its own and no API key.
+  const userHome = makeTempDir(t, 'grove-claude-home-');
+  mkdirSync(path.join(userHome, '.config'), { recursive: true });
+  const env = { PATH: `${bin}:${process.env.PATH}`, HOME: userHome, ANTHROPIC_API_KEY: undefined, CLAUDE_CODE_OAUTH_TOKEN: undefined };
+  const d = await startDaemon(t, { env });
+  const agents = (await d.socket('GET', '/api/agents')).json;
+  assert.equal(agents.find((a: any) => a.name === 'claude').available, true);
+
+  const project = await addProject(d, makeRepo(t));
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'claude' } })).json;
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claude', prompt: 'say hello' } });
+  assert.equal(r.status, 201, r.text);
+  assert.deepEqual(r.json.command, ['claude', '-p', 'say hello', '--output-format', 'stream-json', '--verbose']);
+  await waitSessionEnd(d, r.json.id);
+  const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
+  assert.equal(s.status, 'failed');
+  assert.equal(s.exit_code, 1);
+
+  const lines = await allLines(d, r.json.id);
+  const stdout = lines.filter((l) => l.stream === 'stdout');
+  assert.ok(stdout.length >= 1, 'it printed something');
+  const events = stdout.map((l) => JSON.parse(l.text));
+  assert.equal(events[0].type, 'system');
+  assert.equal(events.at(-1).type, 'result');
+
+  // The same command run directly, in the same place with the same environment, prints as many lines.
+  const cleanEnv = { ...process.env, ...env } as NodeJS.ProcessEnv;
+  delete cleanEnv.ANTHROPIC_API_KEY;
+  delete cleanEnv.CLAUDE_CODE_OAUTH_TOKEN;
+  const direct = spawnSync(path.join(bin, 'claude'), r.json.command.slice(1), {
+    cwd: path.join(project.path, task.worktree_path),
+    env: cleanEnv,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
+  });
+  assert.equal(direct.status, 1);
+  const count = (s: string) => s.split('\n').filter((l, i, a) => l !== '' || i < a.length - 1).length;
+  assert.equal(stdout.length, count(direct.stdout), 'stdout lines');
+  assert.equal(lines.length - stdout.length, count(direct.stderr), 'stderr lines');
+});
