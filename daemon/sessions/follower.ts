@@ -1,16 +1,25 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { LineSplitter } from '../lines.ts';
 import type { Logger } from '../log.ts';
-import type { LineInput } from '../store/setup-log.ts';
 import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
 import type { SessionStatus } from '../../schemas/session.ts';
 import type { SessionFiles } from './wrapper.ts';
 
 // How much of one output file is read per round: memory per session stays bounded by this,
 // however much the agent prints, because the next round waits for the store.
-const CHUNK = 512 * 1024;
+const CHUNK = 256 * 1024;
 
 type Stream = 'stdout' | 'stderr';
+
+interface Batch {
+  streams: Stream[];
+  texts: string[];
+  at: string;
+}
+
+function newBatch(): Batch {
+  return { streams: [], texts: [], at: new Date().toISOString() };
+}
 
 interface StreamState {
   path: string;
@@ -47,7 +56,7 @@ export function createFollower(
   let watcher: FSWatcher | null = null;
   const buf = Buffer.allocUnsafe(CHUNK);
 
-  function readRound(batch: LineInput[]): boolean {
+  function readRound(batch: Batch): boolean {
     let progressed = false;
     for (const name of ['stdout', 'stderr'] as const) {
       const s = streams[name];
@@ -59,27 +68,31 @@ export function createFollower(
       if (n <= 0) continue;
       s.pos += n;
       progressed = true;
-      const at = new Date().toISOString();
-      for (const text of s.splitter.push(buf.subarray(0, n))) batch.push({ stream: name, text, at });
+      for (const text of s.splitter.push(buf.subarray(0, n))) {
+        batch.streams.push(name);
+        batch.texts.push(text);
+      }
     }
     return progressed;
   }
 
-  async function store(batch: LineInput[], final: boolean): Promise<void> {
+  async function store(batch: Batch, final: boolean): Promise<void> {
     const offsets = {
       stdout: streams.stdout.pos - (final ? 0 : streams.stdout.splitter.pendingBytes),
       stderr: streams.stderr.pos - (final ? 0 : streams.stderr.splitter.pendingBytes),
     };
     await sessions.appendLines(rec.id, nextSeq, batch, offsets);
-    nextSeq += batch.length;
-    if (batch.length > 0) deps.onProgress();
+    nextSeq += batch.texts.length;
+    if (batch.texts.length > 0) deps.onProgress();
   }
 
   async function pump(): Promise<void> {
     for (;;) {
-      const batch: LineInput[] = [];
+      const batch = newBatch();
       if (!readRound(batch)) return;
       await store(batch, false);
+      // PGlite runs on this thread: let requests in between rounds.
+      await new Promise((r) => setImmediate(r));
     }
   }
 
@@ -120,9 +133,13 @@ export function createFollower(
       finishing ??= (async () => {
         await chain;
         await pump();
-        const tail: LineInput[] = [];
-        const at = new Date().toISOString();
-        for (const name of ['stdout', 'stderr'] as const) for (const text of streams[name].splitter.end()) tail.push({ stream: name, text, at });
+        const tail = newBatch();
+        for (const name of ['stdout', 'stderr'] as const) {
+          for (const text of streams[name].splitter.end()) {
+            tail.streams.push(name);
+            tail.texts.push(text);
+          }
+        }
         await store(tail, true);
         ended = true;
         closeFiles();

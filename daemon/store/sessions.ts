@@ -1,7 +1,6 @@
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Session, SessionStatus } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
-import type { LineInput } from './setup-log.ts';
 
 interface Row {
   id: string;
@@ -89,22 +88,28 @@ export function sessionsTable(db: Db) {
       );
       return (res.affectedRows ?? 0) > 0;
     },
-    // Lines and the file offsets they came from, in one transaction: a restart resumes exactly there.
-    async appendLines(id: string, firstSeq: number, lines: LineInput[], offsets: { stdout: number; stderr: number }): Promise<void> {
+    // Lines and the file offsets they came from, in one transaction: a restart resumes exactly
+    // there. A batch is what one read round found, so its lines share one timestamp.
+    async appendLines(
+      id: string,
+      firstSeq: number,
+      batch: { streams: Array<'stdout' | 'stderr'>; texts: string[]; at: string },
+      offsets: { stdout: number; stderr: number },
+    ): Promise<void> {
       await db.transaction(async (tx) => {
-        if (lines.length > 0) {
+        if (batch.texts.length > 0) {
           await tx.query(
             `INSERT INTO session_lines (session_id, seq, stream, text, at)
-             SELECT $1, $2 + o - 1, s, t, a::timestamptz
-             FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(s, t, a, o)`,
-            [id, firstSeq, lines.map((l) => l.stream), lines.map((l) => l.text), lines.map((l) => l.at)],
+             SELECT $1, $2 + o - 1, s, t, $5::timestamptz
+             FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(s, t, o)`,
+            [id, firstSeq, batch.streams, batch.texts, batch.at],
           );
         }
         await tx.query('UPDATE sessions SET stdout_offset = $2, stderr_offset = $3, next_seq = $4 WHERE id = $1', [
           id,
           offsets.stdout,
           offsets.stderr,
-          firstSeq + lines.length,
+          firstSeq + batch.texts.length,
         ]);
       });
     },
