@@ -35,7 +35,8 @@ export interface Follower {
   /** reads to the end of both files, stores the last partial lines, and records the end */
   finish(outcome: { status?: SessionStatus; exitCode?: number | null }): Promise<void>;
   readonly ended: boolean;
-  close(): void;
+  /** stops following (daemon shutdown): waits for a round being stored, then lets go of the files */
+  stop(): Promise<void>;
 }
 
 // Follows a session's output files from the stored offsets into the store, and records its end.
@@ -96,8 +97,10 @@ export function createFollower(
     }
   }
 
+  let stopped = false;
+
   function poke(): void {
-    if (queued || ended) return;
+    if (queued || ended || stopped) return;
     queued = true;
     chain = chain
       .then(() => {
@@ -130,6 +133,8 @@ export function createFollower(
       return ended;
     },
     finish(outcome) {
+      // After stop() the next daemon finishes the session from its files.
+      if (stopped && !finishing) return Promise.resolve();
       finishing ??= (async () => {
         await chain;
         await pump();
@@ -159,7 +164,11 @@ export function createFollower(
       })();
       return finishing;
     },
-    close: closeFiles,
+    async stop() {
+      stopped = true;
+      await chain;
+      closeFiles();
+    },
   };
 }
 

@@ -215,7 +215,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       for (const entry of live.values()) {
         if (entry.timer) clearInterval(entry.timer);
         if (entry.killing) await entry.killing.catch(() => {});
-        entry.follower.close();
+        await entry.follower.stop();
       }
       live.clear();
     },
