@@ -21,6 +21,7 @@ import { setupLogTable } from './store/setup-log.ts';
 import { sessionsTable } from './store/sessions.ts';
 import { createSessionService, type SessionService } from './sessions/service.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import { openApiRoute } from './routes/openapi.ts';
 import { createAgents } from './agents.ts';
 
 export const VERSION: string = (
@@ -110,6 +111,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       ...taskRoutes({ tasks }),
       ...sessionRoutes({ sessions, agents }),
     ];
+    routes.push(...openApiRoute({ routes, version: VERSION }));
     const handler = createApiHandler({ routes, log: log.child({ module: 'api' }) });
 
     const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: log.child({ module: 'api' }) });

@@ -35,16 +35,8 @@ function toTask(r: Row): Task {
   };
 }
 
-export interface NewTask {
-  id: string;
-  project_id: string;
-  name: string;
-  branch: string;
-  worktree_path: string;
-  base: string;
-  base_commit: string;
-  status: TaskStatus;
-}
+// A task as inserted: its ports come as leases, its timestamps from the store.
+export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at'>;
 
 // The tasks table and every query on it.
 export function tasksTable(db: Db) {
