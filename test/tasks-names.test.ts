@@ -3,11 +3,12 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addProject, startDaemon } from './helpers/daemon.ts';
-import { branches, git, gitSucceeds, makeRepo, worktrees } from './helpers/git.ts';
+import { branches, git, gitSucceeds, makeRepo, makeTempDir, worktrees } from './helpers/git.ts';
 
 test('branch and base values that are options, traversal or invalid refs are refused, creating nothing', async (t) => {
   const d = await startDaemon(t);
-  const repo = makeRepo(t);
+  // A folder of its own around the repository, so that nothing else writes beside it.
+  const repo = makeRepo(t, { parent: makeTempDir(t) });
   const project = await addProject(d, repo);
   const before = readdirSync(path.dirname(repo)).sort();
   const cases: Array<[string, Record<string, string>, number, string]> = [

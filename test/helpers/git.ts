@@ -11,8 +11,8 @@ export function git(cwd: string, ...args: string[]): string {
 }
 
 // A real repository with one commit on `main`, removed after the test.
-export function makeRepo(t: TestContext, opts: { files?: Record<string, string> } = {}): string {
-  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-repo-')));
+export function makeRepo(t: TestContext, opts: { files?: Record<string, string>; parent?: string } = {}): string {
+  const dir = realpathSync(mkdtempSync(path.join(opts.parent ?? tmpdir(), 'grove-repo-')));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   git(dir, 'init', '-q', '-b', 'main');
   const files = opts.files ?? { 'README.md': '# fixture\n' };
