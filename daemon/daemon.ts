@@ -57,6 +57,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     }
   }
 
+  let port: number | null = null;
   try {
     const lock = acquireDataLock(settings.dataDir);
     started.push({ name: 'lock', close: () => lock.close() });
@@ -106,7 +107,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     await sessions.reattach();
 
     const routes = [
-      ...healthRoutes({ version: VERSION, startedAt }),
+      ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port }),
       ...projectRoutes({ projects }),
       ...taskRoutes({ tasks }),
       ...sessionRoutes({ sessions, agents }),
@@ -117,7 +118,6 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: log.child({ module: 'api' }) });
     started.push({ name: 'api', close: () => api.close() });
 
-    let port: number | null = null;
     if (settings.port !== null) {
       const front = await startFront({ port: settings.port, socketPath: settings.socketPath, log: log.child({ module: 'front' }) });
       started.push({ name: 'front', close: () => front.close() });

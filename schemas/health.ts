@@ -7,6 +7,8 @@ export const Health = Type.Object(
     version: Type.String(),
     pid: Type.Integer(),
     started_at: Timestamp,
+    socket: Type.String({ description: 'the API unix socket' }),
+    port: Type.Union([Type.Integer(), Type.Null()], { description: 'the TCP front port, null when off' }),
   },
   { $id: 'Health' },
 );

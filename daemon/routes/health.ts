@@ -2,15 +2,17 @@ import { Health } from '../../schemas/health.ts';
 import { route, type Route } from '../http/route.ts';
 
 // Liveness and identity of the daemon: what answers, since when.
-export function healthRoutes(deps: { version: string; startedAt: string }): Route[] {
-  const body: Health = { status: 'ok', version: deps.version, pid: process.pid, started_at: deps.startedAt };
+export function healthRoutes(deps: { version: string; startedAt: string; socket: string; port: () => number | null }): Route[] {
   return [
     route({
       method: 'GET',
       path: '/api/health',
       summary: 'Daemon health',
       responses: { 200: Health },
-      handler: async () => ({ status: 200, body }),
+      handler: async () => {
+        const body: Health = { status: 'ok', version: deps.version, pid: process.pid, started_at: deps.startedAt, socket: deps.socket, port: deps.port() };
+        return { status: 200, body };
+      },
     }),
   ];
 }

@@ -1,0 +1,267 @@
+// `grove <command>`: the daemon's API from a terminal or a script, over the unix socket.
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { resolvePaths } from '../settings.ts';
+import { CliError, createClient, EXIT, type Client } from './client.ts';
+import { duration, shortId, table } from './format.ts';
+
+const USAGE = `usage: grove <command> [options]
+
+  daemon                                   run the daemon in the foreground
+  status                                   daemon pid, version, uptime, socket, counts
+  project add <path> [--name N]            add a git repository
+  project ls                               list projects
+  project rm <id|name>                     remove a project (its repository is untouched)
+  task new <project> <name> [--base R] [--branch B] [--no-wait]
+  task ls [<project>]                      list tasks
+  task show <id>                           a task and its setup log
+  task rm <id> [--force]                   archive a task (worktree removed, branch kept)
+  session start <task> [--agent A] [--prompt P] [-- args…]
+  session ls <task>                        a task's sessions
+  session kill <id>                        kill a session's process group
+  logs <session> [-f]                      a session's output; -f follows it to its end
+  agents                                   agents and whether they are installed
+
+  --json   machine-readable output        ids may be given by a unique prefix
+exit: 0 ok, 1 API error, 2 usage error, 3 daemon not running`;
+
+function usage(msg: string): never {
+  throw new CliError(`${msg}\n\n${USAGE}`, EXIT.USAGE);
+}
+
+interface Ctx {
+  api: Client;
+  json: boolean;
+  positionals: string[];
+  values: Record<string, string | boolean | undefined>;
+  rest: string[];
+  out: (s: string) => void;
+}
+
+// One entity out of a list by unique id prefix (or exact name, where names exist).
+function pick<T extends { id: string; name?: string }>(list: T[], key: string, what: string): T {
+  const exact = list.filter((x) => x.id === key || (x.name !== undefined && x.name === key));
+  if (exact.length === 1) return exact[0]!;
+  const byPrefix = list.filter((x) => x.id.startsWith(key.toLowerCase()));
+  if (byPrefix.length === 1) return byPrefix[0]!;
+  if (byPrefix.length > 1) throw new CliError(`${what} ${JSON.stringify(key)} is ambiguous: ${byPrefix.map((x) => shortId(x.id)).join(', ')}`, EXIT.USAGE);
+  throw new CliError(`no ${what} matches ${JSON.stringify(key)}`, EXIT.API, { code: 'NOT_FOUND', detail: `no ${what} ${key}`, status: 404 });
+}
+
+const project = async (c: Ctx, key: string) => pick<{ id: string; name: string; path: string }>(await c.api.call('GET', '/api/projects'), key, 'project');
+const task = async (c: Ctx, key: string) => pick(await c.api.call('GET', '/api/tasks'), key, 'task');
+async function session(c: Ctx, key: string) {
+  const tasks: Array<{ id: string }> = await c.api.call('GET', '/api/tasks');
+  const all = (await Promise.all(tasks.map((t) => c.api.call('GET', `/api/tasks/${t.id}/sessions`)))).flat();
+  return pick(all, key, 'session');
+}
+
+function arg(c: Ctx, i: number, name: string): string {
+  const v = c.positionals[i];
+  if (v === undefined) usage(`missing <${name}>`);
+  return v;
+}
+
+function print(c: Ctx, data: unknown, human: () => string): void {
+  c.out(c.json ? JSON.stringify(data, null, 2) : human());
+}
+
+const TASK_COLS = ['id', 'name', 'status', 'branch', 'ports'];
+const SESSION_COLS = ['id', 'agent', 'status', 'pid', 'exit_code', 'created_at'];
+const short = <T extends { id: string }>(rows: T[]) => rows.map((r) => ({ ...r, id: shortId(r.id) }));
+
+// The command table: words → handler.
+const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
+  async status(c) {
+    const h = await c.api.call('GET', '/api/health');
+    const [projects, tasks] = await Promise.all([c.api.call('GET', '/api/projects'), c.api.call('GET', '/api/tasks')]);
+    const live = tasks.filter((t: any) => t.status !== 'archived');
+    const sessions = (await Promise.all(live.map((t: any) => c.api.call('GET', `/api/tasks/${t.id}/sessions`)))).flat();
+    const running = sessions.filter((s: any) => s.status === 'running' || s.status === 'starting').length;
+    const data = { ...h, uptime_s: Math.floor((Date.now() - Date.parse(h.started_at)) / 1000), projects: projects.length, tasks: live.length, running_sessions: running };
+    print(c, data, () =>
+      [
+        `grove ${h.version} running, pid ${h.pid}, up ${duration(h.started_at)}`,
+        `socket ${h.socket}`,
+        `tcp    ${h.port === null ? 'off' : `http://127.0.0.1:${h.port}`}`,
+        `${projects.length} project(s), ${live.length} task(s), ${running} running session(s)`,
+      ].join('\n'),
+    );
+  },
+  async 'project add'(c) {
+    const p = await c.api.call('POST', '/api/projects', {
+      path: path.resolve(arg(c, 0, 'path')),
+      ...(typeof c.values.name === 'string' ? { name: c.values.name } : {}),
+    });
+    print(c, p, () => `added project ${p.name} (${p.id}) at ${p.path}`);
+  },
+  async 'project ls'(c) {
+    const list = await c.api.call('GET', '/api/projects');
+    print(c, list, () => table(short(list), ['id', 'name', 'path']));
+  },
+  async 'project rm'(c) {
+    const p = await project(c, arg(c, 0, 'id|name'));
+    await c.api.call('DELETE', `/api/projects/${p.id}`);
+    print(c, { removed: p.id }, () => `removed project ${p.name}`);
+  },
+  async 'task new'(c) {
+    const name = arg(c, 1, 'name'); // usage errors before any request
+    const p = await project(c, arg(c, 0, 'project'));
+    const body: Record<string, unknown> = { project_id: p.id, name };
+    if (typeof c.values.base === 'string') body.base = c.values.base;
+    if (typeof c.values.branch === 'string') body.branch = c.values.branch;
+    if (c.values['no-wait']) body.wait = false;
+    const tty = process.stderr.isTTY && !c.json;
+    if (tty) process.stderr.write(`creating task ${body.name} in ${p.name} (worktree, ports, setup)…\n`);
+    const t = await c.api.call('POST', '/api/tasks', body);
+    print(c, t, () => `task ${t.name} (${t.id}) is ${t.status}: branch ${t.branch}, worktree ${path.join(p.path, t.worktree_path)}`);
+    if (t.status === 'setup_failed') process.exitCode = EXIT.API;
+  },
+  async 'task ls'(c) {
+    const key = c.positionals[0];
+    const q = key ? `?project_id=${(await project(c, key)).id}` : '';
+    const list = await c.api.call('GET', `/api/tasks${q}`);
+    print(c, list, () => table(short(list), TASK_COLS));
+  },
+  async 'task show'(c) {
+    const t = await task(c, arg(c, 0, 'id'));
+    const setup = await c.api.call('GET', `/api/tasks/${t.id}/setup`);
+    print(c, { ...t, setup }, () =>
+      [
+        table([{ ...t }], ['id', ...TASK_COLS.slice(1), 'base', 'worktree_path', 'created_at']),
+        '',
+        'setup:',
+        ...(setup.commands.length === 0 ? ['  (no setup commands)'] : setup.commands.map((x: any) => `  $ ${x.command}  → exit ${x.exit_code ?? x.signal}${x.timed_out ? ' (timed out)' : ''}`)),
+        ...setup.lines.map((l: any) => `  ${l.stream === 'stderr' ? '!' : '|'} ${l.text}`),
+      ].join('\n'),
+    );
+  },
+  async 'task rm'(c) {
+    const t = await task(c, arg(c, 0, 'id'));
+    const r = await c.api.call('DELETE', `/api/tasks/${t.id}${c.values.force ? '?force=true' : ''}`);
+    print(c, r, () => `archived task ${r.name}; branch ${r.branch} kept`);
+  },
+  async 'session start'(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const body: Record<string, unknown> = {};
+    if (typeof c.values.agent === 'string') body.agent = c.values.agent;
+    if (typeof c.values.prompt === 'string') body.prompt = c.values.prompt;
+    if (c.rest.length > 0) body.args = c.rest;
+    const s = await c.api.call('POST', `/api/tasks/${t.id}/sessions`, body);
+    print(c, s, () => `session ${s.id} (${s.agent}) ${s.status}, pid ${s.pid}`);
+  },
+  async 'session ls'(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const list = await c.api.call('GET', `/api/tasks/${t.id}/sessions`);
+    print(c, list, () => table(short(list), SESSION_COLS));
+  },
+  async 'session kill'(c) {
+    const s = await session(c, arg(c, 0, 'id'));
+    const r = await c.api.call('DELETE', `/api/sessions/${s.id}`);
+    print(c, { id: s.id, ...r }, () => `session ${shortId(s.id)} killed`);
+  },
+  async logs(c) {
+    const s = await session(c, arg(c, 0, 'session'));
+    const emit = (l: any) => c.out(c.json ? JSON.stringify(l) : l.text);
+    if (!c.values.follow) {
+      for (let after = 0; ; ) {
+        const page = await c.api.call('GET', `/api/sessions/${s.id}/output?after=${after}&limit=5000`);
+        for (const l of page.lines) emit(l);
+        if (page.lines.length < 5000) return;
+        after = page.next;
+      }
+    }
+    // Follow through SSE until the session ends; Ctrl-C ends this process, not the session.
+    const body = await c.api.stream(`/api/sessions/${s.id}/output`, { accept: 'text/event-stream' });
+    let buf = '';
+    for await (const chunk of body) {
+      buf += chunk.toString('utf8');
+      let i;
+      while ((i = buf.indexOf('\n\n')) !== -1) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const event = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (event === 'line' && data) emit(JSON.parse(data));
+        if (event === 'end' && data) {
+          const end = JSON.parse(data);
+          if (!c.json) process.stderr.write(`session ${end.status}${end.exit_code === null ? '' : ` (exit ${end.exit_code})`}\n`);
+          return;
+        }
+      }
+    }
+  },
+  async agents(c) {
+    const list = await c.api.call('GET', '/api/agents');
+    print(c, list, () => table(list.map((a: any) => ({ ...a, command: a.command.join(' ') })), ['name', 'available', 'command']));
+  },
+};
+
+async function main(argv: string[]): Promise<number> {
+  const dash = argv.indexOf('--');
+  const rest = dash === -1 ? [] : argv.slice(dash + 1);
+  const own = dash === -1 ? argv : argv.slice(0, dash);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: own,
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean' },
+        name: { type: 'string' },
+        base: { type: 'string' },
+        branch: { type: 'string' },
+        'no-wait': { type: 'boolean' },
+        force: { type: 'boolean' },
+        agent: { type: 'string' },
+        prompt: { type: 'string' },
+        follow: { type: 'boolean', short: 'f' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    usage((err as Error).message);
+  }
+  const words = parsed.positionals;
+  if (parsed.values.help || words.length === 0) {
+    process.stdout.write(USAGE + '\n');
+    return words.length === 0 && !parsed.values.help ? EXIT.USAGE : EXIT.OK;
+  }
+  if (words[0] === 'daemon') {
+    await import('../main.ts');
+    return -1; // the daemon runs until a signal ends the process
+  }
+  const two = `${words[0]} ${words[1] ?? ''}`.trim();
+  const name = COMMANDS[two] ? two : COMMANDS[words[0]!] ? words[0]! : null;
+  if (!name) usage(`unknown command: ${words.join(' ')}`);
+  const api = createClient(resolvePaths(process.env, process.getuid?.() ?? 0).socketPath);
+  try {
+    await COMMANDS[name]!({
+      api,
+      json: parsed.values.json === true,
+      positionals: words.slice(name.split(' ').length),
+      values: parsed.values,
+      rest,
+      out: (s) => process.stdout.write(s + '\n'),
+    });
+    return Number(process.exitCode ?? EXIT.OK);
+  } finally {
+    await api.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof CliError) {
+      if (process.argv.includes('--json') && err.problem) process.stdout.write(JSON.stringify(err.problem) + '\n');
+      process.stderr.write(`grove: ${err.message}\n`);
+      process.exitCode = err.exitCode;
+    } else {
+      process.stderr.write(`grove: ${(err as Error).stack ?? err}\n`);
+      process.exitCode = EXIT.API;
+    }
+  },
+);

@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+import { makeHome, ROOT, startDaemon } from './helpers/daemon.ts';
+import { makeRepo } from './helpers/git.ts';
+import { agentHome, gate, waitSessionEnd } from './helpers/sessions.ts';
+
+const GROVE = path.join(ROOT, 'bin', 'grove.js');
+
+function grove(home: string, args: string[], opts: { cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [GROVE, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, GROVE_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.once('exit', (code) => {
+      let json: any;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: code ?? -1, stdout, stderr, json });
+    });
+  });
+}
+
+test('grove CLI: projects, tasks, sessions, logs, agents, status — as tables and as --json', async (t) => {
+  const home = agentHome(t, { default_agent: 'fixture' });
+  const d = await startDaemon(t, { home });
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['echo prepared'] }) } });
+
+  const added = await grove(home, ['project', 'add', '.', '--name', 'demo', '--json'], { cwd: repo });
+  assert.equal(added.code, 0, added.stderr);
+  assert.equal(added.json.path, repo);
+  assert.equal(added.json.name, 'demo');
+  const ls = await grove(home, ['project', 'ls']);
+  assert.match(ls.stdout, /^ID\s+NAME\s+PATH/m);
+  assert.match(ls.stdout, new RegExp(`${added.json.id.slice(0, 8)}\\s+demo\\s+${repo}`));
+
+  const made = await grove(home, ['task', 'new', 'demo', 'Fix it', '--json']);
+  assert.equal(made.code, 0, made.stderr);
+  assert.equal(made.json.status, 'ready');
+  assert.equal(made.json.branch, 'grove/fix-it');
+  const later = await grove(home, ['task', 'new', added.json.id.slice(0, 6), 'later', '--no-wait', '--json']);
+  assert.equal(later.json.status, 'setting_up');
+  const tasks = await grove(home, ['task', 'ls', 'demo', '--json']);
+  assert.deepEqual(tasks.json.map((x: any) => x.name).sort(), ['Fix it', 'later']);
+  const show = await grove(home, ['task', 'show', made.json.id.slice(0, 8)]);
+  assert.match(show.stdout, /\$ echo prepared {2}→ exit 0/);
+  assert.match(show.stdout, /\| prepared/);
+
+  const started = await grove(home, ['session', 'start', made.json.id, '--prompt', 'echo:hello', '--json', '--', 'err:warn', 'exit:0']);
+  assert.equal(started.code, 0, started.stderr);
+  assert.equal(started.json.status, 'starting');
+  assert.deepEqual(started.json.command.slice(1), ['echo:hello', 'err:warn', 'exit:0']);
+  await waitSessionEnd(d, started.json.id);
+  const sessions = await grove(home, ['session', 'ls', made.json.id, '--json']);
+  assert.deepEqual(sessions.json.map((s: any) => [s.id, s.status]), [[started.json.id, 'exited']]);
+  const logs = await grove(home, ['logs', started.json.id.slice(0, 8)]);
+  assert.deepEqual(logs.stdout.trim().split('\n').sort(), ['hello', 'warn']);
+  const logsJson = await grove(home, ['logs', started.json.id, '--json']);
+  assert.deepEqual(logsJson.stdout.trim().split('\n').map((l) => JSON.parse(l).seq), [1, 2]);
+
+  const agents = await grove(home, ['agents', '--json']);
+  assert.ok(agents.json.some((a: any) => a.name === 'fixture' && a.available));
+  const status = await grove(home, ['status', '--json']);
+  assert.equal(status.json.pid, d.proc.pid);
+  assert.equal(status.json.projects, 1);
+  assert.equal(status.json.tasks, 2);
+  assert.equal(status.json.socket, d.socketPath);
+  assert.equal(status.json.port, d.port);
+  const human = await grove(home, ['status']);
+  assert.match(human.stdout, new RegExp(`running, pid ${d.proc.pid}, up `));
+
+  const rmTask = await grove(home, ['task', 'rm', made.json.id, '--json']);
+  assert.equal(rmTask.json.status, 'archived');
+});
+
+test('grove logs -f follows a live session to its end; session kill stops one', async (t) => {
+  const home = agentHome(t, { default_agent: 'fixture' });
+  const d = await startDaemon(t, { home });
+  const repo = makeRepo(t);
+  const p = (await grove(home, ['project', 'add', repo, '--json'])).json;
+  const task = (await grove(home, ['task', 'new', p.name, 'follow', '--json'])).json;
+  const g = gate(t);
+  const s = (await grove(home, ['session', 'start', task.id, '--prompt', 'echo:before', '--json', '--', `wait:${g.path}`, 'echo:after', 'exit:4'])).json;
+  const follow = grove(home, ['logs', s.id, '-f']);
+  await d.waitForLog((l) => l.msg === 'session running' && l.session === s.id);
+  g.release();
+  const r = await follow;
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), ['before', 'after']);
+  assert.match(r.stderr, /session failed \(exit 4\)/);
+
+  const sleeper = (await grove(home, ['session', 'start', task.id, '--prompt', 'sleep:300', '--json'])).json;
+  await d.waitForLog((l) => l.msg === 'session running' && l.session === sleeper.id);
+  const killed = await grove(home, ['session', 'kill', sleeper.id.slice(0, 8), '--json']);
+  assert.equal(killed.code, 0, killed.stderr);
+  assert.equal(killed.json.status, 'killed');
+});
+
+test('grove exit codes: 1 with the problem code and detail, 2 for usage, 3 when no daemon runs', async (t) => {
+  const home = agentHome(t);
+  await startDaemon(t, { home });
+  const notRepo = makeHome(t);
+  const api = await grove(home, ['project', 'add', notRepo]);
+  assert.equal(api.code, 1);
+  assert.match(api.stderr, /NOT_A_GIT_REPO/);
+  assert.match(api.stderr, new RegExp(notRepo));
+  const apiJson = await grove(home, ['project', 'add', notRepo, '--json']);
+  assert.equal(apiJson.code, 1);
+  assert.equal(apiJson.json.code, 'NOT_A_GIT_REPO');
+  const missing = await grove(home, ['task', 'show', 'ffffffff']);
+  assert.equal(missing.code, 1);
+
+  for (const args of [[], ['frobnicate'], ['project', 'add'], ['task', 'new', 'x'], ['logs', 'x', '--bogus']]) {
+    const r = await grove(home, args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+  }
+  const help = await grove(home, ['--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /usage: grove/);
+
+  const nobody = makeHome(t);
+  const down = await grove(nobody, ['status']);
+  assert.equal(down.code, 3);
+  assert.match(down.stderr, /not running/);
+  assert.match(down.stderr, /grove daemon|grove install/);
+});
