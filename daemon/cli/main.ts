@@ -21,6 +21,8 @@ const USAGE = `usage: grove <command> [options]
   session kill <id>                        kill a session's process group
   logs <session> [-f]                      a session's output; -f follows it to its end
   agents                                   agents and whether they are installed
+  install [--dry-run]                      install the user service (systemd --user / launchd)
+  uninstall [--dry-run]                    remove it
 
   --json   machine-readable output        ids may be given by a unique prefix
 exit: 0 ok, 1 API error, 2 usage error, 3 daemon not running`;
@@ -217,6 +219,8 @@ async function main(argv: string[]): Promise<number> {
         prompt: { type: 'string' },
         follow: { type: 'boolean', short: 'f' },
         help: { type: 'boolean', short: 'h' },
+        'dry-run': { type: 'boolean' },
+        platform: { type: 'string' },
       },
     });
   } catch (err) {
@@ -226,6 +230,16 @@ async function main(argv: string[]): Promise<number> {
   if (parsed.values.help || words.length === 0) {
     process.stdout.write(USAGE + '\n');
     return words.length === 0 && !parsed.values.help ? EXIT.USAGE : EXIT.OK;
+  }
+  if (words[0] === 'install' || words[0] === 'uninstall') {
+    const platform = (parsed.values.platform ?? process.platform) as string;
+    if (platform !== 'linux' && platform !== 'darwin') usage(`grove ${words[0]} supports linux (systemd --user) and darwin (launchd), not ${platform}`);
+    const { install, uninstall } = await import('./install.ts');
+    const plan = (words[0] === 'install' ? install : uninstall)(platform, parsed.values['dry-run'] === true, (s) =>
+      parsed.values.json ? undefined : process.stdout.write(s + '\n'),
+    );
+    if (parsed.values.json) process.stdout.write(JSON.stringify({ dry_run: parsed.values['dry-run'] === true, ...plan }, null, 2) + '\n');
+    return EXIT.OK;
   }
   if (words[0] === 'daemon') {
     await import('../main.ts');
