@@ -130,3 +130,31 @@ test('grove exit codes: 1 with the problem code and detail, 2 for usage, 3 when 
   assert.match(down.stderr, /not running/);
   assert.match(down.stderr, /grove daemon|grove install/);
 });
+
+test('grove daemon runs the daemon in the foreground; grove project rm removes a project by name', async (t) => {
+  const home = makeHome(t);
+  const { seedStore } = await import('./helpers/template.ts');
+  await seedStore(path.join(home, 'data'));
+  const daemon = spawn(process.execPath, [GROVE, 'daemon'], { env: { ...process.env, GROVE_HOME: home, GROVE_PORT: 'off' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((r) => daemon.once('exit', (c) => r(c)));
+  t.after(async () => {
+    if (daemon.exitCode === null) {
+      daemon.kill('SIGTERM');
+      await exited;
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    daemon.stdout!.on('data', (d: Buffer) => d.toString().includes('grove daemon ready') && resolve());
+    void exited.then((c) => reject(new Error(`grove daemon exited ${c}`)));
+  });
+  const status = await grove(home, ['status', '--json']);
+  assert.equal(status.json.pid, daemon.pid);
+  assert.equal(status.json.port, null);
+  const repo = makeRepo(t);
+  assert.equal((await grove(home, ['project', 'add', repo, '--name', 'gone-soon'])).code, 0);
+  const rm = await grove(home, ['project', 'rm', 'gone-soon', '--json']);
+  assert.equal(rm.code, 0, rm.stderr);
+  assert.deepEqual((await grove(home, ['project', 'ls', '--json'])).json, []);
+  daemon.kill('SIGTERM');
+  assert.equal(await exited, 0);
+});
