@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import type { ProjectConfig } from '../schemas/project-config.ts';
@@ -46,6 +47,9 @@ export function createTaskService(deps: TaskServiceDeps) {
   // Parallel `git worktree add` on one repository races on its locks: one at a time per project.
   const perProject = createKeyedMutex();
   const running = new Map<string, Running>();
+  // 'setup:<task id>' whenever setup progress was stored or setup ended.
+  const events = new EventEmitter();
+  events.setMaxListeners(0);
 
   async function get(id: string): Promise<Task> {
     const t = await tasks.get(id);
@@ -66,6 +70,7 @@ export function createTaskService(deps: TaskServiceDeps) {
         await setupLog.appendLines(task.id, seq + 1, m.lines);
         seq += m.lines.length;
       } else if (m.type === 'end') await setupLog.commandEnded(task.id, m.idx, { ...m, ended_at: m.at });
+      events.emit(`setup:${task.id}`);
     };
     // The worker's last message is `done`; messages on one port arrive in order, so after it
     // every line has arrived (a port's 'close' event does not reliably cross threads).
@@ -95,6 +100,7 @@ export function createTaskService(deps: TaskServiceDeps) {
       port1.close();
       await writes;
       await tasks.setStatus(task.id, ok ? 'ready' : 'setup_failed', 'setting_up');
+      events.emit(`setup:${task.id}`);
       log.info({ task: task.id, status: ok ? 'ready' : 'setup_failed' }, 'setup finished');
     })().finally(() => running.delete(task.id));
     const run: Running = { cancel: () => port1.postMessage({ type: 'cancel' }), done };
@@ -103,8 +109,11 @@ export function createTaskService(deps: TaskServiceDeps) {
   }
 
   return {
+    events,
     get,
     list: (projectId?: string) => tasks.list(projectId),
+    setupLinesAfter: (id: string, after: number) => setupLog.lines(id, after),
+    setupCommands: (id: string) => setupLog.commands(id),
 
     async create(input: CreateTask): Promise<{ status: 201 | 202; task: Task }> {
       const project = await deps.getProject(input.project_id);

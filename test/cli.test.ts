@@ -44,10 +44,15 @@ test('grove CLI: projects, tasks, sessions, logs, agents, status — as tables a
   assert.equal(made.code, 0, made.stderr);
   assert.equal(made.json.status, 'ready');
   assert.equal(made.json.branch, 'grove/fix-it');
+  // Progress: the setup's commands and output on stderr while it runs, the result on stdout.
+  const shown = await grove(home, ['task', 'new', 'demo', 'with progress', '--progress']);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stderr, /\$ echo prepared\n {2}prepared\n {2}→ exit 0/);
+  assert.match(shown.stdout, /task with progress \(.*\) is ready/);
   const later = await grove(home, ['task', 'new', added.json.id.slice(0, 6), 'later', '--no-wait', '--json']);
   assert.equal(later.json.status, 'setting_up');
   const tasks = await grove(home, ['task', 'ls', 'demo', '--json']);
-  assert.deepEqual(tasks.json.map((x: any) => x.name).sort(), ['Fix it', 'later']);
+  assert.deepEqual(tasks.json.map((x: any) => x.name).sort(), ['Fix it', 'later', 'with progress']);
   const show = await grove(home, ['task', 'show', made.json.id.slice(0, 8)]);
   assert.match(show.stdout, /\$ echo prepared {2}→ exit 0/);
   assert.match(show.stdout, /\| prepared/);
@@ -69,7 +74,7 @@ test('grove CLI: projects, tasks, sessions, logs, agents, status — as tables a
   const status = await grove(home, ['status', '--json']);
   assert.equal(status.json.pid, d.proc.pid);
   assert.equal(status.json.projects, 1);
-  assert.equal(status.json.tasks, 2);
+  assert.equal(status.json.tasks, 3);
   assert.equal(status.json.socket, d.socketPath);
   assert.equal(status.json.port, d.port);
   const human = await grove(home, ['status']);

@@ -247,3 +247,36 @@ test('a daemon stopped during setup kills it and records the task as setup_faile
   const d2 = await startDaemon(t, { home: d1.home });
   assert.equal((await d2.socket('GET', `/api/tasks/${r.json.id}`)).json.status, 'setup_failed');
 });
+
+test('GET /api/tasks/:id/setup as an event stream follows setup live to its end', async (t) => {
+  const d = await startDaemon(t);
+  const { gate, readSse } = await import('./helpers/sessions.ts');
+  const g = gate(t);
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['echo one', `read x < '${g.path}'; echo two`] }) } });
+  const project = await addProject(d, repo);
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'live', wait: false } });
+  const url = `http://127.0.0.1:${d.port}/api/tasks/${r.json.id}/setup`;
+  // While the second command waits at the gate, the stream shows it started and not ended.
+  const early = await readSse(url, { until: (evs) => evs.some((e) => e.event === 'command' && e.data.idx === 1) });
+  const started = early.find((e) => e.event === 'command' && e.data.idx === 1)!;
+  assert.equal(started.data.command, `read x < '${g.path}'; echo two`);
+  assert.equal(started.data.exit_code, null);
+  assert.equal(started.data.ended_at, null);
+  assert.deepEqual(early.filter((e) => e.event === 'line').map((e) => e.data.text), ['one']);
+
+  const rest = readSse(url, { until: (evs) => evs.some((e) => e.event === 'end') });
+  g.release();
+  const all = await rest;
+  const end = all.at(-1)!;
+  assert.equal(end.event, 'end');
+  assert.equal(end.data.status, 'ready');
+  assert.deepEqual(all.filter((e) => e.event === 'line').map((e) => [e.data.seq, e.data.text]), [
+    [1, 'one'],
+    [2, 'two'],
+  ]);
+  const last = new Map(all.filter((e) => e.event === 'command').map((e) => [e.data.idx, e.data.exit_code]));
+  assert.deepEqual([...last], [
+    [0, 0],
+    [1, 0],
+  ]);
+});

@@ -12,7 +12,8 @@ const USAGE = `usage: grove <command> [options]
   project add <path> [--name N]            add a git repository
   project ls                               list projects
   project rm <id|name>                     remove a project (its repository is untouched)
-  task new <project> <name> [--base R] [--branch B] [--no-wait]
+  task new <project> <name> [--base R] [--branch B] [--no-wait] [--progress]
+                                           (setup progress is shown on a terminal, or with --progress)
   task ls [<project>]                      list tasks
   task show <id>                           a task and its setup log
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
@@ -72,6 +73,35 @@ const TASK_COLS = ['id', 'name', 'status', 'branch', 'ports'];
 const SESSION_COLS = ['id', 'agent', 'status', 'pid', 'exit_code', 'created_at'];
 const short = <T extends { id: string }>(rows: T[]) => rows.map((r) => ({ ...r, id: shortId(r.id) }));
 
+// Reads an SSE body into (event, data) pairs.
+async function* sse(body: AsyncIterable<Buffer>): AsyncGenerator<{ event: string; data: any }> {
+  let buf = '';
+  for await (const chunk of body) {
+    buf += chunk.toString('utf8');
+    let i;
+    while ((i = buf.indexOf('\n\n')) !== -1) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (event && data) yield { event, data: JSON.parse(data) };
+    }
+  }
+}
+
+// Shows a task's setup as it runs; resolves with the task once setup is over.
+async function followSetup(c: Ctx, id: string, err: (s: string) => void): Promise<any> {
+  const body = await c.api.stream(`/api/tasks/${id}/setup`, { accept: 'text/event-stream' });
+  for await (const { event, data } of sse(body)) {
+    if (event === 'command') {
+      if (data.ended_at === null) err(`$ ${data.command}`);
+      else err(`  → ${data.timed_out ? 'timed out' : data.exit_code === null ? data.signal : `exit ${data.exit_code}`}`);
+    } else if (event === 'line') err(`  ${data.text}`);
+    else if (event === 'end') return data;
+  }
+  return c.api.call('GET', `/api/tasks/${id}`);
+}
+
 // The command table: words → handler.
 const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   async status(c) {
@@ -112,10 +142,15 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const body: Record<string, unknown> = { project_id: p.id, name };
     if (typeof c.values.base === 'string') body.base = c.values.base;
     if (typeof c.values.branch === 'string') body.branch = c.values.branch;
-    if (c.values['no-wait']) body.wait = false;
-    const tty = process.stderr.isTTY && !c.json;
-    if (tty) process.stderr.write(`creating task ${body.name} in ${p.name} (worktree, ports, setup)…\n`);
-    const t = await c.api.call('POST', '/api/tasks', body);
+    // Progress (the setup's commands and output as they run) on a terminal, or when asked.
+    const progress = !c.values['no-wait'] && !c.json && (process.stderr.isTTY || c.values.progress === true);
+    if (c.values['no-wait'] || progress) body.wait = false;
+    let t = await c.api.call('POST', '/api/tasks', body);
+    if (progress) {
+      const err = (s: string) => process.stderr.write(s + '\n');
+      err(`task ${t.name}: branch ${t.branch}, worktree ${path.join(p.path, t.worktree_path)}`);
+      t = await followSetup(c, t.id, err);
+    }
     print(c, t, () => `task ${t.name} (${t.id}) is ${t.status}: branch ${t.branch}, worktree ${path.join(p.path, t.worktree_path)}`);
     if (t.status === 'setup_failed') process.exitCode = EXIT.API;
   },
@@ -175,21 +210,11 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     }
     // Follow through SSE until the session ends; Ctrl-C ends this process, not the session.
     const body = await c.api.stream(`/api/sessions/${s.id}/output`, { accept: 'text/event-stream' });
-    let buf = '';
-    for await (const chunk of body) {
-      buf += chunk.toString('utf8');
-      let i;
-      while ((i = buf.indexOf('\n\n')) !== -1) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const event = /^event: (.*)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (event === 'line' && data) emit(JSON.parse(data));
-        if (event === 'end' && data) {
-          const end = JSON.parse(data);
-          if (!c.json) process.stderr.write(`session ${end.status}${end.exit_code === null ? '' : ` (exit ${end.exit_code})`}\n`);
-          return;
-        }
+    for await (const { event, data } of sse(body)) {
+      if (event === 'line') emit(data);
+      if (event === 'end') {
+        if (!c.json) process.stderr.write(`session ${data.status}${data.exit_code === null ? '' : ` (exit ${data.exit_code})`}\n`);
+        return;
       }
     }
   },
@@ -220,6 +245,7 @@ async function main(argv: string[]): Promise<number> {
         follow: { type: 'boolean', short: 'f' },
         help: { type: 'boolean', short: 'h' },
         'dry-run': { type: 'boolean' },
+        progress: { type: 'boolean' },
         platform: { type: 'string' },
       },
     });

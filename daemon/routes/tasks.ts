@@ -2,6 +2,8 @@ import { IdParams } from '../../schemas/common.ts';
 import { CreateTask, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
 import { route, type Route } from '../http/route.ts';
 import type { TaskService } from '../tasks.ts';
+import { streamSetup } from '../setup-stream.ts';
+import { wantsEventStream } from '../sessions/sse.ts';
 
 // /api/tasks: thin adapters from HTTP to the task service.
 export function taskRoutes(deps: { tasks: TaskService }): Route[] {
@@ -38,10 +40,16 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'GET',
       path: '/api/tasks/:id/setup',
-      summary: "A task's setup commands, exit codes and output",
+      summary: "A task's setup commands, exit codes and output; with Accept: text/event-stream, followed live until setup ends",
       params: IdParams,
       responses: { 200: TaskSetup },
-      handler: async ({ params }) => ({ status: 200, body: await tasks.setup(params.id) }),
+      handler: async ({ params, req, res }) => {
+        if (wantsEventStream(req)) {
+          await streamSetup({ id: params.id, res, tasks });
+          return null;
+        }
+        return { status: 200, body: await tasks.setup(params.id) };
+      },
     }),
     route({
       method: 'DELETE',

@@ -57,10 +57,10 @@ export function setupLogTable(db: Db) {
         ended_at: r.ended_at ? r.ended_at.toISOString() : null,
       }));
     },
-    async lines(taskId: string): Promise<OutputLine[]> {
+    async lines(taskId: string, after = 0): Promise<OutputLine[]> {
       const { rows } = await db.query<{ seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date }>(
-        'SELECT seq, stream, text, at FROM setup_lines WHERE task_id = $1 ORDER BY seq',
-        [taskId],
+        'SELECT seq, stream, text, at FROM setup_lines WHERE task_id = $1 AND seq > $2 ORDER BY seq',
+        [taskId, after],
       );
       return rows.map((r) => ({ seq: r.seq, stream: r.stream, text: r.text, at: r.at.toISOString() }));
     },
