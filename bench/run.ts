@@ -6,6 +6,7 @@ import { makeMigratedStore } from './daemon.ts';
 import { benchStart } from './start.ts';
 import { benchTasks } from './tasks.ts';
 import { benchOutput } from './output.ts';
+import { benchApi } from './api.ts';
 import { round } from './stats.ts';
 
 const quick = process.argv.includes('--quick');
@@ -19,6 +20,7 @@ try {
     quick,
     at: new Date().toISOString(),
     tasks: await benchTasks({ template, runs: quick ? 5 : 20, files: 5000, concurrent: 20 }),
+    api: await benchApi({ template, requests: quick ? 1000 : 5000 }),
     output: await benchOutput({ template, lines: quick ? 200_000 : 1_000_000 }),
     start: await benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 }),
   };
@@ -26,11 +28,17 @@ try {
   writeFileSync(path.join(import.meta.dirname, 'results.json'), JSON.stringify(results, null, 2) + '\n');
   console.log(JSON.stringify(results, null, 2));
 
-  const { tasks, start, output } = results;
+  const { tasks, start, output, api } = results;
+  const a = api as any;
   const rows: Array<[string, number, number, number]> = [
     ['task creation, 5,000 files (ms, median)', tasks.create_ms.grove.median, tasks.create_ms.raw.median, tasks.create_ms.ratio_median],
     ['task creation, 5,000 files (ms, p99)', tasks.create_ms.grove.p99, tasks.create_ms.raw.p99, tasks.create_ms.ratio_p99],
     [`${tasks.concurrent.n} concurrent creations, wall (ms) vs sequential raw (${tasks.concurrent.succeeded}/${tasks.concurrent.n} ok)`, tasks.concurrent.grove_wall_ms, tasks.concurrent.raw_sequential_ms, tasks.concurrent.ratio],
+    ['session start: 201 vs raw spawn through the same wrapper (ms, p50)', a.session_start_ms.grove.median, a.session_start_ms.raw_spawn.median, a.session_start_ms.ratio_p50],
+    ...(['projects_c1', 'projects_c32', 'session_c1', 'session_c32'] as const).flatMap((k): Array<[string, number, number, number]> => [
+      [`GET ${k.replace('_c', ', concurrency ')}: socket vs bare node:http (req/s)`, a[k].socket.rps, a[k].bare_node_http.rps, a[k].throughput_vs_bare],
+      [`GET ${k.replace('_c', ', concurrency ')}: TCP front vs socket (p50 ms)`, a[k].tcp_front.p50_ms, a[k].socket.p50_ms, a[k].tcp_p50_vs_socket],
+    ]),
     [`${output.lines} lines of output until the last is readable (ms) vs a bare PGlite insert; ratio = rate (all stored: ${output.all_stored})`, output.grove_ms, output.bare_pglite_insert_ms, output.rate_vs_bare_pglite],
     ['the same, against the agent writing to /dev/null (ms)', output.grove_ms, output.agent_to_devnull_ms, round(output.grove_ms / output.agent_to_devnull_ms)],
     ['GET /api/health p99 while it prints vs idle (ms)', output.health_ms.under_output.p99, output.health_ms.idle.p99, output.health_ms.p99_ratio],

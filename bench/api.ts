@@ -1,0 +1,110 @@
+// API throughput and latency: GET /api/projects and GET /api/sessions/:id at concurrency 1 and
+// 32 over the socket, against a bare node:http server answering the same JSON on a socket; and
+// the TCP front against the socket directly. Also session start against a raw spawn.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Pool } from 'undici';
+import { sessionFiles, spawnWrapped } from '../daemon/sessions/wrapper.ts';
+import { call, ROOT, startBenchDaemon } from './daemon.ts';
+import { round, summarize } from './stats.ts';
+
+const AGENT = path.join(ROOT, 'test', 'fixtures', 'agent.sh');
+
+// `total` requests at `concurrency`; returns requests/s and latency percentiles.
+async function load(pool: Pool, urlPath: string, total: number, concurrency: number) {
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next++;
+        const s = performance.now();
+        const res = await pool.request({ method: 'GET', path: urlPath });
+        await res.body.text();
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  const st = summarize(lat);
+  return { rps: round(total / secs, 0), p50_ms: round(st.median), p99_ms: round(st.p99) };
+}
+
+export async function benchApi(opts: { template: string; requests: number }) {
+  const home = mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
+  cpSync(opts.template, path.join(home, 'data', 'pgdata'), { recursive: true });
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: { fixture: { command: [AGENT, '{prompt}'] } } }));
+  const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-api-'));
+  const d = await startBenchDaemon({ template: null, home, port: true });
+  const bareSock = path.join(root, 'bare.sock');
+  try {
+    const repo = path.join(root, 'repo');
+    mkdirSync(repo);
+    execFileSync('git', ['init', '-q', '-b', 'main', repo]);
+    execFileSync('git', ['-C', repo, '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '--allow-empty', '-m', 'x']);
+    const project = await call(d.api, 'POST', '/api/projects', { path: repo });
+    const task = await call(d.api, 'POST', '/api/tasks', { project_id: project.id, name: 'api' });
+
+    // Session start: the 201 against a raw spawn of the same command through the same wrapper.
+    const starts: number[] = [];
+    const raws: number[] = [];
+    let session: any;
+    for (let i = 0; i < 12; i++) {
+      let t0 = performance.now();
+      session = await call(d.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: 'exit:0' });
+      starts.push(performance.now() - t0);
+      t0 = performance.now();
+      const child = spawnWrapped({ files: sessionFiles(root, `raw-${i}`), command: [AGENT, 'exit:0'], cwd: repo, env: { PATH: process.env.PATH ?? '' } });
+      if (child.pid === undefined) throw new Error('raw spawn failed');
+      raws.push(performance.now() - t0);
+      await child;
+    }
+    const s = summarize(starts.slice(2));
+    const r = summarize(raws.slice(2));
+
+    // The same JSON from a bare node:http server on a socket.
+    const projectsJson = JSON.stringify(await call(d.api, 'GET', '/api/projects'));
+    const sessionJson = JSON.stringify(await call(d.api, 'GET', `/api/sessions/${session.id}`));
+    const bare = createServer((req, res) => {
+      const body = req.url === '/api/projects' ? projectsJson : sessionJson;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+    await new Promise<void>((ok) => bare.listen(bareSock, ok));
+    const barePool = new Pool('http://localhost', { socketPath: bareSock, connections: 32 });
+    const tcpPool = new Pool(`http://127.0.0.1:${d.port}`, { connections: 32 });
+    const out: Record<string, unknown> = {};
+    for (const [name, p] of [
+      ['projects', '/api/projects'],
+      ['session', `/api/sessions/${session.id}`],
+    ] as const) {
+      for (const c of [1, 32]) {
+        await load(d.api, p, 200, c); // warm-up
+        const grove = await load(d.api, p, opts.requests, c);
+        const raw = await load(barePool, p, opts.requests, c);
+        const tcp = await load(tcpPool, p, opts.requests, c);
+        out[`${name}_c${c}`] = {
+          socket: grove,
+          bare_node_http: raw,
+          tcp_front: tcp,
+          throughput_vs_bare: round(grove.rps / raw.rps),
+          tcp_p50_vs_socket: round(tcp.p50_ms / grove.p50_ms),
+        };
+      }
+    }
+    await barePool.close();
+    await tcpPool.close();
+    await new Promise((ok) => bare.close(ok));
+    return {
+      session_start_ms: { grove: s, raw_spawn: r, ratio_p50: round(s.median / r.median) },
+      ...out,
+    };
+  } finally {
+    await d.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
