@@ -94,6 +94,7 @@ export async function benchOutput(opts: { template: string; lines: number }) {
     const stored = last.lines[0]?.seq ?? 0;
     await d2.stop();
     if (!text.includes('event: end')) throw new Error('the stream did not end');
+    if (stored !== opts.lines) throw new Error(`only ${stored} of ${opts.lines} lines were stored`);
 
     const idleS = summarize(idle);
     const busyS = summarize(busy);
