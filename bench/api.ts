@@ -1,17 +1,16 @@
 // API throughput and latency: GET /api/projects and GET /api/sessions/:id at concurrency 1 and
 // 32 over the socket, against a bare node:http server answering the same JSON on a socket; and
 // the TCP front against the socket directly. Also session start against a raw spawn.
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { sessionFiles, spawnWrapped } from '../daemon/sessions/wrapper.ts';
-import { call, ROOT, startBenchDaemon } from './daemon.ts';
+import { call, FIXTURE_AGENT, fixtureHome, readyTask, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
-const AGENT = path.join(ROOT, 'test', 'fixtures', 'agent.sh');
+const AGENT = FIXTURE_AGENT;
 
 // `total` requests at `concurrency`; returns requests/s and latency percentiles.
 async function load(pool: Pool, urlPath: string, total: number, concurrency: number) {
@@ -35,19 +34,12 @@ async function load(pool: Pool, urlPath: string, total: number, concurrency: num
 }
 
 export async function benchApi(opts: { template: string; requests: number }) {
-  const home = mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
-  cpSync(opts.template, path.join(home, 'data', 'pgdata'), { recursive: true });
-  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: { fixture: { command: [AGENT, '{prompt}'] } } }));
+  const home = fixtureHome(opts.template);
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-api-'));
   const d = await startBenchDaemon({ template: null, home, port: true });
   const bareSock = path.join(root, 'bare.sock');
   try {
-    const repo = path.join(root, 'repo');
-    mkdirSync(repo);
-    execFileSync('git', ['init', '-q', '-b', 'main', repo]);
-    execFileSync('git', ['-C', repo, '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '--allow-empty', '-m', 'x']);
-    const project = await call(d.api, 'POST', '/api/projects', { path: repo });
-    const task = await call(d.api, 'POST', '/api/tasks', { project_id: project.id, name: 'api' });
+    const { repo, task } = await readyTask(d.api, root, 'api');
 
     // Session start: the 201 against a raw spawn of the same command through the same wrapper.
     const starts: number[] = [];

@@ -1,6 +1,6 @@
 // Spawning processes for benchmarks: the daemon, and a baseline process, until a stdout line says ready.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -94,4 +94,25 @@ export async function makeMigratedStore(dest: string): Promise<void> {
   await d.stop({ keepHome: true });
   cpSync(path.join(d.home, 'data', 'pgdata'), dest, { recursive: true });
   rmSync(d.home, { recursive: true, force: true });
+}
+
+// The fixture agent, for benchmarks that run sessions.
+export const FIXTURE_AGENT = path.join(ROOT, 'test', 'fixtures', 'agent.sh');
+
+// A GROVE_HOME with a copy of `template` and a user config that defines the fixture agent.
+export function fixtureHome(template: string): string {
+  const home = mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
+  cpSync(template, path.join(home, 'data', 'pgdata'), { recursive: true });
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: { fixture: { command: [FIXTURE_AGENT, '{prompt}'] } } }));
+  return home;
+}
+
+// An empty one-commit repository in `root`, added as a project, with one ready task.
+export async function readyTask(api: Pool, root: string, name: string): Promise<{ repo: string; task: any }> {
+  const repo = path.join(root, 'repo');
+  mkdirSync(repo);
+  execFileSync('git', ['init', '-q', '-b', 'main', repo]);
+  execFileSync('git', ['-C', repo, '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '--allow-empty', '-m', 'x']);
+  const project = await call(api, 'POST', '/api/projects', { path: repo });
+  return { repo, task: await call(api, 'POST', '/api/tasks', { project_id: project.id, name }) };
 }

@@ -1,17 +1,17 @@
 // Output ingestion: an agent printing N lines of 80 bytes, from start until the last line is
 // readable through the API; beside the same agent writing to /dev/null and a bare PGlite bulk
 // insert of the same rows. Meanwhile: the daemon's RSS and GET /api/health latency.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { request } from 'undici';
 import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
-import { call, ROOT, rssMb, startBenchDaemon } from './daemon.ts';
+import { call, FIXTURE_AGENT, fixtureHome, readyTask, rssMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
-const AGENT = path.join(ROOT, 'test', 'fixtures', 'agent.sh');
+const AGENT = FIXTURE_AGENT;
 
 async function healthLatencies(api: Parameters<typeof call>[0], stop: () => boolean, max = 100_000): Promise<number[]> {
   const out: number[] = [];
@@ -59,18 +59,11 @@ export async function benchOutput(opts: { template: string; lines: number }) {
 
   const pgMs = await barePglite(opts.template, opts.lines, Math.floor((512 * 1024) / 80));
 
-  const home = mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
-  cpSync(opts.template, path.join(home, 'data', 'pgdata'), { recursive: true });
-  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: { fixture: { command: [AGENT, '{prompt}'] } } }));
+  const home = fixtureHome(opts.template);
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-out-'));
   try {
     const d2 = await startBenchDaemon({ template: null, home });
-    const repo = path.join(root, 'repo');
-    mkdirSync(repo);
-    execFileSync('git', ['init', '-q', '-b', 'main', repo]);
-    execFileSync('git', ['-C', repo, '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '--allow-empty', '-m', 'x']);
-    const project = await call(d2.api, 'POST', '/api/projects', { path: repo });
-    const task = await call(d2.api, 'POST', '/api/tasks', { project_id: project.id, name: 'output' });
+    const { task } = await readyTask(d2.api, root, 'output');
 
     const idle = await healthLatencies(d2.api, () => false, 300);
     const rssIdle = rssMb(d2.pid);

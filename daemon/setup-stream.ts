@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import { openEventStream } from './http/event-stream.ts';
 import type { ServerResponse } from 'node:http';
 import type { TaskService } from './tasks.ts';
 
@@ -9,29 +9,13 @@ import type { TaskService } from './tasks.ts';
 export async function streamSetup(opts: { id: string; res: ServerResponse; tasks: TaskService }): Promise<void> {
   const { id, res, tasks } = opts;
   await tasks.get(id);
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
-  res.flushHeaders();
   let after = 0;
   // Per command: whether its start and its end have been announced.
   const announced: Array<{ start: boolean; end: boolean }> = [];
-  let closed = false;
-  let dirty = false;
-  let wake: (() => void) | null = null;
-  const poke = () => {
-    dirty = true;
-    wake?.();
-  };
-  res.once('close', () => {
-    closed = true;
-    wake?.();
-  });
-  tasks.events.on(`setup:${id}`, poke);
-  const write = async (text: string) => {
-    if (!res.write(text)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
-  };
+  const stream = openEventStream(res, tasks.events, [`setup:${id}`]);
   try {
-    while (!closed) {
-      dirty = false;
+    while (!stream.closed) {
+      stream.beginRound();
       const task = await tasks.get(id);
       const commands = await tasks.setupCommands(id);
       const lines = await tasks.setupLinesAfter(id, after);
@@ -55,23 +39,14 @@ export async function streamSetup(opts: { id: string; res: ServerResponse; tasks
         items.push({ at: line.at, rank: 1, text: `id: ${line.seq}\nevent: line\ndata: ${JSON.stringify(line)}\n\n` });
       }
       items.sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.rank - y.rank));
-      for (const item of items) await write(item.text);
+      for (const item of items) await stream.write(item.text);
       if (task.status !== 'setting_up') {
-        await write(`event: end\ndata: ${JSON.stringify(task)}\n\n`);
+        await stream.write(`event: end\ndata: ${JSON.stringify(task)}\n\n`);
         return;
       }
-      if (dirty) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 15_000);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = null;
+      await stream.waitForChange();
     }
   } finally {
-    tasks.events.off(`setup:${id}`, poke);
-    if (!res.writableEnded) res.end();
+    stream.end();
   }
 }
