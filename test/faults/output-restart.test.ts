@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startDaemon } from './helpers/daemon.ts';
-import { allLines, gate, liveGroupMembers, readSse, readyTask, waitSessionEnd } from './helpers/sessions.ts';
+import { startDaemon } from '../helpers/daemon.ts';
+import { allLines, gate, liveGroupMembers, readSse, readyTask, waitSessionEnd } from '../helpers/sessions.ts';
 
 test('the daemon killed with SIGKILL while three sessions print: after a restart all finish, every line once, in order', async (t) => {
   const { d, task } = await readyTask(t);
@@ -20,7 +20,7 @@ test('the daemon killed with SIGKILL while three sessions print: after a restart
   assert.equal(await d.stop('SIGKILL'), 'SIGKILL');
   for (const pid of pids) assert.ok(liveGroupMembers(pid).length > 0, 'agents outlive the daemon');
   gates[0]!.release();
-  const { waitGroupGone } = await import('../daemon/process-group.ts');
+  const { waitGroupGone } = await import('../../daemon/process-group.ts');
   assert.ok(await waitGroupGone(pids[0], 20_000), 'the first agent ran to its end while no daemon watched');
 
   const d2 = await startDaemon(t, { home: d.home });
@@ -52,7 +52,7 @@ test('a session whose process vanished without an exit status while the daemon w
   assert.equal(await d.stop('SIGKILL'), 'SIGKILL');
   // The wrapper is killed too: nothing records an exit status.
   process.kill(-r.json.pid, 'SIGKILL');
-  const { waitGroupGone } = await import('../daemon/process-group.ts');
+  const { waitGroupGone } = await import('../../daemon/process-group.ts');
   await waitGroupGone(r.json.pid, 5000);
   const d2 = await startDaemon(t, { home: d.home });
   const s = (await d2.socket('GET', `/api/sessions/${r.json.id}`)).json;

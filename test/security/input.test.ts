@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startDaemon, type Reply } from './helpers/daemon.ts';
-import { makeRepo } from './helpers/git.ts';
-import { rawRequest } from './helpers/raw.ts';
+import { startDaemon, type Reply } from '../helpers/daemon.ts';
+import { makeRepo } from '../helpers/git.ts';
+import { rawRequest } from '../helpers/raw.ts';
 
 function assertProblem(r: Reply, status: number, code: string, what: string) {
   assert.equal(r.status, status, `${what}: ${r.text}`);

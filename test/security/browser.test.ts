@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startDaemon, type TestDaemon } from './helpers/daemon.ts';
-import { makeRepo } from './helpers/git.ts';
-import { rawRequest } from './helpers/raw.ts';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { makeRepo } from '../helpers/git.ts';
+import { rawRequest } from '../helpers/raw.ts';
 
 async function assertNoProjects(d: TestDaemon) {
   assert.deepEqual((await d.socket('GET', '/api/projects')).json, [], 'nothing was created');

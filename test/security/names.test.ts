@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, startDaemon } from './helpers/daemon.ts';
-import { branches, git, gitSucceeds, makeRepo, makeTempDir, worktrees } from './helpers/git.ts';
+import { addProject, startDaemon } from '../helpers/daemon.ts';
+import { branches, git, gitSucceeds, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
 
 test('branch and base values that are options, traversal or invalid refs are refused, creating nothing', async (t) => {
   const d = await startDaemon(t);
