@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createJournal } from './journal.ts';
 import type { Logger } from './log.ts';
 import type { Settings } from './settings.ts';
 import { acquireDataLock } from './lock.ts';
@@ -86,6 +88,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       ports: createPortAllocator({ leases: portLeasesTable(store.db), range: settings.portRange }),
       configs,
       setupTimeoutS: settings.setupTimeoutS,
+      journal: createJournal(path.join(settings.dataDir, 'journal')),
       log: log.child({ module: 'tasks' }),
     });
     await tasks.recover();

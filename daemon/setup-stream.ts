@@ -19,26 +19,29 @@ export async function streamSetup(opts: { id: string; res: ServerResponse; tasks
       const task = await tasks.get(id);
       const commands = await tasks.setupCommands(id);
       const lines = await tasks.setupLinesAfter(id, after);
-      // Starts, lines and ends in the order they happened (a start before a line of the same
-      // moment, an end after it), so a client can print them as a transcript.
-      const items: Array<{ at: string; rank: number; text: string }> = [];
+      // Starts, lines and ends in the order they happened, so a client can print them as a
+      // transcript: commands run one after another, so the command index orders first, then
+      // start, lines, end. Timestamps alone tie within a millisecond.
+      const items: Array<{ idx: number; rank: number; seq: number; text: string }> = [];
       for (const [idx, cmd] of commands.entries()) {
         const a = (announced[idx] ??= { start: false, end: false });
         if (!a.start) {
           a.start = true;
           const start = { ...cmd, exit_code: null, signal: null, timed_out: false, ended_at: null };
-          items.push({ at: cmd.started_at, rank: 0, text: `event: command\ndata: ${JSON.stringify({ idx, ...start })}\n\n` });
+          items.push({ idx, rank: 0, seq: 0, text: `event: command\ndata: ${JSON.stringify({ idx, ...start })}\n\n` });
         }
         if (!a.end && cmd.ended_at !== null) {
           a.end = true;
-          items.push({ at: cmd.ended_at, rank: 2, text: `event: command\ndata: ${JSON.stringify({ idx, ...cmd })}\n\n` });
+          items.push({ idx, rank: 2, seq: 0, text: `event: command\ndata: ${JSON.stringify({ idx, ...cmd })}\n\n` });
         }
       }
-      for (const line of lines) {
+      for (const { line, idx } of lines) {
         after = line.seq;
-        items.push({ at: line.at, rank: 1, text: `id: ${line.seq}\nevent: line\ndata: ${JSON.stringify(line)}\n\n` });
+        // Lines stored before commands were recorded with them: the last command started by then.
+        const cmdIdx = idx ?? Math.max(0, commands.findLastIndex((c) => c.started_at <= line.at));
+        items.push({ idx: cmdIdx, rank: 1, seq: line.seq, text: `id: ${line.seq}\nevent: line\ndata: ${JSON.stringify(line)}\n\n` });
       }
-      items.sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.rank - y.rank));
+      items.sort((x, y) => x.idx - y.idx || x.rank - y.rank || x.seq - y.seq);
       for (const item of items) await stream.write(item.text);
       if (task.status !== 'setting_up') {
         await stream.write(`event: end\ndata: ${JSON.stringify(task)}\n\n`);

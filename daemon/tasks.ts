@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, lstatSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
@@ -15,8 +16,37 @@ import type { PortAllocator } from './ports.ts';
 import type { ProjectConfigs } from './project-config.ts';
 import { slugify } from './slug.ts';
 import type { SetupLogTable } from './store/setup-log.ts';
-import type { TasksTable } from './store/tasks.ts';
+import type { StoredTask, TasksTable } from './store/tasks.ts';
+import type { Journal } from './journal.ts';
+import { isSameProcessAlive } from './proc.ts';
+import { groupMembers, signalGroup, waitGroupGone } from './process-group.ts';
 import { taskEnv } from './task-env.ts';
+
+// A real folder, not a symlink to one (archiving never follows a link either).
+function isDir(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+// After TERM, how long an orphaned setup group gets before KILL.
+const ORPHAN_GRACE_MS = 2000;
+
+// Stops a setup command's process group that outlived a killed daemon. The group is ours if
+// its leader still has the recorded start time, or if the leader is gone but members remain
+// (the kernel does not hand out a pid while a group of that id exists).
+async function stopOrphanGroup(pid: number | null, pidStart: string | null): Promise<void> {
+  if (!pid) return;
+  const leaderOurs = pidStart !== null && isSameProcessAlive(pid, pidStart);
+  const leaderGone = !leaderOurs && !existsSync(`/proc/${pid}`) && process.platform === 'linux';
+  if (!leaderOurs && !(leaderGone && groupMembers(pid).length > 0)) return;
+  signalGroup(pid, 'SIGTERM');
+  if (await waitGroupGone(pid, ORPHAN_GRACE_MS)) return;
+  signalGroup(pid, 'SIGKILL');
+  await waitGroupGone(pid, ORPHAN_GRACE_MS);
+}
 
 export function fromWorker(f: Fail): GroveError {
   return new GroveError(f.code, f.message, f.path ? { errors: [{ path: f.path, message: f.message }] } : {});
@@ -37,6 +67,8 @@ export interface TaskServiceDeps {
   ports: PortAllocator;
   configs: ProjectConfigs;
   setupTimeoutS: number;
+  /** creation intents, so a creation cut short by a kill is undone on the next start */
+  journal: Journal;
   log: Logger;
 }
 
@@ -51,10 +83,32 @@ export function createTaskService(deps: TaskServiceDeps) {
   const events = new EventEmitter();
   events.setMaxListeners(0);
 
+  // A live task whose folder is gone (deleted by hand) says so; DELETE then cleans up.
+  async function withPresence(t: StoredTask, projectPath?: string): Promise<Task> {
+    let missing = false;
+    if (t.status !== 'archived') {
+      const root = projectPath ?? (await deps.getProject(t.project_id)).path;
+      missing = !isDir(path.join(root, t.worktree_path));
+    }
+    return { ...t, worktree_missing: missing };
+  }
+
   async function get(id: string): Promise<Task> {
     const t = await tasks.get(id);
     if (!t) throw new GroveError('NOT_FOUND', `no task with id ${id}`);
-    return t;
+    return withPresence(t);
+  }
+
+  async function list(projectId?: string): Promise<Task[]> {
+    const rows = await tasks.list(projectId);
+    const roots = new Map<string, Promise<string>>();
+    return Promise.all(
+      rows.map((t) => {
+        let root = roots.get(t.project_id);
+        if (!root) roots.set(t.project_id, (root = deps.getProject(t.project_id).then((p) => p.path)));
+        return root.then((r) => withPresence(t, r));
+      }),
+    );
   }
 
   function startSetup(project: Project, task: Task, config: ProjectConfig): Running {
@@ -62,12 +116,13 @@ export function createTaskService(deps: TaskServiceDeps) {
     let seq = 0;
     let writes: Promise<void> = Promise.resolve();
     const handle = async (m: SetupMessage) => {
-      if (m.type === 'start') {
+      if (m.type === 'spawned') await setupLog.commandSpawned(task.id, m.idx, m.pid, m.pid_start);
+      else if (m.type === 'start') {
         await setupLog.commandStarted(task.id, m.idx, m.command, m.at);
         log.debug({ task: task.id, idx: m.idx, command: m.command }, 'setup command started');
       }
       else if (m.type === 'lines') {
-        await setupLog.appendLines(task.id, seq + 1, m.lines);
+        await setupLog.appendLines(task.id, seq + 1, m.lines, m.idx);
         seq += m.lines.length;
       } else if (m.type === 'end') await setupLog.commandEnded(task.id, m.idx, { ...m, ended_at: m.at });
       events.emit(`setup:${task.id}`);
@@ -111,8 +166,8 @@ export function createTaskService(deps: TaskServiceDeps) {
   return {
     events,
     get,
-    list: (projectId?: string) => tasks.list(projectId),
-    setupLinesAfter: (id: string, after: number) => setupLog.lines(id, after),
+    list,
+    setupLinesAfter: (id: string, after: number) => setupLog.linesWithCommand(id, after),
     setupCommands: (id: string) => setupLog.commands(id),
 
     async create(input: CreateTask): Promise<{ status: 201 | 202; task: Task }> {
@@ -128,6 +183,7 @@ export function createTaskService(deps: TaskServiceDeps) {
           ...(input.branch !== undefined ? { branch: input.branch } : {}),
           ...(input.base !== undefined ? { base: input.base } : {}),
           taken: await tasks.liveWorktreePaths(project.id),
+          intent: { id, file: deps.journal.fileFor(id) },
         });
         if (!made.ok) throw fromWorker(made);
         try {
@@ -148,8 +204,16 @@ export function createTaskService(deps: TaskServiceDeps) {
           );
         } catch (err) {
           // No row: take the worktree and the new branch back too.
-          await pool.removeWorktree({ repo: project.path, worktree_path: made.worktree_path, force: true, deleteBranch: made.branch });
+          await pool.removeWorktree({
+            repo: project.path,
+            worktree_path: made.worktree_path,
+            force: true,
+            deleteBranch: made.branch,
+            deleteBranchAt: made.base_commit,
+          });
           throw err;
+        } finally {
+          deps.journal.done(id);
         }
       });
 
@@ -188,10 +252,27 @@ export function createTaskService(deps: TaskServiceDeps) {
       return get(id);
     },
 
-    // Setups a stopped daemon left behind cannot finish: they failed.
+    // What a daemon killed mid-work left behind: creations without a row are undone, setups
+    // that can no longer finish are stopped (their process groups too) and marked failed.
     async recover(): Promise<void> {
+      for (const { id, intent } of deps.journal.pending()) {
+        if (intent && !(await tasks.get(id))) {
+          const res = await pool.removeWorktree({
+            repo: intent.repo,
+            worktree_path: intent.worktree_path,
+            force: true,
+            deleteBranch: intent.branch,
+            deleteBranchAt: intent.base_commit,
+          });
+          if (!res.ok) log.warn({ task: id, intent, err: res.message }, 'undoing an interrupted task creation failed');
+          else log.warn({ task: id, branch: intent.branch, worktree: intent.worktree_path }, 'undid a task creation interrupted by a daemon stop');
+        }
+        deps.journal.done(id);
+      }
+      const orphans = await setupLog.endInterrupted();
+      await Promise.all(orphans.map((o) => stopOrphanGroup(o.pid, o.pid_start)));
       const ids = await tasks.failInterruptedSetups();
-      if (ids.length > 0) log.warn({ tasks: ids }, 'setup was interrupted by a daemon stop; marked setup_failed');
+      if (ids.length > 0) log.warn({ tasks: ids, stopped: orphans.filter((o) => o.pid).length }, 'setup was interrupted by a daemon stop; marked setup_failed');
     },
 
     // Stops running setups (their process groups are killed) and waits for them to be recorded.

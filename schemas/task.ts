@@ -23,6 +23,9 @@ export const Task = Type.Object(
     ports: Type.Record(Type.String({ pattern: '^[0-9]+$' }), Type.Integer()),
     created_at: Timestamp,
     archived_at: Type.Union([Timestamp, Type.Null()]),
+    worktree_missing: Type.Boolean({
+      description: 'true when a live task\'s worktree folder is gone (deleted by hand); DELETE cleans up',
+    }),
   },
   { $id: 'Task' },
 );
@@ -30,8 +33,9 @@ export type Task = Static<typeof Task>;
 
 export const TaskList = Type.Array(Task);
 
-// No leading '-' (never an option to git), no control characters; git's own rules come after.
-const REF_INPUT = '^(?!-)[^\\u0000-\\u001f\\u007f]*$';
+// No leading '-' (never an option to git), no control characters or lone surrogates (as in
+// TEXT_PATTERN); git's own rules come after.
+const REF_INPUT = '^(?!-)[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$';
 
 export const CreateTask = Type.Object(
   {

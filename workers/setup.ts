@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { execa } from 'execa';
 import { LineSplitter } from '../daemon/lines.ts';
+import { processStartTime } from '../daemon/proc.ts';
 import type { Result } from './result.ts';
 
 export interface RunSetupInput {
@@ -14,7 +15,8 @@ export interface RunSetupInput {
 
 export type SetupMessage =
   | { type: 'start'; idx: number; command: string; at: string }
-  | { type: 'lines'; lines: Array<{ stream: 'stdout' | 'stderr'; text: string; at: string }> }
+  | { type: 'spawned'; idx: number; pid: number; pid_start: string | null }
+  | { type: 'lines'; idx: number; lines: Array<{ stream: 'stdout' | 'stderr'; text: string; at: string }> }
   | { type: 'end'; idx: number; exit_code: number | null; signal: string | null; timed_out: boolean; at: string }
   | { type: 'done' };
 
@@ -49,13 +51,15 @@ export async function runSetup(input: RunSetupInput): Promise<Result<{ failed: b
     }
   });
 
+  // The command whose lines are batched: a batch is flushed before the next command starts.
+  let currentIdx = 0;
   let batch: Array<{ stream: 'stdout' | 'stderr'; text: string; at: string }> = [];
   let timer: NodeJS.Timeout | null = null;
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = null;
     if (batch.length === 0) return;
-    port.postMessage({ type: 'lines', lines: batch } satisfies SetupMessage);
+    port.postMessage({ type: 'lines', idx: currentIdx, lines: batch } satisfies SetupMessage);
     batch = [];
   };
   const emit = (stream: 'stdout' | 'stderr', texts: string[]) => {
@@ -70,6 +74,7 @@ export async function runSetup(input: RunSetupInput): Promise<Result<{ failed: b
   try {
     for (let idx = 0; idx < input.commands.length && !cancelled; idx++) {
       const command = input.commands[idx]!;
+      currentIdx = idx;
       port.postMessage({ type: 'start', idx, command, at: new Date().toISOString() } satisfies SetupMessage);
       const child = execa('sh', ['-c', command], {
         cwd: input.cwd,
@@ -83,6 +88,8 @@ export async function runSetup(input: RunSetupInput): Promise<Result<{ failed: b
       });
       const pid = child.pid;
       current = pid ?? null;
+      // Recorded so a daemon killed during setup can stop this group on its next start.
+      if (pid) port.postMessage({ type: 'spawned', idx, pid, pid_start: processStartTime(pid) } satisfies SetupMessage);
       const splitters = { stdout: new LineSplitter(), stderr: new LineSplitter() };
       child.stdout!.on('data', (c: Buffer) => emit('stdout', splitters.stdout.push(c)));
       child.stderr!.on('data', (c: Buffer) => emit('stderr', splitters.stderr.push(c)));

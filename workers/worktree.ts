@@ -1,6 +1,7 @@
-import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, unlinkSync, appendFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, unlinkSync, appendFileSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { git } from '../daemon/git.ts';
+import { writeIntent } from '../daemon/journal.ts';
 import { fail, type Fail, type Result } from './result.ts';
 
 export const WORKTREES_DIR = '.grove/worktrees';
@@ -17,6 +18,8 @@ export interface CreateWorktreeInput {
   base?: string;
   /** worktree paths (relative) that live tasks hold */
   taken: string[];
+  /** where to record what is about to be made, before git makes it (see daemon/journal.ts) */
+  intent?: { id: string; file: string };
 }
 
 export interface CreatedWorktree {
@@ -146,15 +149,74 @@ export async function createWorktree(input: CreateWorktreeInput): Promise<Result
   }
   const abs = path.join(repo, rel);
 
-  const add = await git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit]);
+  if (input.intent) writeIntent(input.intent.file, { id: input.intent.id, repo, branch, worktree_path: rel, base_commit: baseCommit });
+  const add = await withLockRetry(() => git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit]));
   if (add.exitCode !== 0) {
     await undoCreate(repo, abs, branch, refs);
+    if (input.intent) rmSync(input.intent.file, { force: true });
     const msg = firstLine(add.stderr);
+    const lock = foreignLock(add.stderr);
+    if (lock) return lockedFail(lock);
     if (/already exists/.test(msg) && /branch/i.test(msg)) return fail('BRANCH_EXISTS', msg, '/branch');
     if (/cannot lock ref/.test(msg)) return fail('BRANCH_EXISTS', msg, '/branch');
     return fail('INTERNAL', `git worktree add failed: ${msg}`);
   }
   return { ok: true, branch, worktree_path: rel, base, base_commit: baseCommit };
+}
+
+// The lock file another git process holds, from git's "Unable to create '…lock': File exists".
+function foreignLock(stderr: string): string | null {
+  return /Unable to create '([^']+\.lock)': File exists/.exec(stderr)?.[1] ?? null;
+}
+
+// grove never removes someone else's lock: it may belong to a live git (an editor, an IDE).
+function lockedFail(lock: string): Fail {
+  return fail(
+    'REPO_LOCKED',
+    `${lock} exists: another git process holds a lock in this repository; grove waited and left it alone. ` +
+      'If no git process is running, remove the file and try again',
+  );
+}
+
+// How long a git call may wait, in total, for a foreign lock to go away before giving up.
+export const LOCK_WAIT_MS = 3000;
+const LOCK_TRIES = 4;
+
+// Runs a git call again when it failed only on a lock file that another process holds, each
+// time after that file is gone (or a bounded wait): a short-lived lock from an editor's
+// `git status` should not fail a task, a stuck one must not hang it.
+async function withLockRetry<T extends { exitCode: number; stderr: string }>(run: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let attempt = 1; ; attempt++) {
+    const res = await run();
+    const lock = res.exitCode === 0 ? null : foreignLock(res.stderr);
+    const left = deadline - Date.now();
+    if (!lock || attempt >= LOCK_TRIES || left <= 0) return res;
+    await lockGone(lock, Math.min(left, LOCK_WAIT_MS / (LOCK_TRIES - 1)));
+  }
+}
+
+// Resolves when `lock` no longer exists or after `ms`, watching its folder rather than polling.
+function lockGone(lock: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    let watcher: FSWatcher | null = null;
+    const finish = () => {
+      clearTimeout(timer);
+      watcher?.close();
+      resolve();
+    };
+    const timer = setTimeout(finish, ms);
+    try {
+      watcher = watch(path.dirname(lock), () => {
+        if (!existsSync(lock)) finish();
+      });
+      watcher.on('error', finish);
+    } catch {
+      // the folder itself is gone: so is the lock
+      return finish();
+    }
+    if (!existsSync(lock)) finish();
+  });
 }
 
 function isLink(p: string): boolean {
@@ -181,6 +243,8 @@ export interface RemoveWorktreeInput {
   force: boolean;
   /** also delete the branch (only to undo a creation) */
   deleteBranch?: string;
+  /** delete it only if it still points at this commit */
+  deleteBranchAt?: string;
 }
 
 // Removes a task's worktree, keeping its branch; refuses uncommitted work unless forced.
@@ -220,16 +284,25 @@ export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result
         return fail('WORKTREE_DIRTY', `the worktree has uncommitted or untracked changes (${files.join(', ')}); use force=true to discard them`);
       }
     }
-    const rm = await git(repo, ['worktree', 'remove', ...(input.force ? ['--force', '--force'] : []), '--', abs]);
+    const rm = await withLockRetry(() => git(repo, ['worktree', 'remove', ...(input.force ? ['--force', '--force'] : []), '--', abs]));
     if (rm.exitCode !== 0) {
       const msg = firstLine(rm.stderr);
+      const lock = foreignLock(rm.stderr);
+      if (lock) return lockedFail(lock);
       if (/contains modified or untracked files/.test(msg)) return fail('WORKTREE_DIRTY', msg);
+      if (/locked working tree/.test(msg)) {
+        return fail('REPO_LOCKED', `${msg}: it was locked with \`git worktree lock\`; unlock it, or archive with force=true`);
+      }
       return fail('INTERNAL', `git worktree remove failed: ${msg}`);
     }
     removed = 'worktree';
   }
   await git(repo, ['worktree', 'prune']);
-  if (input.deleteBranch) await git(repo, ['branch', '-D', '--', input.deleteBranch]);
+  if (input.deleteBranch) {
+    // Only while the branch is still where the creation put it: a commit on it is someone's work.
+    if (input.deleteBranchAt) await git(repo, ['update-ref', '-d', `refs/heads/${input.deleteBranch}`, input.deleteBranchAt]);
+    else await git(repo, ['branch', '-D', '--', input.deleteBranch]);
+  }
   return { ok: true, removed };
 }
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
 import { compile, createAjv, type Validator } from '../validation.ts';
 import { assertJsonContentType, discardBody, drainUnread, hasBody, readJson } from './body.ts';
-import { GroveError, PROBLEM_CONTENT_TYPE, problemBody, type ErrorCode, type ValidationIssue } from './errors.ts';
+import { GroveError, isDiskFull, PROBLEM_CONTENT_TYPE, problemBody, type ErrorCode, type ValidationIssue } from './errors.ts';
 import type { Reply, Route } from './route.ts';
 import { createRouter } from './router.ts';
 
@@ -127,6 +127,10 @@ export function sendError(req: IncomingMessage, res: ServerResponse, err: unknow
     ge = err;
     code = err.code;
     detail = err.detail;
+  } else if (isDiskFull(err)) {
+    log.warn({ err, method: req.method, url: req.url }, 'request failed: the data folder\'s disk is full');
+    code = 'INSUFFICIENT_STORAGE';
+    detail = 'the disk of the data folder is full; free space and try again';
   } else {
     log.error({ err, method: req.method, url: req.url }, 'request failed');
     code = 'INTERNAL';

@@ -26,6 +26,10 @@ export const ERRORS = {
   INTERNAL: { status: 500, title: 'Internal error' },
   // Not in DESIGN §4's table: the TCP front answers it when the API socket cannot be reached.
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+  // Not in DESIGN §4's table: another program holds a git lock file grove needs (kept, never removed).
+  REPO_LOCKED: { status: 409, title: 'Repository is locked by another git process' },
+  // Not in DESIGN §4's table: the disk of the data folder is full; the daemon stays up.
+  INSUFFICIENT_STORAGE: { status: 507, title: 'Insufficient storage' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -66,6 +70,14 @@ export function problemBody(code: ErrorCode, detail: string, errors?: Validation
   };
   if (errors && errors.length > 0) body.errors = errors;
   return body;
+}
+
+// A full disk shows up as ENOSPC from node:fs and as SQLSTATE 53100 (disk_full) from PGlite.
+export function isDiskFull(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.code === 'ENOSPC' || e.code === 'EDQUOT' || e.code === '53100') return true;
+  return typeof e.message === 'string' && e.message.includes('No space left on device');
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

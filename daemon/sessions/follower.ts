@@ -39,6 +39,10 @@ export interface Follower {
   stop(): Promise<void>;
 }
 
+// After a failed store (a full disk), the first retry waits this long, doubling up to the max.
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 4000;
+
 // Follows a session's output files from the stored offsets into the store, and records its end.
 export function createFollower(
   rec: SessionRecord,
@@ -77,12 +81,25 @@ export function createFollower(
     return progressed;
   }
 
+  // What the store holds: after a failed write (a full disk) reading starts again from here,
+  // so no line is skipped and none is stored twice.
+  let stored = { stdout: rec.stdout_offset, stderr: rec.stderr_offset };
+
   async function store(batch: Batch, final: boolean): Promise<void> {
     const offsets = {
       stdout: streams.stdout.pos - (final ? 0 : streams.stdout.splitter.pendingBytes),
       stderr: streams.stderr.pos - (final ? 0 : streams.stderr.splitter.pendingBytes),
     };
-    await sessions.appendLines(rec.id, nextSeq, batch, offsets);
+    try {
+      await sessions.appendLines(rec.id, nextSeq, batch, offsets);
+    } catch (err) {
+      for (const name of ['stdout', 'stderr'] as const) {
+        streams[name].pos = stored[name];
+        streams[name].splitter = new LineSplitter();
+      }
+      throw err;
+    }
+    stored = offsets;
     nextSeq += batch.texts.length;
     if (batch.texts.length > 0) deps.onProgress();
   }
@@ -98,6 +115,9 @@ export function createFollower(
   }
 
   let stopped = false;
+  // A failed write is tried again later: the agent may be quiet, so no file event would come.
+  let retryMs = RETRY_MIN_MS;
+  let retryTimer: NodeJS.Timeout | null = null;
 
   function poke(): void {
     if (queued || ended || stopped) return;
@@ -107,7 +127,19 @@ export function createFollower(
         queued = false;
         return pump();
       })
-      .catch((err: unknown) => log.error({ err, session: rec.id }, 'storing session output failed'));
+      .then(
+        () => {
+          retryMs = RETRY_MIN_MS;
+        },
+        (err: unknown) => {
+          log.error({ err, session: rec.id, retry_ms: retryMs }, 'storing session output failed; will retry');
+          retryTimer ??= setTimeout(() => {
+            retryTimer = null;
+            poke();
+          }, retryMs);
+          retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+        },
+      );
   }
 
   try {
@@ -137,35 +169,47 @@ export function createFollower(
       if (stopped && !finishing) return Promise.resolve();
       finishing ??= (async () => {
         await chain;
-        await pump();
-        const tail = newBatch();
-        for (const name of ['stdout', 'stderr'] as const) {
-          for (const text of streams[name].splitter.end()) {
-            tail.streams.push(name);
-            tail.texts.push(text);
+        for (let delay = RETRY_MIN_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
+          try {
+            await pump();
+            const tail = newBatch();
+            for (const name of ['stdout', 'stderr'] as const) {
+              for (const text of streams[name].splitter.end()) {
+                tail.streams.push(name);
+                tail.texts.push(text);
+              }
+            }
+            await store(tail, true);
+            // Safe to repeat: after the tail is stored, another round reads and stores nothing.
+            let status = outcome.status;
+            let exitCode = outcome.exitCode ?? null;
+            if (status === undefined) {
+              const recorded = readExit(files.exit);
+              if (recorded === null) status = 'lost';
+              else {
+                exitCode = recorded;
+                status = recorded === 0 ? 'exited' : 'failed';
+              }
+            }
+            await sessions.end(rec.id, status, exitCode);
+            ended = true;
+            closeFiles();
+            log.info({ session: rec.id, status, exit_code: exitCode, lines: nextSeq - 1 }, 'session ended');
+            break;
+          } catch (err) {
+            if (stopped) return; // the next daemon finishes it from the files
+            log.error({ err, session: rec.id, retry_ms: delay }, 'storing the end of session output failed; will retry');
+            await new Promise((r) => setTimeout(r, delay));
           }
         }
-        await store(tail, true);
-        ended = true;
-        closeFiles();
-        let status = outcome.status;
-        let exitCode = outcome.exitCode ?? null;
-        if (status === undefined) {
-          const recorded = readExit(files.exit);
-          if (recorded === null) status = 'lost';
-          else {
-            exitCode = recorded;
-            status = recorded === 0 ? 'exited' : 'failed';
-          }
-        }
-        await sessions.end(rec.id, status, exitCode);
-        log.info({ session: rec.id, status, exit_code: exitCode, lines: nextSeq - 1 }, 'session ended');
+        if (retryTimer) clearTimeout(retryTimer);
         deps.onEnd();
       })();
       return finishing;
     },
     async stop() {
       stopped = true;
+      if (retryTimer) clearTimeout(retryTimer);
       await chain;
       closeFiles();
     },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { CreateSession, Session } from '../../schemas/session.ts';
 import type { Project } from '../../schemas/project.ts';
@@ -136,7 +136,23 @@ export function createSessionService(deps: SessionServiceDeps) {
       const id = randomUUID();
       const env = { ...taskEnv(project, task, config), ...(def.env ?? {}), GROVE_SESSION_ID: id, GROVE_AGENT: agentName };
       let rec = await sessions.insert({ id, task_id: task.id, agent: agentName, command });
-      const child = spawnWrapped({ files: sessionFiles(deps.dataDir, id), command, cwd, env });
+      const files = sessionFiles(deps.dataDir, id);
+      // A start that cannot be recorded (a full disk) leaves no row, no files and no process.
+      const undo = async (pgid?: number) => {
+        if (pgid !== undefined) {
+          signalGroup(pgid, 'SIGKILL');
+          await waitGroupGone(pgid, KILL_GRACE_MS);
+        }
+        rmSync(files.dir, { recursive: true, force: true });
+        await sessions.remove(id).catch((err: unknown) => log.error({ err, session: id }, 'removing the row of a failed start failed'));
+      };
+      let child: ReturnType<typeof spawnWrapped>;
+      try {
+        child = spawnWrapped({ files, command, cwd, env });
+      } catch (err) {
+        await undo();
+        throw err;
+      }
       const pid = child.pid;
       if (pid === undefined) {
         const err = await child.catch((e: unknown) => e);
@@ -145,7 +161,12 @@ export function createSessionService(deps: SessionServiceDeps) {
         return publicSession(await getRecord(id));
       }
       const pidStart = processStartTime(pid);
-      await sessions.setPid(id, pid, pidStart);
+      try {
+        await sessions.setPid(id, pid, pidStart);
+      } catch (err) {
+        await undo(pid);
+        throw err;
+      }
       rec = { ...rec, pid, pid_start: pidStart };
       const entry = follow(rec);
       // Our own child: its exit is an event. The wrapper has written `exit` by then.

@@ -61,6 +61,10 @@ export function sessionsTable(db: Db) {
       );
       return toRecord(rows[0]!);
     },
+    // Only for a start that could not be recorded: the session never ran.
+    async remove(id: string): Promise<void> {
+      await db.query('DELETE FROM sessions WHERE id = $1', [id]);
+    },
     async get(id: string): Promise<SessionRecord | null> {
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);
       return rows[0] ? toRecord(rows[0]) : null;

@@ -19,6 +19,29 @@ export function setupLogTable(db: Db) {
         startedAt,
       ]);
     },
+    async commandSpawned(taskId: string, idx: number, pid: number, pidStart: string | null): Promise<void> {
+      await db.query('UPDATE setup_commands SET pid = $3, pid_start = $4 WHERE task_id = $1 AND idx = $2', [taskId, idx, pid, pidStart]);
+    },
+    // Commands of setups a stopped daemon left unfinished: ended now, their processes returned
+    // so the caller can stop whatever of them still runs.
+    async endInterrupted(): Promise<Array<{ task_id: string; pid: number | null; pid_start: string | null }>> {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ task_id: string; pid: number | null; pid_start: string | null }>(
+          `UPDATE setup_commands c SET ended_at = now()
+           FROM tasks t WHERE t.id = c.task_id AND t.status = 'setting_up' AND c.ended_at IS NULL
+           RETURNING c.task_id, c.pid, c.pid_start`,
+        );
+        // The log says why the command has no exit code.
+        await tx.query(
+          `INSERT INTO setup_lines (task_id, seq, stream, text, at, idx)
+           SELECT t.id, coalesce((SELECT max(seq) FROM setup_lines l WHERE l.task_id = t.id), 0) + 1, 'stderr',
+                  'grove: setup interrupted: the daemon stopped while it ran', now(),
+                  (SELECT max(idx) FROM setup_commands c WHERE c.task_id = t.id)
+           FROM tasks t WHERE t.status = 'setting_up'`,
+        );
+        return rows;
+      });
+    },
     async commandEnded(
       taskId: string,
       idx: number,
@@ -30,14 +53,22 @@ export function setupLogTable(db: Db) {
       );
     },
     // Appends lines with contiguous seq numbers, in one statement.
-    async appendLines(taskId: string, firstSeq: number, lines: LineInput[]): Promise<void> {
+    async appendLines(taskId: string, firstSeq: number, lines: LineInput[], idx: number): Promise<void> {
       if (lines.length === 0) return;
       await db.query(
-        `INSERT INTO setup_lines (task_id, seq, stream, text, at)
-         SELECT $1, $2 + o - 1, s, t, a::timestamptz
+        `INSERT INTO setup_lines (task_id, seq, stream, text, at, idx)
+         SELECT $1, $2 + o - 1, s, t, a::timestamptz, $6
          FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(s, t, a, o)`,
-        [taskId, firstSeq, lines.map((l) => l.stream), lines.map((l) => l.text), lines.map((l) => l.at)],
+        [taskId, firstSeq, lines.map((l) => l.stream), lines.map((l) => l.text), lines.map((l) => l.at), idx],
       );
+    },
+    // Lines with the index of the command that printed them (null for lines stored before 0004).
+    async linesWithCommand(taskId: string, after: number): Promise<Array<{ line: OutputLine; idx: number | null }>> {
+      const { rows } = await db.query<{ seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date; idx: number | null }>(
+        'SELECT seq, stream, text, at, idx FROM setup_lines WHERE task_id = $1 AND seq > $2 ORDER BY seq',
+        [taskId, after],
+      );
+      return rows.map((r) => ({ line: { seq: r.seq, stream: r.stream, text: r.text, at: r.at.toISOString() }, idx: r.idx }));
     },
     async commands(taskId: string): Promise<SetupCommand[]> {
       const { rows } = await db.query<{

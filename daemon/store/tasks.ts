@@ -19,7 +19,10 @@ interface Row {
 const SELECT = `SELECT t.*, (SELECT jsonb_object_agg(l.declared::text, l.port) FROM port_leases l WHERE l.task_id = t.id) AS ports
   FROM tasks t`;
 
-function toTask(r: Row): Task {
+// A task as stored; whether its folder still exists is the service's to say.
+export type StoredTask = Omit<Task, 'worktree_missing'>;
+
+function toTask(r: Row): StoredTask {
   return {
     id: r.id,
     name: r.name,
@@ -36,18 +39,18 @@ function toTask(r: Row): Task {
 }
 
 // A task as inserted: its ports come as leases, its timestamps from the store.
-export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at'>;
+export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at' | 'worktree_missing'>;
 
 // The tasks table and every query on it.
 export function tasksTable(db: Db) {
   return {
-    async list(projectId?: string): Promise<Task[]> {
+    async list(projectId?: string): Promise<StoredTask[]> {
       const { rows } = projectId
         ? await db.query<Row>(`${SELECT} WHERE t.project_id = $1 ORDER BY t.created_at, t.id`, [projectId])
         : await db.query<Row>(`${SELECT} ORDER BY t.created_at, t.id`);
       return rows.map(toTask);
     },
-    async get(id: string): Promise<Task | null> {
+    async get(id: string): Promise<StoredTask | null> {
       const { rows } = await db.query<Row>(`${SELECT} WHERE t.id = $1`, [id]);
       return rows[0] ? toTask(rows[0]) : null;
     },

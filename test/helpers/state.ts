@@ -1,0 +1,66 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { branches, worktrees } from './git.ts';
+import type { TestDaemon } from './daemon.ts';
+
+// Command lines of running processes that contain `pattern` (zombies excluded).
+export function processesMatching(pattern: string): string[] {
+  const out: string[] = [];
+  for (const line of execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' }).split('\n')) {
+    const m = /^\s*(\S+)\s+(.*)$/.exec(line);
+    if (m && !m[1]!.startsWith('Z') && m[2]!.includes(pattern) && !m[2]!.startsWith('ps ')) out.push(m[2]!);
+  }
+  return out;
+}
+
+// Resolves once no process with this pid runs (it is not our child, so there is no exit event).
+export async function waitPidGone(pid: number, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (existsSync(`/proc/${pid}`) && !/^\S+ \(.*\) Z/.test(readStat(pid))) {
+    if (Date.now() > deadline) throw new Error(`pid ${pid} still runs`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function readStat(pid: number): string {
+  try {
+    return execFileSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8' });
+  } catch {
+    return '';
+  }
+}
+
+// What exists for a repository in git and on disk, relative to the repository.
+export function repoState(repo: string): { branches: string[]; worktrees: string[]; folders: string[] } {
+  const dir = path.join(repo, '.grove', 'worktrees');
+  return {
+    branches: branches(repo),
+    worktrees: worktrees(repo)
+      .filter((w) => w !== repo)
+      .map((w) => path.relative(repo, w) + '/')
+      .sort(),
+    folders: existsSync(dir) ? readdirSync(dir).sort() : [],
+  };
+}
+
+// Asserts git, disk and store agree: every live task has its branch, registered worktree and
+// folder; nothing else exists under .grove/worktrees; no creation intent is pending.
+export async function consistentState(d: TestDaemon, repo: string, projectId: string): Promise<{ live: any[]; problems: string[] }> {
+  const tasks = (await d.socket('GET', `/api/tasks?project_id=${projectId}`)).json as any[];
+  const live = tasks.filter((t) => t.status !== 'archived');
+  const st = repoState(repo);
+  const problems: string[] = [];
+  const want = live.map((t) => t.worktree_path).sort();
+  if (JSON.stringify(st.worktrees) !== JSON.stringify(want)) problems.push(`worktrees ${st.worktrees} != tasks ${want}`);
+  const folders = live.map((t) => t.worktree_path.split('/')[2]).sort();
+  if (JSON.stringify(st.folders) !== JSON.stringify(folders)) problems.push(`folders ${st.folders} != tasks ${folders}`);
+  const taskBranches = new Set(tasks.map((t) => t.branch));
+  for (const b of st.branches) if (b !== 'main' && !taskBranches.has(b)) problems.push(`stray branch ${b}`);
+  for (const t of tasks) if (!st.branches.includes(t.branch)) problems.push(`task ${t.name} lost its branch ${t.branch}`);
+  if (live.some((t) => t.worktree_missing)) problems.push('a live task reports its worktree missing');
+  const journal = path.join(d.home, 'data', 'journal');
+  const pending = existsSync(journal) ? readdirSync(journal) : [];
+  if (pending.length > 0) problems.push(`pending intents ${pending}`);
+  return { live, problems };
+}
