@@ -104,17 +104,6 @@ test('a symlinked .grove/worktrees folder is never followed', async (t) => {
   assert.deepEqual(branches(repo), ['grove/a', 'main']);
 });
 
-test('a worktree folder deleted by hand is cleaned up by DELETE', async (t) => {
-  const d = await startDaemon(t);
-  const repo = makeRepo(t);
-  const project = await addProject(d, repo);
-  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'gone' } })).json;
-  rmSync(path.join(repo, task.worktree_path), { recursive: true, force: true });
-  const r = await d.socket('DELETE', `/api/tasks/${task.id}`);
-  assert.equal(r.status, 200, r.text);
-  assert.deepEqual(worktrees(repo), [repo], 'registration pruned');
-});
-
 test('a project with live tasks cannot be removed: 409 PROJECT_HAS_TASKS', async (t) => {
   const d = await startDaemon(t);
   const repo = makeRepo(t);

@@ -23,7 +23,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       summary: 'Create a task: branch, worktree, ports, setup',
       body: CreateTask,
       responses: { 201: Task, 202: Task },
-      errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND'],
+      errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND', 'REPO_LOCKED'],
       handler: async ({ body }) => {
         const { status, task } = await tasks.create(body);
         return { status, body: task };
@@ -58,7 +58,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       params: IdParams,
       query: DeleteTaskQuery,
       responses: { 200: Task },
-      errors: ['WORKTREE_DIRTY'],
+      errors: ['WORKTREE_DIRTY', 'REPO_LOCKED'],
       handler: async ({ params, query }) => ({ status: 200, body: await tasks.archive(params.id, query.force === true) }),
     }),
   ];
