@@ -149,7 +149,16 @@ export async function createWorktree(input: CreateWorktreeInput): Promise<Result
   }
   const abs = path.join(repo, rel);
 
-  if (input.intent) writeIntent(input.intent.file, { id: input.intent.id, repo, branch, worktree_path: rel, base_commit: baseCommit });
+  if (input.intent) {
+    try {
+      writeIntent(input.intent.file, { id: input.intent.id, repo, branch, worktree_path: rel, base_commit: baseCommit });
+    } catch (err) {
+      rmSync(input.intent.file, { force: true });
+      const e = err as NodeJS.ErrnoException;
+      if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return fail('INSUFFICIENT_STORAGE', 'the disk of the data folder is full; free space and try again');
+      return fail('INTERNAL', `recording the creation failed: ${e.message}`);
+    }
+  }
   const add = await withLockRetry(() => git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit]));
   if (add.exitCode !== 0) {
     await undoCreate(repo, abs, branch, refs);

@@ -77,7 +77,8 @@ export function isDiskFull(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
   if (!e || typeof e !== 'object') return false;
   if (e.code === 'ENOSPC' || e.code === 'EDQUOT' || e.code === '53100') return true;
-  return typeof e.message === 'string' && e.message.includes('No space left on device');
+  // Errors from a worker thread arrive without their code, with it in the message.
+  return typeof e.message === 'string' && /no space left on device|^ENOSPC\b/i.test(e.message);
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
