@@ -8,7 +8,7 @@ import type { Task } from '../../schemas/task.ts';
 import { buildCommand, which, type Agents } from '../agents.ts';
 import { GroveError } from '../http/errors.ts';
 import type { Logger } from '../log.ts';
-import { groupMembers, signalGroup, waitGroupGone } from '../process-group.ts';
+import { groupMembers, signalGroup, signalProcesses, strayDescendants, waitAllGone, waitGroupGone } from '../process-group.ts';
 import { isSameProcessAlive, processStartTime } from '../proc.ts';
 import type { ProjectConfigs } from '../project-config.ts';
 import { LIVE, publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
@@ -91,10 +91,14 @@ export function createSessionService(deps: SessionServiceDeps) {
       // group id ours; a group with no members may have been reused, so it is not signalled.
       const ours = (rec.pid_start !== null && isSameProcessAlive(pgid, rec.pid_start)) || groupMembers(pgid).length > 0;
       if (ours) {
+        // Taken before the TERM: once their parent dies they can no longer be traced.
+        const strays = strayDescendants(pgid);
         signalGroup(pgid, 'SIGTERM');
-        if (!(await waitGroupGone(pgid, KILL_GRACE_MS))) {
+        signalProcesses(strays, 'SIGTERM');
+        if (!(await waitAllGone(pgid, strays, KILL_GRACE_MS))) {
           signalGroup(pgid, 'SIGKILL');
-          await waitGroupGone(pgid, KILL_GRACE_MS);
+          signalProcesses(strays, 'SIGKILL');
+          await waitAllGone(pgid, strays, KILL_GRACE_MS);
         }
       }
     }

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import test from 'node:test';
+import { readSse, readyTask } from '../helpers/sessions.ts';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie has exited; it only waits for its parent to reap it.
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+test('killing a session reaches a child that left the group with setsid; a double-forked one is out of reach (documented)', async (t) => {
+  const { d, task } = await readyTask(t);
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, {
+    body: { args: ['detach:3141', 'orphan:2718', 'echo:ready', 'sleep:1000'] },
+  });
+  assert.equal(s.status, 201, s.text);
+  const evs = await readSse(`http://127.0.0.1:${d.port}/api/sessions/${s.json.id}/output`, {
+    until: (e) => e.some((x) => x.event === 'line' && x.data.text === 'ready') && e.some((x) => x.data?.text?.startsWith('detached ')),
+  });
+  const pidOf = (word: string) => Number(evs.find((e) => e.event === 'line' && e.data.text.startsWith(`${word} `))!.data.text.split(' ')[1]);
+  const detached = pidOf('detached');
+  const orphan = pidOf('orphan');
+  t.after(() => {
+    for (const pid of [detached, orphan]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  });
+  assert.ok(alive(detached) && alive(orphan));
+
+  const k = await d.socket('DELETE', `/api/sessions/${s.json.id}`);
+  assert.equal(k.status, 200, k.text);
+  assert.equal(alive(detached), false, 'a descendant in its own session is still found through its parent and killed');
+  // Its parent exited before the kill, so it was re-parented to init: no process table link
+  // leads from the session to it any more. grove cannot know it was the agent's.
+  assert.equal(alive(orphan), true, 'a double-forked daemon escapes (see README, security: out of scope)');
+});
