@@ -10,7 +10,7 @@ const WITH_PARAMS: ErrorCode[] = ['INVALID_ID'];
 const WITH_QUERY: ErrorCode[] = ['VALIDATION_FAILED'];
 const WITH_BODY: ErrorCode[] = ['INVALID_JSON', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
 // Answered by the TCP front before a request reaches any route.
-const FRONT: ErrorCode[] = ['FORBIDDEN_HOST', 'FORBIDDEN_ORIGIN', 'UNAVAILABLE'];
+const FRONT: ErrorCode[] = ['FORBIDDEN_HOST', 'FORBIDDEN_ORIGIN', 'FORBIDDEN_PEER', 'UNAVAILABLE'];
 
 // A TypeBox schema as plain JSON Schema: symbols dropped, named schemas referenced.
 function plain(schema: TSchema, named: Map<string, unknown>, top = true): unknown {

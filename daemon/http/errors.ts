@@ -7,6 +7,8 @@ export const ERRORS = {
   INVALID_ID: { status: 400, title: 'Malformed id' },
   FORBIDDEN_HOST: { status: 403, title: 'Host not allowed' },
   FORBIDDEN_ORIGIN: { status: 403, title: 'Origin not allowed' },
+  // Not in DESIGN §4's table: the TCP front refuses connections of other local users.
+  FORBIDDEN_PEER: { status: 403, title: 'Connection from another user' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   PROJECT_EXISTS: { status: 409, title: 'Project already exists' },

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
@@ -7,6 +7,7 @@ import type { Logger } from '../log.ts';
 import { writeProblem } from './api.ts';
 import { drainUnread } from './body.ts';
 import { checkBrowserGuards } from './guards.ts';
+import { loopbackPeerUid } from './peer.ts';
 import { closeServer, once, type Listener } from './server.ts';
 
 // Per RFC 9110 these describe one connection and must not be forwarded.
@@ -34,7 +35,16 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
   const upstream = new Pool('http://localhost', { socketPath: opts.socketPath, connections: 64, pipelining: 1 });
   let port = opts.port;
 
+  // Connections from another local user's process, found when they are accepted.
+  const foreign = new WeakMap<Socket, string>();
+  const myUid = process.getuid?.() ?? null;
+
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const peer = foreign.get(req.socket);
+    if (peer !== undefined) {
+      log.warn({ peer, method: req.method, url: req.url }, 'refused a connection of another user');
+      return writeProblem(req, res, 'FORBIDDEN_PEER', `the connection comes from ${peer}; only the user running grove may use it`);
+    }
     const refusal = checkBrowserGuards(req, port);
     if (refusal) {
       log.warn({ code: refusal.code, method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin }, 'refused');
@@ -87,6 +97,12 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
       if (!res.headersSent) writeProblem(req, res, 'UNAVAILABLE', 'the grove API is not reachable');
       else res.destroy();
     });
+  });
+  server.on('connection', (socket: Socket) => {
+    if (myUid === null || socket.remotePort === undefined) return;
+    const uid = loopbackPeerUid(socket.remotePort, port);
+    if (uid === null || uid === myUid) return;
+    foreign.set(socket, uid === 'unknown' ? 'a process grove cannot identify' : `uid ${uid}`);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
