@@ -56,9 +56,10 @@ export function createAgents(config: Pick<UserConfig, 'agents'>) {
           builtin: name in BUILTIN_AGENTS && !(config.agents && name in config.agents),
         }));
     },
-    has: (name: string) => name in all,
+    // Own keys only: `constructor` or `__proto__` must not resolve to Object.prototype's.
+    has: (name: string) => Object.hasOwn(all, name),
     get(name: string): AgentDefinition {
-      const def = all[name];
+      const def = Object.hasOwn(all, name) ? all[name] : undefined;
       if (!def) throw new GroveError('UNKNOWN_AGENT', `no agent named ${JSON.stringify(name)}; see GET /api/agents`);
       return def;
     },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { realpath, stat } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { CreateProject, Project } from '../schemas/project.ts';
 import { git } from './git.ts';
@@ -23,17 +24,52 @@ export async function resolveWorkTree(input: string): Promise<string> {
   }
   const st = await stat(real).catch(() => null);
   if (!st?.isDirectory()) throw refuse('is not a directory');
-  const res = await git(real, ['rev-parse', '--show-toplevel']);
-  if (res.exitCode !== 0 || res.stdout === '') {
+  // git's own ownership check comes first: in another user's repository it stops before it
+  // reads that repository's config, so nothing of theirs runs.
+  const res = await git(real, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir']);
+  const [shown = '', commonDir = ''] = res.stdout.split('\n');
+  if (res.exitCode !== 0 || shown === '' || commonDir === '') {
+    const dubious = /detected dubious ownership in repository at '(.+)'/.exec(res.stderr);
+    if (dubious) throw refuse(await ownerProblem(dubious[1]!, st.uid));
     const why = res.stderr.split('\n').find((l) => l.trim() !== '')?.replace(/^fatal: /, '') ?? 'git failed';
     throw refuse(`is not inside a git work tree (${why})`);
   }
-  const top = await realpath(res.stdout).catch(() => res.stdout);
+  const top = await realpath(shown).catch(() => shown);
   // A task's worktree belongs to its project; adding it as a project of its own would nest tasks.
   if (top.split(path.sep).join('/').includes('/.grove/worktrees/')) {
     throw refuse('is a grove task worktree; add its project instead');
   }
+  for (const p of [top, commonDir]) {
+    const owner = (await stat(p).catch(() => null))?.uid;
+    if (owner !== undefined && !ownedByDaemon(owner)) throw refuse(await ownerProblem(p, owner));
+  }
   return top;
+}
+
+// Decision: a project must belong to the daemon's own user (process.getuid()), checked by
+// grove itself on the work tree's top level and on its git folder. Adding a project means
+// running its .grove.json setup commands, git hooks and config as the daemon's user; in a
+// repository another user owns, that user would choose what runs as us (git refuses such
+// repositories as "dubious ownership" for the same reason, but a `safe.directory` setting
+// silences git's check, so grove does not rely on it). Answered 422 NOT_A_GIT_REPO, saying
+// who owns it, rather than a new code: for the client it is a folder grove will not manage.
+function ownedByDaemon(uid: number): boolean {
+  return process.getuid === undefined || uid === process.getuid();
+}
+
+// `p` is what git or grove found foreign; git names the work tree even when only its .git
+// folder is another user's, so that one is looked at too, to name the owner that differs.
+async function ownerProblem(p: string, fallbackUid: number): Promise<string> {
+  let at = p;
+  let uid = fallbackUid;
+  for (const candidate of [p, path.join(p, '.git')]) {
+    const owner = (await stat(candidate).catch(() => null))?.uid;
+    if (owner === undefined) continue;
+    [at, uid] = [candidate, owner];
+    if (!ownedByDaemon(owner)) break;
+  }
+  const me = process.getuid?.() ?? -1;
+  return `is in a repository owned by another user (${at} belongs to uid ${uid}; the daemon runs as uid ${me}, ${userInfo().username}); grove only manages repositories of its own user`;
 }
 
 // Adding, listing and removing projects: the rules above the table.

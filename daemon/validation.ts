@@ -29,9 +29,24 @@ export function createAjv(opts: { coerce?: boolean } = {}): Ajv {
 // Compile a TypeBox schema once; the static type comes from the same schema.
 export function compile<S extends TSchema>(ajv: Ajv, schema: S): Validator<Static<S>> {
   const fn: ValidateFunction = ajv.compile(schema);
-  const validator = ((value: unknown) => fn(value)) as Validator<Static<S>>;
-  validator.issues = () => toIssues(fn.errors ?? []);
+  let nonFinite: Issue[] = [];
+  const validator = ((value: unknown) => {
+    nonFinite = [];
+    if (!fn(value)) return false;
+    // Ajv's coercion turns the query value "Infinity" (or "1e400") into Infinity after its
+    // type check, and applies minimum/maximum to finite numbers only: such a value passes
+    // every keyword and would reach the store. No field of ours can be infinite.
+    nonFinite = findNonFinite(value, '');
+    return nonFinite.length === 0;
+  }) as Validator<Static<S>>;
+  validator.issues = () => (nonFinite.length > 0 ? nonFinite : toIssues(fn.errors ?? []));
   return validator;
+}
+
+function findNonFinite(value: unknown, at: string): Issue[] {
+  if (typeof value === 'number') return Number.isFinite(value) ? [] : [{ path: at === '' ? '/' : at, message: 'must be a finite number' }];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([k, v]) => findNonFinite(v, `${at}/${escapePointer(k)}`));
 }
 
 // Ajv errors as {path, message} with a JSON pointer that names the offending field itself.

@@ -11,8 +11,16 @@ export const Timestamp = Type.String({
   description: 'ISO 8601 UTC with milliseconds',
 });
 
-// Printable text: no C0 control characters (NUL included) and no DEL.
-export const TEXT_PATTERN = '^[^\\u0000-\\u001f\\u007f]*$';
+// Printable text: no C0 or C1 control characters (NUL included), no DEL, and no lone UTF-16
+// surrogate (Ajv matches with the `u` flag, so a proper pair is one code point and passes). C1
+// codes such as U+009B (CSI) drive some terminals the CLI prints names to; a lone surrogate
+// cannot be stored as UTF-8 and would come back as U+FFFD, a different name from the one sent.
+export const TEXT_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$';
+
+// Linux refuses one argument or one environment string (`NAME=value`) longer than 128 KiB,
+// counted in bytes with its NUL (MAX_ARG_STRLEN, E2BIG): the most a prompt, an arg, a setup
+// command or an env entry may hold in UTF-8.
+export const MAX_ARG_BYTES = 128 * 1024 - 1;
 
 export const IdParams = Type.Object({ id: Id }, { additionalProperties: false });
 export type IdParams = Static<typeof IdParams>;

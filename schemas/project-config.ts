@@ -2,11 +2,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ENV_NAME_PATTERN } from './config.ts';
 
 const NO_NUL = '^[^\\u0000]*$';
+// A command with something in it: a blank one runs nothing and succeeds, so it can only be a
+// mistake (a template that left it empty). The lookahead keeps the match linear in length.
+const COMMAND = '^(?=\\s*\\S)[^\\u0000]*$';
 
 // A project's `.grove.json` (DESIGN §2); a missing file is an empty config.
 export const ProjectConfig = Type.Object(
   {
-    setup: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: NO_NUL }))),
+    setup: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: COMMAND }))),
     ports: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { uniqueItems: true })),
     env: Type.Optional(
       Type.Record(Type.String({ pattern: ENV_NAME_PATTERN }), Type.String({ pattern: NO_NUL }), { additionalProperties: false }),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, Timestamp } from './common.ts';
+import { Id, MAX_ARG_BYTES, Timestamp } from './common.ts';
 import { OutputLine } from './output.ts';
 
 export const SessionStatus = Type.Union([
@@ -30,10 +30,15 @@ export type Session = Static<typeof Session>;
 
 export const SessionList = Type.Array(Session);
 
+// The largest output line seq (a 32-bit integer in the store).
+export const MAX_SEQ = 2147483647;
+
 export const CreateSession = Type.Object(
   {
     agent: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })),
-    prompt: Type.Optional(Type.String({ maxLength: 262144, pattern: '^[^\\u0000]*$' })),
+    // A longer prompt could only make a session that fails to start (E2BIG). The route checks
+    // the UTF-8 size; the character limit here is the same number.
+    prompt: Type.Optional(Type.String({ maxLength: MAX_ARG_BYTES, pattern: '^[^\\u0000]*$', description: 'at most 128 KiB of UTF-8' })),
     args: Type.Optional(Type.Array(Type.String({ maxLength: 65536, pattern: '^[^\\u0000]*$' }), { maxItems: 256 })),
   },
   { additionalProperties: false, $id: 'CreateSession' },
@@ -44,7 +49,8 @@ export const KillResult = Type.Object({ status: Type.Literal('killed') }, { $id:
 
 export const OutputQuery = Type.Object(
   {
-    after: Type.Optional(Type.Integer({ minimum: 0 })),
+    // seq is a 32-bit integer column: a larger `after` would fail in the store, not match nothing.
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })),
   },
   { additionalProperties: false },

@@ -85,10 +85,21 @@ test('GET /api/agents lists the built-ins and the user agents with whether each 
 });
 
 test('a default_agent that names no agent stops the daemon at start', async (t) => {
-  const home = agentHome(t, { default_agent: 'nobody' });
   const { spawnDaemon, stopProcess } = await import('./helpers/daemon.ts');
-  const d = spawnDaemon(home);
-  t.after(() => stopProcess(d.proc, d.exited));
-  assert.equal(await d.exited, 78);
-  assert.match(d.stderr(), /default_agent/);
+  // `constructor` is a member of every object, not an agent.
+  for (const name of ['nobody', 'constructor']) {
+    const home = agentHome(t, { default_agent: name });
+    const d = spawnDaemon(home);
+    t.after(() => stopProcess(d.proc, d.exited));
+    assert.equal(await d.exited, 78, name);
+    assert.match(d.stderr(), /default_agent/);
+  }
+});
+
+test('a .grove.json agent named like an Object member is 422 UNKNOWN_AGENT', async (t) => {
+  const { d, task } = await readyTask(t, { grove: { agent: 'constructor' } });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:x' } });
+  assert.equal(r.status, 422, r.text);
+  assert.equal(r.json.code, 'UNKNOWN_AGENT');
+  assert.deepEqual((await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json, []);
 });

@@ -49,9 +49,9 @@ export function createApiHandler(opts: { routes: Route[]; log: Logger }) {
       throw new GroveError('INVALID_ID', `${bad.join(', ')} is not a lowercase UUID`);
     }
 
-    const query: Record<string, string> = {};
+    const query = Object.create(null) as Record<string, string>;
     for (const [k, val] of url.searchParams) {
-      if (k in query) throw validation(`/${k}`, 'is given more than once');
+      if (Object.hasOwn(query, k)) throw validation(`/${k}`, 'is given more than once');
       query[k] = val;
     }
     if (v.query) {

@@ -1,6 +1,7 @@
-import { IdParams } from '../../schemas/common.ts';
-import { AgentList, CreateSession, KillResult, OutputPage, OutputQuery, Session, SessionList } from '../../schemas/session.ts';
+import { IdParams, MAX_ARG_BYTES } from '../../schemas/common.ts';
+import { AgentList, CreateSession, KillResult, MAX_SEQ, OutputPage, OutputQuery, Session, SessionList } from '../../schemas/session.ts';
 import type { Agents } from '../agents.ts';
+import { GroveError } from '../http/errors.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SessionService } from '../sessions/service.ts';
 import { resumeFrom, streamOutput, wantsEventStream } from '../sessions/sse.ts';
@@ -25,7 +26,10 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
       body: CreateSession,
       responses: { 201: Session },
       errors: ['TASK_NOT_READY', 'AGENT_REQUIRED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'CONFIG_INVALID'],
-      handler: async ({ params, body }) => ({ status: 201, body: await sessions.create(params.id, body) }),
+      handler: async ({ params, body }) => {
+        checkSessionInput(body, agents);
+        return { status: 201, body: await sessions.create(params.id, body) };
+      },
     }),
     route({
       method: 'GET',
@@ -53,7 +57,14 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
       responses: { 200: OutputPage },
       handler: async ({ params, query, req, res }) => {
         if (wantsEventStream(req)) {
-          await streamOutput({ id: params.id, after: resumeFrom(req, query.after), res, sessions });
+          const after = resumeFrom(req, query.after);
+          // Last-Event-ID allows ten digits; past the largest seq it would fail in the store.
+          if (after > MAX_SEQ) {
+            throw new GroveError('VALIDATION_FAILED', `Last-Event-ID must be at most ${MAX_SEQ}`, {
+              errors: [{ path: '/headers/last-event-id', message: `must be at most ${MAX_SEQ}` }],
+            });
+          }
+          await streamOutput({ id: params.id, after, res, sessions });
           return null;
         }
         return { status: 200, body: await sessions.lines(params.id, query.after ?? 0, query.limit ?? 1000) };
@@ -67,4 +78,21 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
       handler: async () => ({ status: 200, body: agents.list() }),
     }),
   ];
+}
+
+// What the schema cannot say about a new session's body. An agent name is looked up in an
+// object, so a name such as `constructor` would find Object.prototype's member, not an agent:
+// only real definitions (a command array) count. And each argument the agent gets must fit
+// the OS limit in bytes, which a character count does not bound for non-ASCII text.
+function checkSessionInput(body: CreateSession, agents: Agents): void {
+  if (body.agent !== undefined && !(agents.has(body.agent) && Array.isArray(agents.get(body.agent).command))) {
+    throw new GroveError('UNKNOWN_AGENT', `no agent named ${JSON.stringify(body.agent)}; see GET /api/agents`);
+  }
+  const tooLong: Array<{ path: string; message: string }> = [];
+  const message = `is longer than ${MAX_ARG_BYTES} bytes of UTF-8, the most one argument of a command may hold`;
+  if (body.prompt !== undefined && Buffer.byteLength(body.prompt) > MAX_ARG_BYTES) tooLong.push({ path: '/prompt', message });
+  for (const [i, arg] of (body.args ?? []).entries()) {
+    if (Buffer.byteLength(arg) > MAX_ARG_BYTES) tooLong.push({ path: `/args/${i}`, message });
+  }
+  if (tooLong.length > 0) throw new GroveError('VALIDATION_FAILED', 'the request body is invalid', { errors: tooLong });
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addProject, startDaemon } from '../helpers/daemon.ts';
@@ -118,4 +118,60 @@ test('a repository without commits cannot have tasks: 422 BASE_NOT_FOUND', async
   assert.equal(r.status, 422);
   assert.equal(r.json.code, 'BASE_NOT_FOUND');
   assert.deepEqual(worktrees(empty), [empty]);
+});
+
+test('explicit branches differing only in case, and feat vs feat/x made by grove: separate folders or a clean 409', async (t) => {
+  const d = await startDaemon(t);
+  // A folder of its own around the repository, so that anything made beside it shows.
+  const parent = makeTempDir(t);
+  const runs = path.join(parent, 'setup-runs');
+  const repo = makeRepo(t, { parent, files: { '.grove.json': JSON.stringify({ setup: [`printf '%s\\n' "$GROVE_BRANCH" >> '${runs}'`] }) } });
+  const project = await addProject(d, repo);
+  const topBefore = readdirSync(repo).sort();
+  const post = (body: object) => d.socket('POST', '/api/tasks', { body: { project_id: project.id, ...body } });
+  const refused = async (body: object, what: string) => {
+    const r = await post(body);
+    assert.equal(r.status, 409, `${what}: ${r.text}`);
+    assert.equal(r.json.code, 'BRANCH_EXISTS', what);
+  };
+
+  // This filesystem is case-sensitive, so git keeps all three branches; their folders come
+  // from the names' slugs, which collide, so each one gets its own suffix.
+  const made: Array<[string, string]> = [];
+  for (const name of ['Feat', 'feat', 'FEAT']) {
+    const r = await post({ name, branch: name });
+    assert.equal(r.status, 201, `${name}: ${r.text}`);
+    assert.equal(r.json.branch, name);
+    made.push([r.json.branch, r.json.worktree_path]);
+  }
+  assert.deepEqual(made.map(([, wt]) => wt), ['.grove/worktrees/feat/', '.grove/worktrees/feat-2/', '.grove/worktrees/feat-3/']);
+  for (const [branch, wt] of made) assert.equal(git(path.join(repo, wt), 'branch', '--show-current'), branch, `${wt} has its own branch`);
+  await refused({ name: 'again', branch: 'feat' }, 'the same branch again');
+
+  // A branch below an existing one, and above one, cannot be made (git keeps refs as files).
+  await refused({ name: 'x', branch: 'feat/x' }, 'feat/x with feat');
+  const lib = await post({ name: 'lib x', branch: 'lib/x' });
+  assert.equal(lib.status, 201, lib.text);
+  await refused({ name: 'lib', branch: 'lib' }, 'lib with lib/x');
+  await refused({ name: 'deeper', branch: 'lib/x/y' }, 'lib/x/y with lib/x');
+  // The same once the refs are packed into one file, where git itself would not notice at once.
+  git(repo, 'pack-refs', '--all');
+  await refused({ name: 'x', branch: 'Feat/x' }, 'Feat/x with packed Feat');
+  await refused({ name: 'lib', branch: 'lib' }, 'lib with packed lib/x');
+  // An archived task keeps its branch, and with it the clash.
+  assert.equal((await d.socket('DELETE', `/api/tasks/${lib.json.id}`)).json.status, 'archived');
+  await refused({ name: 'lib', branch: 'lib' }, 'lib with the kept lib/x');
+
+  assert.deepEqual(branches(repo), ['FEAT', 'Feat', 'feat', 'lib/x', 'main']);
+  assert.deepEqual(worktrees(repo), [repo, ...made.map(([, wt]) => path.join(repo, wt).slice(0, -1))]);
+  assert.equal((await d.socket('GET', '/api/tasks')).json.length, 4);
+  // Setup ran once for each task made, and for none of the refused ones.
+  assert.deepEqual(readFileSync(runs, 'utf8').split('\n').filter(Boolean), ['Feat', 'feat', 'FEAT', 'lib/x']);
+  // Nothing outside .grove/worktrees/: the checkout gained `.grove` only, which holds only the
+  // worktrees folder, which holds only the live tasks' folders; nothing beside the repository.
+  assert.deepEqual(readdirSync(repo).sort(), [...topBefore, '.grove'].sort());
+  assert.deepEqual(readdirSync(path.join(repo, '.grove')), ['worktrees']);
+  assert.deepEqual(readdirSync(path.join(repo, '.grove', 'worktrees')).sort(), ['feat', 'feat-2', 'feat-3']);
+  assert.deepEqual(readdirSync(parent).sort(), [path.basename(repo), 'setup-runs'].sort());
+  assert.equal(git(repo, 'status', '--porcelain'), '');
 });
