@@ -97,3 +97,42 @@ test('a CORS preflight gets no CORS headers', async (t) => {
   assert.equal(same.headers['access-control-allow-origin'], undefined);
   assert.equal(same.headers['access-control-allow-methods'], undefined);
 });
+
+test('refused browser requests on every endpoint that acts run nothing: no branch, worktree, session or process', async (t) => {
+  const { readyTask } = await import('../helpers/sessions.ts');
+  const { processesMatching, repoState } = await import('../helpers/state.ts');
+  const { d, repo, project, task } = await readyTask(t);
+  const port = d.port!;
+  const before = repoState(repo);
+  const refusals: Array<[string, string]> = [
+    ['empty Host', `Host: \r\n`],
+    ['port-only Host', `Host: :${port}\r\n`],
+    ['rebinding Host', `Host: attacker.example:${port}\r\n`],
+    ['foreign Origin', `Host: 127.0.0.1:${port}\r\nOrigin: https://evil.example\r\n`],
+    ['null Origin', `Host: 127.0.0.1:${port}\r\nOrigin: null\r\n`],
+    ['cross-site fetch', `Host: 127.0.0.1:${port}\r\nSec-Fetch-Site: cross-site\r\n`],
+  ];
+  const requests: Array<[string, string, string]> = [
+    ['POST', '/api/tasks', JSON.stringify({ project_id: project.id, name: 'from a page' })],
+    ['POST', `/api/tasks/${task.id}/sessions`, JSON.stringify({ prompt: 'echo:from-a-page' })],
+    ['DELETE', `/api/tasks/${task.id}?force=true`, ''],
+    ['DELETE', `/api/projects/${project.id}`, ''],
+    ['GET', `/api/tasks/${task.id}/setup`, ''],
+  ];
+  let n = 0;
+  for (const [what, headers] of refusals) {
+    for (const [method, target, body] of requests) {
+      const bodyHeaders = body ? `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` : '';
+      const r = await rawRequest({ port }, `${method} ${target} HTTP/1.1\r\n${headers}${bodyHeaders}Connection: close\r\n\r\n${body}`);
+      assert.equal(r.status, 403, `${what} ${method} ${target}: ${r.status} ${r.body}`);
+      assert.match(JSON.parse(r.body).code, /^FORBIDDEN_(HOST|ORIGIN)$/);
+      n++;
+    }
+  }
+  assert.equal(n, refusals.length * requests.length);
+  assert.deepEqual(repoState(repo), before, 'no branch or worktree made or removed');
+  assert.equal((await d.socket('GET', `/api/tasks/${task.id}`)).json.status, 'ready');
+  assert.equal((await d.socket('GET', '/api/tasks')).json.length, 1);
+  assert.deepEqual((await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json, []);
+  assert.deepEqual(processesMatching('echo:from-a-page'), []);
+});
