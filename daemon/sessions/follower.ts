@@ -119,27 +119,37 @@ export function createFollower(
   let retryMs = RETRY_MIN_MS;
   let retryTimer: NodeJS.Timeout | null = null;
 
+  // Every read-and-store runs on this one chain: two rounds in flight at once would number
+  // their lines from the same seq and rewind each other's offsets.
+  function serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = chain.then(fn);
+    chain = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
   function poke(): void {
     if (queued || ended || stopped) return;
     queued = true;
-    chain = chain
-      .then(() => {
-        queued = false;
-        return pump();
-      })
-      .then(
-        () => {
-          retryMs = RETRY_MIN_MS;
-        },
-        (err: unknown) => {
-          log.error({ err, session: rec.id, retry_ms: retryMs }, 'storing session output failed; will retry');
-          retryTimer ??= setTimeout(() => {
-            retryTimer = null;
-            poke();
-          }, retryMs);
-          retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
-        },
-      );
+    serial(() => {
+      queued = false;
+      return pump();
+    }).then(
+      () => {
+        retryMs = RETRY_MIN_MS;
+      },
+      (err: unknown) => {
+        if (finishing) return; // the end is being stored: that has its own retries
+        log.error({ err, session: rec.id, retry_ms: retryMs }, 'storing session output failed; will retry');
+        retryTimer ??= setTimeout(() => {
+          retryTimer = null;
+          poke();
+        }, retryMs);
+        retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+      },
+    );
   }
 
   try {
@@ -168,33 +178,34 @@ export function createFollower(
       // After stop() the next daemon finishes the session from its files.
       if (stopped && !finishing) return Promise.resolve();
       finishing ??= (async () => {
-        await chain;
         for (let delay = RETRY_MIN_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
           try {
-            await pump();
-            const tail = newBatch();
-            for (const name of ['stdout', 'stderr'] as const) {
-              for (const text of streams[name].splitter.end()) {
-                tail.streams.push(name);
-                tail.texts.push(text);
+            await serial(async () => {
+              await pump();
+              const tail = newBatch();
+              for (const name of ['stdout', 'stderr'] as const) {
+                for (const text of streams[name].splitter.end()) {
+                  tail.streams.push(name);
+                  tail.texts.push(text);
+                }
               }
-            }
-            await store(tail, true);
-            // Safe to repeat: after the tail is stored, another round reads and stores nothing.
-            let status = outcome.status;
-            let exitCode = outcome.exitCode ?? null;
-            if (status === undefined) {
-              const recorded = readExit(files.exit);
-              if (recorded === null) status = 'lost';
-              else {
-                exitCode = recorded;
-                status = recorded === 0 ? 'exited' : 'failed';
+              await store(tail, true);
+              // Safe to repeat: after the tail is stored, another round reads and stores nothing.
+              let status = outcome.status;
+              let exitCode = outcome.exitCode ?? null;
+              if (status === undefined) {
+                const recorded = readExit(files.exit);
+                if (recorded === null) status = 'lost';
+                else {
+                  exitCode = recorded;
+                  status = recorded === 0 ? 'exited' : 'failed';
+                }
               }
-            }
-            await sessions.end(rec.id, status, exitCode);
-            ended = true;
-            closeFiles();
-            log.info({ session: rec.id, status, exit_code: exitCode, lines: nextSeq - 1 }, 'session ended');
+              await sessions.end(rec.id, status, exitCode);
+              ended = true;
+              closeFiles();
+              log.info({ session: rec.id, status, exit_code: exitCode, lines: nextSeq - 1 }, 'session ended');
+            });
             break;
           } catch (err) {
             if (stopped) return; // the next daemon finishes it from the files
