@@ -157,6 +157,8 @@ export function createSessionService(deps: SessionServiceDeps) {
         await undo();
         throw err;
       }
+      let exited = false;
+      child.once('exit', () => (exited = true));
       const pid = child.pid;
       if (pid === undefined) {
         const err = await child.catch((e: unknown) => e);
@@ -173,11 +175,14 @@ export function createSessionService(deps: SessionServiceDeps) {
       }
       rec = { ...rec, pid, pid_start: pidStart };
       const entry = follow(rec);
-      // Our own child: its exit is an event. The wrapper has written `exit` by then.
-      child.once('exit', () => {
+      // Our own child: its exit is an event (the wrapper has written `exit` by then). It may
+      // have come while the pid was being stored: `exited` says so.
+      const onExit = () => {
         if (entry.killing) return; // the kill records the end itself, as `killed`
         entry.follower.finish({}).catch((err: unknown) => log.error({ err, session: id }, 'finishing session failed'));
-      });
+      };
+      if (exited) onExit();
+      else child.once('exit', onExit);
       log.info({ session: id, task: task.id, agent: agentName, pid }, 'session started');
       const answer = publicSession(rec);
       // `running` once the process is confirmed alive, after the 201 has said `starting`.

@@ -1,10 +1,8 @@
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { execa } from 'execa';
+import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.ts';
-import { PGLITE_CONF } from './pglite-options.ts';
+import { fromWire, type StoreReply, type StoreRequest } from './protocol.ts';
+
+export { initStoreDir, pgdataDir } from './init.ts';
 
 // What table modules get: queries, never the PGlite instance itself.
 export interface Db {
@@ -17,89 +15,94 @@ export interface Store {
   close(): Promise<void>;
 }
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
-const INIT_CHILD = fileURLToPath(new URL('./init-child.ts', import.meta.url));
+const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
 
-// The folder inside the data folder that holds PGlite's files.
-export function pgdataDir(dataDir: string): string {
-  return path.join(dataDir, 'pgdata');
-}
+type Ok = Extract<StoreReply, { type: 'reply'; ok: true }>;
+// A request before its id is given (Omit over a union keeps only the common keys).
+type Unsent = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, 'id'> : never) : never;
 
-// Makes a new, empty PGlite data folder at `dir` (initdb) in a child process, atomically.
-export async function initStoreDir(dir: string): Promise<void> {
-  const tmp = `${dir}.init-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  const res = await execa(process.execPath, [...process.execArgv, INIT_CHILD, tmp], { reject: false, stdin: 'ignore' });
-  if (res.exitCode !== 0) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`initialising the store at ${dir} failed: ${res.stderr || res.stdout || `exit ${res.exitCode}`}`);
-  }
-  renameSync(tmp, dir);
-}
-
-// Opens (creating if needed) the one PGlite of this daemon, migrated and answering queries.
+// Opens (creating if needed) the one PGlite of this daemon in its own worker thread, migrated
+// and answering queries; `db` sends it queries and transactions as messages.
 export async function openStore(opts: { dataDir: string; log: Logger }): Promise<Store> {
   const { log } = opts;
-  const dir = pgdataDir(opts.dataDir);
-  if (!existsSync(path.join(dir, 'PG_VERSION'))) {
-    const t0 = performance.now();
-    rmSync(dir, { recursive: true, force: true }); // a half-made folder from a crash during initdb
-    await initStoreDir(dir);
-    log.info({ dir, ms: Math.round(performance.now() - t0) }, 'new store initialised');
+  const worker = new Worker(ENTRY, { workerData: { dataDir: opts.dataDir } });
+  const waiting = new Map<number, { resolve: (r: Ok) => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  let gone: Error | null = null;
+
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.on('message', (m: StoreReply) => {
+      if (m.type === 'ready') return resolve();
+      if (m.type === 'failed') return reject(fromWire(m.error));
+      if (m.type === 'log') return log[m.level](m.obj, m.msg);
+      const w = waiting.get(m.id);
+      if (!w) return;
+      waiting.delete(m.id);
+      if (m.ok) w.resolve(m);
+      else w.reject(fromWire(m.error));
+    });
+    worker.once('error', (err) => {
+      gone = err;
+      reject(err);
+    });
+    worker.once('exit', (code) => {
+      gone ??= new Error(`the store's thread exited (code ${code})`);
+      reject(gone);
+      for (const w of waiting.values()) w.reject(gone);
+      waiting.clear();
+    });
+  });
+
+  function call(req: Unsent): Promise<Ok> {
+    if (gone) return Promise.reject(gone);
+    const id = nextId++;
+    return new Promise<Ok>((resolve, reject) => {
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ ...req, id } as StoreRequest);
+    });
   }
-  const pg = new PGlite({ dataDir: dir, postgresqlconf: PGLITE_CONF });
+
+  function dbFor(tx: number | null): Db {
+    return {
+      async query<T>(sql: string, params: unknown[] = []) {
+        const r = await call({ op: 'query', sql, params, tx });
+        return { rows: (r.rows ?? []) as T[], ...(r.affectedRows === undefined ? {} : { affectedRows: r.affectedRows }) };
+      },
+      async transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+        if (tx !== null) throw new Error('nested transactions are not supported');
+        const { tx: txId } = await call({ op: 'begin' });
+        let result: T;
+        try {
+          result = await fn(dbFor(txId!));
+        } catch (err) {
+          await call({ op: 'end', tx: txId!, commit: false }).catch(() => {});
+          throw err;
+        }
+        await call({ op: 'end', tx: txId!, commit: true });
+        return result;
+      },
+    };
+  }
+
   try {
-    await pg.waitReady;
-    await migrate(pg, log);
-    await pg.query('SELECT 1'); // readiness: the listeners open only after this answers
+    await ready;
   } catch (err) {
-    await pg.close().catch(() => {});
+    await worker.terminate();
     throw err;
   }
 
   let closing: Promise<void> | null = null;
   return {
-    db: wrap(pg),
+    db: dbFor(null),
     close() {
       closing ??= (async () => {
-        try {
-          await pg.exec('CHECKPOINT');
-        } finally {
-          await pg.close();
-        }
+        const exited = new Promise<void>((r) => worker.once('exit', () => r()));
+        if (!gone) await call({ op: 'close' }).catch((err: unknown) => log.error({ err }, 'closing the store failed'));
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
+        await worker.terminate();
         log.info('store closed');
       })();
       return closing;
     },
   };
-}
-
-function wrap(q: PGlite | Transaction): Db {
-  return {
-    query: (sql, params) => q.query(sql, params as unknown[]),
-    transaction: (fn) => {
-      if (!('transaction' in q)) throw new Error('nested transactions are not supported');
-      return q.transaction((tx) => fn(wrap(tx)));
-    },
-  };
-}
-
-// Applies migrations/NNNN_name.sql in order, each in its own transaction, recording each.
-async function migrate(pg: PGlite, log: Logger): Promise<void> {
-  await pg.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-  const applied = new Set((await pg.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
-  const files = readdirSync(MIGRATIONS_DIR)
-    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
-    .sort();
-  for (const file of files) {
-    const version = Number(file.slice(0, 4));
-    if (applied.has(version)) continue;
-    const sql = readFileSync(path.join(MIGRATIONS_DIR, file), 'utf8');
-    await pg.transaction(async (tx) => {
-      await tx.exec(sql);
-      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version, file]);
-    });
-    log.info({ migration: file }, 'migration applied');
-  }
 }

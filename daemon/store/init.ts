@@ -1,0 +1,25 @@
+import { renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+
+const INIT_CHILD = fileURLToPath(new URL('./init-child.ts', import.meta.url));
+
+// The folder inside the data folder that holds PGlite's files.
+export function pgdataDir(dataDir: string): string {
+  return path.join(dataDir, 'pgdata');
+}
+
+// Makes a new, empty PGlite data folder at `dir` (initdb) in a child process, atomically.
+export async function initStoreDir(dir: string): Promise<void> {
+  const tmp = `${dir}.init-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  // The store's worker thread has no --import tsx in its execArgv: the child is given it.
+  const args = process.execArgv.some((a) => a.includes('tsx')) ? process.execArgv : ['--import', 'tsx'];
+  const res = await execa(process.execPath, [...args, INIT_CHILD, tmp], { reject: false, stdin: 'ignore' });
+  if (res.exitCode !== 0) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw new Error(`initialising the store at ${dir} failed: ${res.stderr || res.stdout || `exit ${res.exitCode}`}`);
+  }
+  renameSync(tmp, dir);
+}

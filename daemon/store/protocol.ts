@@ -1,0 +1,32 @@
+// Messages between the main thread and the store's worker thread (see worker.ts).
+
+export type StoreRequest =
+  | { id: number; op: 'query'; sql: string; params: unknown[]; tx: number | null }
+  | { id: number; op: 'begin' }
+  | { id: number; op: 'end'; tx: number; commit: boolean }
+  | { id: number; op: 'close' };
+
+// An error crosses the thread boundary as data: its SQLSTATE or errno code must survive.
+export interface WireError {
+  message: string;
+  code: string | undefined;
+}
+
+export type StoreReply =
+  | { type: 'reply'; id: number; ok: true; rows?: unknown[]; affectedRows?: number; tx?: number }
+  | { type: 'reply'; id: number; ok: false; error: WireError }
+  | { type: 'ready' }
+  | { type: 'failed'; error: WireError }
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; obj: Record<string, unknown>; msg: string };
+
+export function toWire(err: unknown): WireError {
+  const e = err as { message?: unknown; code?: unknown } | null;
+  return {
+    message: typeof e?.message === 'string' ? e.message : String(err),
+    code: typeof e?.code === 'string' ? e.code : undefined,
+  };
+}
+
+export function fromWire(w: WireError): Error {
+  return Object.assign(new Error(w.message), w.code === undefined ? {} : { code: w.code });
+}
