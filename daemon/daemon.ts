@@ -3,8 +3,8 @@ import path from 'node:path';
 import { createJournal } from './journal.ts';
 import type { Logger } from './log.ts';
 import type { Settings } from './settings.ts';
-import { acquireDataLock } from './lock.ts';
-import { openStore } from './store/db.ts';
+import { acquireDataLock, type DataLock } from './lock.ts';
+import { openStore, type Store } from './store/db.ts';
 import { projectsTable } from './store/projects.ts';
 import { createProjectService } from './projects.ts';
 import { createApiHandler } from './http/api.ts';
@@ -44,7 +44,12 @@ interface Closable {
 
 // Starts every part in order (lock, store, config watcher, pool, tasks, sessions, API, front);
 // close() stops them in reverse.
-export async function startDaemon(settings: Settings, log: Logger): Promise<Daemon> {
+export async function startDaemon(
+  settings: Settings,
+  log: Logger,
+  // Begun by the caller so the store opens while modules load; otherwise begun here.
+  early?: { lock: DataLock; store: Promise<Store> },
+): Promise<Daemon> {
   const started: Closable[] = [];
   const startedAt = new Date().toISOString();
 
@@ -61,10 +66,10 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
 
   let port: number | null = null;
   try {
-    const lock = acquireDataLock(settings.dataDir);
+    const lock = early?.lock ?? acquireDataLock(settings.dataDir);
     started.push({ name: 'lock', close: () => lock.close() });
 
-    const store = await openStore({ dataDir: settings.dataDir, log: log.child({ module: 'store' }) });
+    const store = await (early?.store ?? openStore({ dataDir: settings.dataDir, log: log.child({ module: 'store' }) }));
     started.push({ name: 'store', close: () => store.close() });
 
     const configs = createProjectConfigs({ log: log.child({ module: 'config' }) });

@@ -1,9 +1,9 @@
 // `npm start` / `grove daemon`: runs the supervisor in the foreground until SIGTERM or SIGINT.
 import { createLogger } from './log.ts';
-import { LockHeldError } from './lock.ts';
+import { acquireDataLock, LockHeldError } from './lock.ts';
 import { loadSettings, SettingsError } from './settings.ts';
 import { SocketInUseError } from './http/unix-socket.ts';
-import { startDaemon } from './daemon.ts';
+import { openStore } from './store/db.ts';
 
 // Exit statuses a service manager can tell apart (sysexits.h); both mean "restarting won't help".
 export const EXIT_CONFIG = 78;
@@ -23,7 +23,13 @@ try {
 const log = createLogger(settings.logLevel);
 
 try {
-  const daemon = await startDaemon(settings, log);
+  // The store opens in its own thread while this one loads the rest of the daemon: start-up
+  // takes the longer of the two, not their sum. The lock comes first: one PGlite per folder.
+  const lock = acquireDataLock(settings.dataDir);
+  const store = openStore({ dataDir: settings.dataDir, log: log.child({ module: 'store' }) });
+  store.catch(() => {}); // awaited (and reported) by startDaemon
+  const { startDaemon } = await import('./daemon.ts');
+  const daemon = await startDaemon(settings, log, { lock, store });
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {

@@ -88,10 +88,24 @@ export function createProjectService(deps: {
     for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
   }
 
+  // This daemon is the store's only writer, and projects change only here: they are read once
+  // and kept in memory, in the store's order. Every task and session request looks one up.
+  let cache: Promise<Project[]> | null = null;
+  const reload = () => {
+    const loading = projects.list();
+    cache = loading;
+    // A failed read (a full disk) is not remembered: the next request reads again.
+    loading.catch(() => {
+      if (cache === loading) cache = null;
+    });
+    return loading;
+  };
+  const all = () => cache ?? reload();
+
   return {
-    list: () => projects.list(),
+    list: async () => [...(await all())],
     async get(id: string): Promise<Project> {
-      const p = await projects.get(id);
+      const p = (await all()).find((x) => x.id === id);
       if (!p) throw new GroveError('NOT_FOUND', `no project with id ${id}`);
       return p;
     },
@@ -104,6 +118,7 @@ export function createProjectService(deps: {
         const name = input.name ?? (await pickName(base));
         try {
           const added = await projects.insert({ id: randomUUID(), name, path: top });
+          await reload();
           deps.configs.watch(added.path);
           return added;
         } catch (err) {
@@ -113,11 +128,15 @@ export function createProjectService(deps: {
       });
     },
     async remove(id: string): Promise<void> {
-      const p = await projects.get(id);
+      const p = (await all()).find((x) => x.id === id);
       if (!p) throw new GroveError('NOT_FOUND', `no project with id ${id}`);
       const live = await deps.countLiveTasks(id);
       if (live > 0) throw new GroveError('PROJECT_HAS_TASKS', `project ${p.name} has ${live} task(s) that are not archived; archive them first`);
-      await projects.remove(id);
+      try {
+        await projects.remove(id);
+      } finally {
+        await reload();
+      }
       deps.configs.unwatch(p.path);
     },
   };

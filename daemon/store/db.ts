@@ -1,8 +1,13 @@
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.ts';
+import { initStoreDir, pgdataDir } from './init.ts';
+import { PGLITE_CONF } from './pglite-options.ts';
 import { fromWire, type StoreReply, type StoreRequest } from './protocol.ts';
 
-export { initStoreDir, pgdataDir } from './init.ts';
+export { initStoreDir, pgdataDir };
 
 // What table modules get: queries, never the PGlite instance itself.
 export interface Db {
@@ -15,7 +20,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
-const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
+const ENTRY = new URL('./worker.mjs', import.meta.url);
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 type Ok = Extract<StoreReply, { type: 'reply'; ok: true }>;
 // A request before its id is given (Omit over a union keeps only the common keys).
@@ -25,7 +31,14 @@ type Unsent = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, '
 // and answering queries; `db` sends it queries and transactions as messages.
 export async function openStore(opts: { dataDir: string; log: Logger }): Promise<Store> {
   const { log } = opts;
-  const worker = new Worker(ENTRY, { workerData: { dataDir: opts.dataDir } });
+  const pgdata = pgdataDir(opts.dataDir);
+  if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
+    const t0 = performance.now();
+    rmSync(pgdata, { recursive: true, force: true }); // a half-made folder from a crash during initdb
+    await initStoreDir(pgdata);
+    log.info({ dir: pgdata, ms: Math.round(performance.now() - t0) }, 'new store initialised');
+  }
+  const worker = new Worker(ENTRY, { workerData: { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR } });
   const waiting = new Map<number, { resolve: (r: Ok) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let gone: Error | null = null;

@@ -14,9 +14,7 @@ export function pgdataDir(dataDir: string): string {
 export async function initStoreDir(dir: string): Promise<void> {
   const tmp = `${dir}.init-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
-  // The store's worker thread has no --import tsx in its execArgv: the child is given it.
-  const args = process.execArgv.some((a) => a.includes('tsx')) ? process.execArgv : ['--import', 'tsx'];
-  const res = await execa(process.execPath, [...args, INIT_CHILD, tmp], { reject: false, stdin: 'ignore' });
+  const res = await execa(process.execPath, [...process.execArgv, INIT_CHILD, tmp], { reject: false, stdin: 'ignore' });
   if (res.exitCode !== 0) {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`initialising the store at ${dir} failed: ${res.stderr || res.stdout || `exit ${res.exitCode}`}`);

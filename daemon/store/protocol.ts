@@ -1,4 +1,4 @@
-// Messages between the main thread and the store's worker thread (see worker.ts).
+// Messages between the main thread and the store's worker thread (worker.mjs).
 
 export type StoreRequest =
   | { id: number; op: 'query'; sql: string; params: unknown[]; tx: number | null }
@@ -18,14 +18,6 @@ export type StoreReply =
   | { type: 'ready' }
   | { type: 'failed'; error: WireError }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; obj: Record<string, unknown>; msg: string };
-
-export function toWire(err: unknown): WireError {
-  const e = err as { message?: unknown; code?: unknown } | null;
-  return {
-    message: typeof e?.message === 'string' ? e.message : String(err),
-    code: typeof e?.code === 'string' ? e.code : undefined,
-  };
-}
 
 export function fromWire(w: WireError): Error {
   return Object.assign(new Error(w.message), w.code === undefined ? {} : { code: w.code });
