@@ -7,7 +7,6 @@ import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
-export const TSX = ['--import', 'tsx'];
 
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -56,7 +55,8 @@ export async function startBenchDaemon(opts: {
   const home = opts.home ?? mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
   if (opts.template && !opts.home) cpSync(opts.template, path.join(home, 'data', 'pgdata'), { recursive: true });
   const env = { ...process.env, GROVE_HOME: home, GROVE_PORT: opts.port ? '0' : 'off', GROVE_LOG_LEVEL: 'info', ...(opts.env ?? {}) };
-  const { ms, line, proc } = await spawnUntil([...TSX, 'daemon/main.ts'], env, (l) => l.includes('grove daemon ready'));
+  // The product's own entry (npm start, grove daemon, the service): the start-up bundle.
+  const { ms, line, proc } = await spawnUntil(['daemon/start.mjs'], env, (l) => l.includes('grove daemon ready'));
   const ready = JSON.parse(line) as { socket: string; port: number | null };
   const api = new Pool('http://localhost', { socketPath: ready.socket, connections: 64 });
   return {

@@ -2,7 +2,8 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { call, rssMb, spawnUntil, startBenchDaemon, stopProcess, TSX } from './daemon.ts';
+import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
+import { call, rssMb, spawnUntil, startBenchDaemon, stopProcess } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
 async function daemonStart(template: string | null) {
@@ -23,7 +24,7 @@ async function bareStart(template: string | null) {
   try {
     const pgdata = path.join(dir, 'pgdata');
     if (template) cpSync(template, pgdata, { recursive: true });
-    const { ms, proc } = await spawnUntil([...TSX, 'bench/pglite-open.ts', pgdata], process.env, (l) => l === 'ready');
+    const { ms, proc } = await spawnUntil(['bench/pglite-open.mjs', pgdata, JSON.stringify(PGLITE_CONF)], process.env, (l) => l === 'ready');
     await new Promise((r) => setTimeout(r, 1500));
     const rss = rssMb(proc.pid!);
     await stopProcess(proc, 'stdin');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createJournal } from './journal.ts';
+import { ROOT } from './root.ts';
 import type { Logger } from './log.ts';
 import type { Settings } from './settings.ts';
 import { acquireDataLock, type DataLock } from './lock.ts';
@@ -27,7 +28,7 @@ import { openApiRoute } from './routes/openapi.ts';
 import { createAgents } from './agents.ts';
 
 export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
 ).version;
 
 export interface Daemon {

@@ -1,10 +1,13 @@
 import { cpus } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT } from './root.ts';
 import { Piscina } from 'piscina';
 import type { CreatedWorktree, CreateWorktreeInput, RemoveWorktreeInput } from '../workers/worktree.ts';
 import type { RunSetupInput } from '../workers/setup.ts';
 import type { Result } from '../workers/result.ts';
 
-const ENTRY = new URL('../workers/entry.mjs', import.meta.url).href;
+const ENTRY = pathToFileURL(path.join(ROOT, 'workers', 'entry.mjs')).href;
 
 // The worker pool for git worktrees and setup commands, typed by task name.
 export function createPool(opts: { maxThreads?: number } = {}) {

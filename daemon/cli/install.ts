@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../root.ts';
 import { CliError, EXIT } from './client.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
 export const UNIT_TEMPLATE = path.join(ROOT, 'systemd', 'grove.service');
 export const PLIST_TEMPLATE = path.join(ROOT, 'launchd', 'dev.grove.daemon.plist');
 export const LABEL = 'dev.grove.daemon';

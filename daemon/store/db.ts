@@ -1,6 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../root.ts';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.ts';
 import { initStoreDir, pgdataDir } from './init.ts';
@@ -20,8 +20,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
-const ENTRY = new URL('./worker.mjs', import.meta.url);
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const ENTRY = path.join(ROOT, 'daemon', 'store', 'worker.mjs');
+const MIGRATIONS_DIR = path.join(ROOT, 'daemon', 'store', 'migrations');
 
 type Ok = Extract<StoreReply, { type: 'reply'; ok: true }>;
 // A request before its id is given (Omit over a union keeps only the common keys).

@@ -1,9 +1,10 @@
 import { renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../root.ts';
+import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 
-const INIT_CHILD = fileURLToPath(new URL('./init-child.ts', import.meta.url));
+const INIT_CHILD = path.join(ROOT, 'daemon', 'store', 'init-child.ts');
 
 // The folder inside the data folder that holds PGlite's files.
 export function pgdataDir(dataDir: string): string {
@@ -14,7 +15,9 @@ export function pgdataDir(dataDir: string): string {
 export async function initStoreDir(dir: string): Promise<void> {
   const tmp = `${dir}.init-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
-  const res = await execa(process.execPath, [...process.execArgv, INIT_CHILD, tmp], { reject: false, stdin: 'ignore' });
+  // tsx named as a file: the daemon may run from its bundle, without tsx, in any folder.
+  const tsx = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
+  const res = await execa(process.execPath, ['--import', pathToFileURL(tsx).href, INIT_CHILD, tmp], { reject: false, stdin: 'ignore' });
   if (res.exitCode !== 0) {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`initialising the store at ${dir} failed: ${res.stderr || res.stdout || `exit ${res.exitCode}`}`);

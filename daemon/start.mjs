@@ -1,0 +1,49 @@
+// `npm start` and `grove daemon`: runs the daemon from a bundle of its TypeScript sources, made
+// once per source version with esbuild (tsx's own compiler) and kept in node_modules/.cache.
+// Loading ~70 TypeScript modules through tsx's loader thread took most of a second at every
+// start; the bundle loads like plain JavaScript. Development and tests run the sources.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+// Every source the bundle is made of, with the lock file (dependency versions), in a stable order.
+function sources() {
+  const out = [path.join(root, 'package-lock.json')];
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.ts')) out.push(p);
+    }
+  };
+  walk(path.join(root, 'daemon'));
+  walk(path.join(root, 'schemas'));
+  return out;
+}
+
+const hash = createHash('sha256');
+for (const file of sources()) hash.update(file).update(readFileSync(file));
+const dir = path.join(root, 'node_modules', '.cache', 'grove');
+const bundle = path.join(dir, `daemon-${hash.digest('hex').slice(0, 16)}.mjs`);
+
+if (!existsSync(bundle)) {
+  const { build } = await import('esbuild');
+  mkdirSync(dir, { recursive: true });
+  const tmp = `${bundle}.${process.pid}.tmp`;
+  await build({
+    entryPoints: [path.join(root, 'daemon', 'main.ts')],
+    outfile: tmp,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external', // dependencies load from node_modules as they are
+    logLevel: 'error',
+  });
+  renameSync(tmp, bundle); // atomic: a daemon starting at the same moment sees all or nothing
+}
+
+await import(pathToFileURL(bundle).href);
