@@ -13,3 +13,10 @@ export function createLogger(level: LogLevel, opts: { pretty?: boolean } = {}): 
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' } } } : {}),
   });
 }
+
+// The level before the settings are checked: GROVE_LOG_LEVEL when it is one, else info (an
+// invalid value is reported, exit 78, once the settings are read).
+export function earlyLevel(raw: string | undefined): LogLevel {
+  const levels: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  return raw !== undefined && levels.includes(raw) ? (raw as LogLevel) : 'info';
+}

@@ -1,7 +1,7 @@
 // `npm start` / `grove daemon`: runs the supervisor in the foreground until SIGTERM or SIGINT.
-import { createLogger } from './log.ts';
-import { acquireDataLock, LockHeldError } from './lock.ts';
-import { loadSettings, SettingsError } from './settings.ts';
+import { createLogger, earlyLevel } from './log.ts';
+import { acquireDataLock, LockHeldError, type DataLock } from './lock.ts';
+import { resolvePaths } from './paths.ts';
 import { SocketInUseError } from './http/unix-socket.ts';
 import { openStore } from './store/db.ts';
 
@@ -9,25 +9,44 @@ import { openStore } from './store/db.ts';
 export const EXIT_CONFIG = 78;
 export const EXIT_ALREADY_RUNNING = 75;
 
+// The store opens in its own thread while this one loads and checks everything else: start-up
+// takes the longer of the two, not their sum. So the lock (one PGlite per data folder) and the
+// store come first, from the environment alone; the config is read and validated meanwhile.
+const paths = resolvePaths(process.env, process.getuid?.() ?? 0);
+const log = createLogger(earlyLevel(process.env.GROVE_LOG_LEVEL));
+
+function alreadyRunning(err: LockHeldError | SocketInUseError): never {
+  log.error({ holder_pid: err instanceof LockHeldError ? err.pid : undefined }, err.message);
+  process.stderr.write(`grove: ${err.message}\n`);
+  log.flush();
+  process.exit(EXIT_ALREADY_RUNNING);
+}
+
+let lock: DataLock;
+try {
+  lock = acquireDataLock(paths.dataDir);
+} catch (err) {
+  if (err instanceof LockHeldError) alreadyRunning(err);
+  throw err;
+}
+const store = openStore({ dataDir: paths.dataDir, log: log.child({ module: 'store' }) });
+store.catch(() => {}); // awaited (and reported) by startDaemon
+
+const { loadSettings, SettingsError } = await import('./settings.ts');
 let settings;
 try {
   settings = loadSettings();
 } catch (err) {
   if (err instanceof SettingsError) {
     process.stderr.write(`grove: ${err.message}\n`);
+    await lock.close();
     process.exit(EXIT_CONFIG);
   }
   throw err;
 }
-
-const log = createLogger(settings.logLevel);
+log.level = settings.logLevel;
 
 try {
-  // The store opens in its own thread while this one loads the rest of the daemon: start-up
-  // takes the longer of the two, not their sum. The lock comes first: one PGlite per folder.
-  const lock = acquireDataLock(settings.dataDir);
-  const store = openStore({ dataDir: settings.dataDir, log: log.child({ module: 'store' }) });
-  store.catch(() => {}); // awaited (and reported) by startDaemon
   const { startDaemon } = await import('./daemon.ts');
   const daemon = await startDaemon(settings, log, { lock, store });
   let stopping = false;
@@ -53,12 +72,7 @@ try {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 } catch (err) {
-  if (err instanceof LockHeldError || err instanceof SocketInUseError) {
-    log.error({ holder_pid: err instanceof LockHeldError ? err.pid : undefined }, err.message);
-    process.stderr.write(`grove: ${err.message}\n`);
-    log.flush();
-    process.exit(EXIT_ALREADY_RUNNING);
-  }
+  if (err instanceof LockHeldError || err instanceof SocketInUseError) alreadyRunning(err);
   log.fatal({ err }, 'daemon failed to start');
   process.stderr.write(`grove: failed to start: ${(err as Error).message}\n`);
   log.flush();

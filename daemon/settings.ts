@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import path from 'node:path';
 import { UserConfig } from '../schemas/config.ts';
 import { compile, createAjv } from './validation.ts';
 import { createAgents } from './agents.ts';
+import { nonEmpty, resolvePaths } from './paths.ts';
+
+export { resolvePaths };
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_PORT_RANGE: [number, number] = [20000, 29999];
@@ -30,37 +31,6 @@ export class SettingsError extends Error {
     super(message);
     this.name = 'SettingsError';
   }
-}
-
-interface Paths {
-  configFile: string;
-  dataDir: string;
-  socketPath: string;
-}
-
-// DESIGN §2: specific variables beat GROVE_HOME, which beats the XDG defaults.
-export function resolvePaths(env: NodeJS.ProcessEnv, uid: number): Paths {
-  const home = nonEmpty(env.GROVE_HOME);
-  const userHome = nonEmpty(env.HOME) ?? homedir();
-  const xdgConfig = absoluteOr(env.XDG_CONFIG_HOME, path.join(userHome, '.config'));
-  const xdgState = absoluteOr(env.XDG_STATE_HOME, path.join(userHome, '.local', 'state'));
-  const runtime = absoluteOr(env.XDG_RUNTIME_DIR, null);
-
-  const configFile =
-    nonEmpty(env.GROVE_CONFIG) ?? (home ? path.join(home, 'config.json') : path.join(xdgConfig, 'grove', 'config.json'));
-  const dataDir = nonEmpty(env.GROVE_DATA_DIR) ?? (home ? path.join(home, 'data') : path.join(xdgState, 'grove'));
-  const socketPath =
-    nonEmpty(env.GROVE_SOCKET) ??
-    (home
-      ? path.join(home, 'grove.sock')
-      : runtime
-        ? path.join(runtime, 'grove', 'grove.sock')
-        : path.join('/tmp', `grove-${uid}`, 'grove.sock'));
-  return {
-    configFile: path.resolve(configFile),
-    dataDir: path.resolve(dataDir),
-    socketPath: path.resolve(socketPath),
-  };
 }
 
 // Reads and validates the user config; a missing file is an empty config.
@@ -125,13 +95,4 @@ function resolveLogLevel(raw: string | undefined): LogLevel {
   if (v === undefined) return 'info';
   if ((LOG_LEVELS as readonly string[]).includes(v)) return v as LogLevel;
   throw new SettingsError(`GROVE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(v)}`);
-}
-
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v === '' ? undefined : v;
-}
-
-function absoluteOr<T extends string | null>(v: string | undefined, fallback: T): string | T {
-  // The XDG spec says relative values are invalid and must be ignored.
-  return v && path.isAbsolute(v) ? v : fallback;
 }

@@ -3,7 +3,7 @@
 // Loading ~70 TypeScript modules through tsx's loader thread took most of a second at every
 // start; the bundle loads like plain JavaScript. Development and tests run the sources.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -26,24 +26,33 @@ function sources() {
 
 const hash = createHash('sha256');
 for (const file of sources()) hash.update(file).update(readFileSync(file));
-const dir = path.join(root, 'node_modules', '.cache', 'grove');
-const bundle = path.join(dir, `daemon-${hash.digest('hex').slice(0, 16)}.mjs`);
+const cache = path.join(root, 'node_modules', '.cache', 'grove');
+const dir = path.join(cache, `daemon-${hash.digest('hex').slice(0, 16)}`);
 
-if (!existsSync(bundle)) {
+if (!existsSync(dir)) {
   const { build } = await import('esbuild');
-  mkdirSync(dir, { recursive: true });
-  const tmp = `${bundle}.${process.pid}.tmp`;
+  mkdirSync(cache, { recursive: true });
+  const tmp = `${dir}.${process.pid}.tmp`;
   await build({
-    entryPoints: [path.join(root, 'daemon', 'main.ts')],
-    outfile: tmp,
+    entryPoints: { main: path.join(root, 'daemon', 'main.ts') },
+    outdir: tmp,
+    outExtension: { '.js': '.mjs' },
     bundle: true,
+    // Dynamic imports stay separate chunks, with their dependencies: the first chunk takes the
+    // lock and starts the store before the rest (Ajv, the routes, undici…) is even loaded.
+    splitting: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
     packages: 'external', // dependencies load from node_modules as they are
     logLevel: 'error',
   });
-  renameSync(tmp, bundle); // atomic: a daemon starting at the same moment sees all or nothing
+  try {
+    renameSync(tmp, dir); // atomic: a daemon starting at the same moment sees all or nothing
+  } catch (err) {
+    if (!existsSync(dir)) throw err; // another start made it first
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
-await import(pathToFileURL(bundle).href);
+await import(pathToFileURL(path.join(dir, 'main.mjs')).href);

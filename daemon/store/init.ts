@@ -2,7 +2,6 @@ import { renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../root.ts';
 import { pathToFileURL } from 'node:url';
-import { execa } from 'execa';
 
 const INIT_CHILD = path.join(ROOT, 'daemon', 'store', 'init-child.ts');
 
@@ -17,6 +16,7 @@ export async function initStoreDir(dir: string): Promise<void> {
   rmSync(tmp, { recursive: true, force: true });
   // tsx named as a file: the daemon may run from its bundle, without tsx, in any folder.
   const tsx = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
+  const { execa } = await import('execa'); // only for a new store: not on every start's path
   const res = await execa(process.execPath, ['--import', pathToFileURL(tsx).href, INIT_CHILD, tmp], { reject: false, stdin: 'ignore' });
   if (res.exitCode !== 0) {
     rmSync(tmp, { recursive: true, force: true });
