@@ -2,35 +2,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { isSameProcessAlive, processStartTime } from './proc.ts';
 
-// The pids whose process group is `pgid`, zombies excluded.
-export function groupMembers(pgid: number): number[] {
-  if (process.platform !== 'linux') {
-    try {
-      return execFileSync('ps', ['-o', 'pid=,stat=', '-g', String(pgid)], { encoding: 'utf8' })
-        .split('\n')
-        .map((l) => l.trim().split(/\s+/))
-        .filter(([pid, stat]) => pid && !stat?.startsWith('Z'))
-        .map(([pid]) => Number(pid));
-    } catch {
-      return [];
-    }
-  }
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // rest[0] = state, rest[2] = pgrp
-    if (rest[0] !== 'Z' && rest[0] !== 'X' && Number(rest[2]) === pgid) out.push(Number(name));
-  }
-  return out;
-}
-
 interface ProcEntry {
   pid: number;
   ppid: number;
@@ -65,6 +36,13 @@ function processTable(): ProcEntry[] {
     out.push({ pid: Number(name), ppid: Number(rest[1]), pgid: Number(rest[2]) });
   }
   return out;
+}
+
+// The pids whose process group is `pgid`, zombies excluded.
+export function groupMembers(pgid: number): number[] {
+  return processTable()
+    .filter((p) => p.pgid === pgid)
+    .map((p) => p.pid);
 }
 
 // Descendants of the group's members that left the group (setsid, setpgid): a group signal

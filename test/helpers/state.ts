@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { branches, worktrees } from './git.ts';
 import type { TestDaemon } from './daemon.ts';
@@ -25,7 +25,7 @@ export async function waitPidGone(pid: number, ms = 10_000): Promise<void> {
 
 function readStat(pid: number): string {
   try {
-    return execFileSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8' });
+    return readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
     return '';
   }
