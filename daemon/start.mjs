@@ -53,6 +53,12 @@ if (!existsSync(dir)) {
     if (!existsSync(dir)) throw err; // another start made it first
     rmSync(tmp, { recursive: true, force: true });
   }
+  // Bundles of older sources are never used again.
+  for (const old of readdirSync(cache)) {
+    if (old.startsWith('daemon-') && path.join(cache, old) !== dir && !old.endsWith('.tmp')) {
+      rmSync(path.join(cache, old), { recursive: true, force: true });
+    }
+  }
 }
 
 await import(pathToFileURL(path.join(dir, 'main.mjs')).href);
