@@ -82,7 +82,14 @@ export async function startDaemon(
     started.push({ name: 'pool', close: () => pool.close() });
 
     const taskRows = tasksTable(store.db);
-    const projects = createProjectService({ projects: projectRows, countLiveTasks: (id) => taskRows.countLive(id), configs });
+    const sessionRows = sessionsTable(store.db);
+    const projects = createProjectService({
+      projects: projectRows,
+      countLiveTasks: (id) => taskRows.countLive(id),
+      configs,
+      // Removing a project deletes its tasks' sessions by cascade, out of the sessions module's sight.
+      onRemoved: () => sessionRows.forgetAll(),
+    });
     // Sessions need tasks and archiving a task kills its sessions: the link is made once both exist.
     let sessionsRef: SessionService | null = null;
     const tasks = createTaskService({
@@ -102,7 +109,7 @@ export async function startDaemon(
 
     const agents = createAgents(settings.config);
     const sessions = createSessionService({
-      sessions: sessionsTable(store.db),
+      sessions: sessionRows,
       getTask: (id) => tasks.get(id),
       getProject: (id) => projects.get(id),
       configs,

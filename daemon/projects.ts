@@ -77,6 +77,8 @@ export function createProjectService(deps: {
   projects: ProjectsTable;
   countLiveTasks: (projectId: string) => Promise<number>;
   configs: Pick<ProjectConfigs, 'watch' | 'unwatch'>;
+  /** after a project (and with it its tasks and their sessions) is deleted */
+  onRemoved?: () => void;
 }) {
   const { projects } = deps;
   // Adds are serialised so that a default name's `-2` suffix and the duplicate check cannot race.
@@ -135,6 +137,7 @@ export function createProjectService(deps: {
       try {
         await projects.remove(id);
       } finally {
+        deps.onRemoved?.();
         await reload();
       }
       deps.configs.unwatch(p.path);

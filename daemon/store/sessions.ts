@@ -53,7 +53,33 @@ export const LIVE: SessionStatus[] = ['starting', 'running'];
 
 // The sessions and session_lines tables and every query on them.
 export function sessionsTable(db: Db) {
+  // Rows by id, read once: `GET /api/sessions/:id` and every output page look a session up.
+  // This daemon is the store's only writer and every write to a session row goes through this
+  // module, which forgets the row before and after writing and counts a version, so a read
+  // that overlapped a write is not kept. Rows a cascade deletes (a project's removal) are
+  // forgotten through forgetAll().
+  const cache = new Map<string, SessionRecord>();
+  const versions = new Map<string, number>();
+  const CACHE_MAX = 1000;
+  let epoch = 0; // bumped by forgetAll: a read that overlapped a cascade is not kept either
+  const touch = (id: string) => {
+    cache.delete(id);
+    versions.set(id, (versions.get(id) ?? 0) + 1);
+  };
+  async function writing<T>(id: string, write: () => Promise<T>): Promise<T> {
+    touch(id);
+    try {
+      return await write();
+    } finally {
+      touch(id);
+    }
+  }
+
   return {
+    forgetAll(): void {
+      cache.clear();
+      epoch++;
+    },
     async insert(s: { id: string; task_id: string; agent: string; command: string[] }): Promise<SessionRecord> {
       const { rows } = await db.query<Row>(
         `INSERT INTO sessions (id, task_id, agent, command, status) VALUES ($1, $2, $3, $4, 'starting') RETURNING *`,
@@ -63,11 +89,21 @@ export function sessionsTable(db: Db) {
     },
     // Only for a start that could not be recorded: the session never ran.
     async remove(id: string): Promise<void> {
-      await db.query('DELETE FROM sessions WHERE id = $1', [id]);
+      await writing(id, () => db.query('DELETE FROM sessions WHERE id = $1', [id]));
     },
     async get(id: string): Promise<SessionRecord | null> {
+      const hit = cache.get(id);
+      if (hit) return { ...hit };
+      const version = versions.get(id) ?? 0;
+      const seen = epoch;
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);
-      return rows[0] ? toRecord(rows[0]) : null;
+      if (!rows[0]) return null;
+      const rec = toRecord(rows[0]);
+      if ((versions.get(id) ?? 0) === version && epoch === seen) {
+        if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
+        cache.set(id, rec);
+      }
+      return { ...rec };
     },
     async listByTask(taskId: string): Promise<SessionRecord[]> {
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE task_id = $1 ORDER BY created_at, id', [taskId]);
@@ -78,17 +114,20 @@ export function sessionsTable(db: Db) {
       return rows.map(toRecord);
     },
     async setPid(id: string, pid: number, pidStart: string | null): Promise<void> {
-      await db.query('UPDATE sessions SET pid = $2, pid_start = $3 WHERE id = $1', [id, pid, pidStart]);
+      await writing(id, () => db.query('UPDATE sessions SET pid = $2, pid_start = $3 WHERE id = $1', [id, pid, pidStart]));
     },
     async markRunning(id: string): Promise<boolean> {
-      const res = await db.query(`UPDATE sessions SET status = 'running' WHERE id = $1 AND status = 'starting'`, [id]);
+      const res = await writing(id, () => db.query(`UPDATE sessions SET status = 'running' WHERE id = $1 AND status = 'starting'`, [id]));
       return (res.affectedRows ?? 0) > 0;
     },
     // The final status, once: a session that already ended keeps its first ending.
     async end(id: string, status: SessionStatus, exitCode: number | null): Promise<boolean> {
-      const res = await db.query(
-        `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now() WHERE id = $1 AND status IN ('starting', 'running')`,
-        [id, status, exitCode],
+      const res = await writing(id, () =>
+        db.query(`UPDATE sessions SET status = $2, exit_code = $3, ended_at = now() WHERE id = $1 AND status IN ('starting', 'running')`, [
+          id,
+          status,
+          exitCode,
+        ]),
       );
       return (res.affectedRows ?? 0) > 0;
     },
@@ -100,7 +139,7 @@ export function sessionsTable(db: Db) {
       batch: { streams: Array<'stdout' | 'stderr'>; texts: string[]; at: string },
       offsets: { stdout: number; stderr: number },
     ): Promise<void> {
-      await db.transaction(async (tx) => {
+      await writing(id, () => db.transaction(async (tx) => {
         if (batch.texts.length > 0) {
           await tx.query(
             `INSERT INTO session_lines (session_id, seq, stream, text, at)
@@ -115,7 +154,7 @@ export function sessionsTable(db: Db) {
           offsets.stderr,
           firstSeq + batch.texts.length,
         ]);
-      });
+      }));
     },
     async lines(id: string, after: number, limit: number): Promise<OutputLine[]> {
       const { rows } = await db.query<{ seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date }>(
