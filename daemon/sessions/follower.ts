@@ -109,7 +109,7 @@ export function createFollower(
       const batch = newBatch();
       if (!readRound(batch)) return;
       await store(batch, false);
-      // PGlite runs on this thread: let requests in between rounds.
+      // Reading and splitting a round is this thread's work: let requests in between rounds.
       await new Promise((r) => setImmediate(r));
     }
   }
