@@ -73,10 +73,11 @@ export async function startDaemon(
     const store = await (early?.store ?? openStore({ dataDir: settings.dataDir, log: log.child({ module: 'store' }) }));
     started.push({ name: 'store', close: () => store.close() });
 
+    // Everything up to the API handler is built while PGlite opens in its thread: nothing
+    // below waits for the store until `store.ready`.
     const configs = createProjectConfigs({ log: log.child({ module: 'config' }) });
     started.push({ name: 'configs', close: () => configs.close() });
     const projectRows = projectsTable(store.db);
-    for (const p of await projectRows.list()) configs.watch(p.path);
 
     const pool = createPool();
     started.push({ name: 'pool', close: () => pool.close() });
@@ -104,7 +105,6 @@ export async function startDaemon(
       journal: createJournal(path.join(settings.dataDir, 'journal')),
       log: log.child({ module: 'tasks' }),
     });
-    await tasks.recover();
     started.push({ name: 'tasks', close: () => tasks.close() });
 
     const agents = createAgents(settings.config);
@@ -120,7 +120,6 @@ export async function startDaemon(
     });
     sessionsRef = sessions;
     started.push({ name: 'sessions', close: () => sessions.close() });
-    await sessions.reattach();
 
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port }),
@@ -130,6 +129,11 @@ export async function startDaemon(
     ];
     routes.push(...openApiRoute({ routes, version: VERSION }));
     const handler = createApiHandler({ routes, log: log.child({ module: 'api' }) });
+
+    await store.ready;
+    for (const p of await projectRows.list()) configs.watch(p.path);
+    await tasks.recover();
+    await sessions.reattach();
 
     const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: log.child({ module: 'api' }) });
     started.push({ name: 'api', close: () => api.close() });

@@ -16,7 +16,10 @@ export interface Db {
 }
 
 export interface Store {
+  /** usable at once: queries wait in the thread's queue until the store is open */
   readonly db: Db;
+  /** resolves once PGlite is open and migrated; rejects (and the thread is gone) if it cannot be */
+  readonly ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,8 +30,8 @@ type Ok = Extract<StoreReply, { type: 'reply'; ok: true }>;
 // A request before its id is given (Omit over a union keeps only the common keys).
 type Unsent = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, 'id'> : never) : never;
 
-// Opens (creating if needed) the one PGlite of this daemon in its own worker thread, migrated
-// and answering queries; `db` sends it queries and transactions as messages.
+// Starts opening (creating if needed) the one PGlite of this daemon in its own worker thread;
+// `db` sends it queries and transactions as messages, `ready` says when it is open and migrated.
 export async function openStore(opts: { dataDir: string; log: Logger }): Promise<Store> {
   const { log } = opts;
   const pgdata = pgdataDir(opts.dataDir);
@@ -97,16 +100,13 @@ export async function openStore(opts: { dataDir: string; log: Logger }): Promise
     };
   }
 
-  try {
-    await ready;
-  } catch (err) {
-    await worker.terminate();
-    throw err;
-  }
+  // The caller builds what does not need answers (routes, Ajv) while PGlite opens.
+  ready.catch(() => worker.terminate());
 
   let closing: Promise<void> | null = null;
   return {
     db: dbFor(null),
+    ready,
     close() {
       closing ??= (async () => {
         const exited = new Promise<void>((r) => worker.once('exit', () => r()));
