@@ -1,18 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addProject, makeHome, startDaemon } from './helpers/daemon.ts';
+import { processesMatching } from './helpers/state.ts';
 import { branches, makeRepo, worktrees } from './helpers/git.ts';
-
-function processesMatching(pattern: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  } catch {
-    return [];
-  }
-}
 
 function configHome(t: Parameters<typeof makeHome>[0], config: object): string {
   const home = makeHome(t);
@@ -233,19 +225,6 @@ test('archiving a task during its setup stops the setup and its processes', asyn
   const setup = (await d.socket('GET', `/api/tasks/${r.json.id}/setup`)).json;
   assert.equal(setup.commands.length, 1, 'the second command never ran');
   assert.equal(setup.commands[0].signal, 'SIGTERM');
-});
-
-test('a daemon stopped during setup kills it and records the task as setup_failed', async (t) => {
-  const d1 = await startDaemon(t);
-  const marker = `${Math.floor(Math.random() * 1e6) + 5_000_000}`;
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: [`sleep ${marker}`] }) } });
-  const project = await addProject(d1, repo);
-  const r = await d1.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'interrupted', wait: false } });
-  await d1.waitForLog((l) => l.msg === 'setup command started' && l.task === r.json.id);
-  assert.equal(await d1.stop(), 0);
-  assert.deepEqual(processesMatching(`sleep ${marker}`), []);
-  const d2 = await startDaemon(t, { home: d1.home });
-  assert.equal((await d2.socket('GET', `/api/tasks/${r.json.id}`)).json.status, 'setup_failed');
 });
 
 test('GET /api/tasks/:id/setup as an event stream follows setup live to its end', async (t) => {

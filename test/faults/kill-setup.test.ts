@@ -56,3 +56,16 @@ test('a daemon killed with SIGKILL during setup: its orphaned setup processes ar
   assert.equal(del.status, 200);
   assert.deepEqual(repoState(repo), { branches: ['grove/cut', 'main'], worktrees: [], folders: [] });
 });
+
+test('SIGTERM during setup: the daemon kills it and records the task as setup_failed', async (t) => {
+  const d1 = await startDaemon(t);
+  const marker = `${Math.floor(Math.random() * 1e6) + 5_000_000}`;
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: [`sleep ${marker}`] }) } });
+  const project = await addProject(d1, repo);
+  const r = await d1.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'interrupted', wait: false } });
+  await d1.waitForLog((l) => l.msg === 'setup command started' && l.task === r.json.id);
+  assert.equal(await d1.stop(), 0);
+  assert.deepEqual(processesMatching(`sleep ${marker}`), [], 'a clean stop kills the setup group');
+  const d2 = await startDaemon(t, { home: d1.home });
+  assert.equal((await d2.socket('GET', `/api/tasks/${r.json.id}`)).json.status, 'setup_failed');
+});
