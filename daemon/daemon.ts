@@ -121,6 +121,15 @@ export async function startDaemon(
     sessionsRef = sessions;
     started.push({ name: 'sessions', close: () => sessions.close() });
 
+    // Recovery queries queue until PGlite is open and run while the routes and Ajv compile.
+    const recovered = (async () => {
+      await store.ready;
+      for (const p of await projectRows.list()) configs.watch(p.path);
+      await tasks.recover();
+      await sessions.reattach();
+    })();
+    recovered.catch(() => {}); // awaited below, after the handler is built
+
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port }),
       ...projectRoutes({ projects }),
@@ -130,10 +139,7 @@ export async function startDaemon(
     routes.push(...openApiRoute({ routes, version: VERSION }));
     const handler = createApiHandler({ routes, log: log.child({ module: 'api' }) });
 
-    await store.ready;
-    for (const p of await projectRows.list()) configs.watch(p.path);
-    await tasks.recover();
-    await sessions.reattach();
+    await recovered;
 
     const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: log.child({ module: 'api' }) });
     started.push({ name: 'api', close: () => api.close() });

@@ -269,6 +269,8 @@ export function createTaskService(deps: TaskServiceDeps) {
         }
         deps.journal.done(id);
       }
+      // The common case, a clean stop, costs one read instead of three writes at every start.
+      if (!(await tasks.anySettingUp())) return;
       const orphans = await setupLog.endInterrupted();
       await Promise.all(orphans.map((o) => stopOrphanGroup(o.pid, o.pid_start)));
       const ids = await tasks.failInterruptedSetups();

@@ -98,6 +98,12 @@ export function tasksTable(db: Db) {
       await db.query('DELETE FROM tasks WHERE id = $1', [id]);
     },
     // Setup that a stopped daemon left running can no longer finish.
+    // True when a setup was running as the daemon stopped: start-up recovery has work then.
+    async anySettingUp(): Promise<boolean> {
+      const { rows } = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM tasks WHERE status = 'setting_up') AS any`);
+      return rows[0]?.any === true;
+    },
+
     async failInterruptedSetups(): Promise<string[]> {
       const { rows } = await db.query<{ id: string }>(
         `UPDATE tasks SET status = 'setup_failed' WHERE status = 'setting_up' RETURNING id`,

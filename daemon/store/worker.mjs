@@ -9,6 +9,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 
 const port = parentPort;
+// An open handle from the first moment: a worker whose event loop runs empty, as this one's does
+// when its top-level code ends, blocks until V8's background work is done (WebAssembly tier-up
+// of PGlite, ~0.2 s at start) before it looks at its messages again.
+const keepAlive = setInterval(() => {}, 2 ** 30);
 /** @type {{ pgdata: string; conf: string[]; migrations: string }} */
 const { pgdata, conf, migrations } = workerData;
 
@@ -118,6 +122,7 @@ port.on('message', (req) => {
       }
       await pg.close();
       send({ type: 'reply', id: req.id, ok: true });
+      clearInterval(keepAlive);
       port.close();
     })();
   }

@@ -10,7 +10,9 @@ import { Pool, request } from 'undici';
 import { seedStore } from './template.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const DAEMON_MAIN = path.join(ROOT, 'daemon', 'main.ts');
+// The entry users run (npm start, grove daemon, the service): the daemon's bundle, made from
+// the sources of this checkout.
+export const DAEMON_ENTRY = path.join(ROOT, 'daemon', 'start.mjs');
 
 export interface Reply {
   status: number;
@@ -67,7 +69,7 @@ export function spawnDaemon(
     if (v === undefined) delete fullEnv[k];
     else fullEnv[k] = v;
   }
-  const proc = spawn(process.execPath, ['--import', 'tsx', DAEMON_MAIN], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  const proc = spawn(process.execPath, [DAEMON_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
   const logs: any[] = [];
   const events = new EventEmitter();
   let stderr = '';
