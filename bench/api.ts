@@ -1,13 +1,12 @@
 // API throughput and latency: GET /api/projects and GET /api/sessions/:id at concurrency 1 and
-// 32 over the socket, against a bare node:http server answering the same JSON on a socket; and
-// the TCP front against the socket directly. Also session start against a raw spawn.
+// 32 over the socket, against a bare node:http server (its own process) answering the same JSON
+// on a socket; and the TCP front against the socket directly. Also session start against a raw spawn.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { sessionFiles, spawnWrapped } from '../daemon/sessions/wrapper.ts';
-import { call, FIXTURE_AGENT, fixtureHome, readyTask, startBenchDaemon } from './daemon.ts';
+import { call, FIXTURE_AGENT, fixtureHome, readyTask, spawnUntil, startBenchDaemon, stopProcess } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
 const AGENT = FIXTURE_AGENT;
@@ -61,13 +60,15 @@ export async function benchApi(opts: { template: string; requests: number }) {
     // The same JSON from a bare node:http server on a socket.
     const projectsJson = JSON.stringify(await call(d.api, 'GET', '/api/projects'));
     const sessionJson = JSON.stringify(await call(d.api, 'GET', `/api/sessions/${session.id}`));
-    const bare = createServer((req, res) => {
-      const body = req.url === '/api/projects' ? projectsJson : sessionJson;
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-    });
-    await new Promise<void>((ok) => bare.listen(bareSock, ok));
+    // In a process of its own, like the daemon: in the bench's process it would share one event
+    // loop with the client (no wake-up between processes at concurrency 1, one core for both at 32).
+    const table = JSON.stringify({ '/api/projects': projectsJson, [`/api/sessions/${session.id}`]: sessionJson });
+    const { proc: bare } = await spawnUntil(['bench/bare-http.mjs', bareSock, table], process.env, (l) => l === 'ready');
     const barePool = new Pool('http://localhost', { socketPath: bareSock, connections: 32 });
+    // What any front of DESIGN's shape (a second HTTP hop through undici) costs: a bare
+    // forwarder in front of the bare server, against the bare server directly.
+    const { proc: fwd, line: fwdPort } = await spawnUntil(['bench/bare-forwarder.mjs', bareSock], process.env, (l) => /^\d+$/.test(l));
+    const fwdPool = new Pool(`http://127.0.0.1:${fwdPort}`, { connections: 32 });
     const tcpPool = new Pool(`http://127.0.0.1:${d.port}`, { connections: 32 });
     const out: Record<string, unknown> = {};
     for (const [name, p] of [
@@ -79,18 +80,23 @@ export async function benchApi(opts: { template: string; requests: number }) {
         const grove = await load(d.api, p, opts.requests, c);
         const raw = await load(barePool, p, opts.requests, c);
         const tcp = await load(tcpPool, p, opts.requests, c);
+        const forwarded = await load(fwdPool, p, opts.requests, c);
         out[`${name}_c${c}`] = {
           socket: grove,
           bare_node_http: raw,
           tcp_front: tcp,
           throughput_vs_bare: round(grove.rps / raw.rps),
           tcp_p50_vs_socket: round(tcp.p50_ms / grove.p50_ms),
+          bare_forwarder: forwarded,
+          bare_forwarder_p50_vs_bare: round(forwarded.p50_ms / raw.p50_ms),
         };
       }
     }
     await barePool.close();
     await tcpPool.close();
-    await new Promise((ok) => bare.close(ok));
+    await fwdPool.close();
+    await stopProcess(fwd, 'stdin');
+    await stopProcess(bare, 'stdin');
     return {
       session_start_ms: { grove: s, raw_spawn: r, ratio_p50: round(s.median / r.median) },
       ...out,

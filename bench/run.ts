@@ -38,6 +38,7 @@ try {
     ...(['projects_c1', 'projects_c32', 'session_c1', 'session_c32'] as const).flatMap((k): Array<[string, number, number, number]> => [
       [`GET ${k.replace('_c', ', concurrency ')}: socket vs bare node:http (req/s)`, a[k].socket.rps, a[k].bare_node_http.rps, a[k].throughput_vs_bare],
       [`GET ${k.replace('_c', ', concurrency ')}: TCP front vs socket (p50 ms)`, a[k].tcp_front.p50_ms, a[k].socket.p50_ms, a[k].tcp_p50_vs_socket],
+      [`GET ${k.replace('_c', ', concurrency ')}: bare undici forwarder vs bare node:http (p50 ms)`, a[k].bare_forwarder.p50_ms, a[k].bare_node_http.p50_ms, a[k].bare_forwarder_p50_vs_bare],
     ]),
     [`${output.lines} lines of output until the last is readable (ms) vs a bare PGlite insert; ratio = rate (all stored: ${output.all_stored})`, output.grove_ms, output.bare_pglite_insert_ms, output.rate_vs_bare_pglite],
     ['the same, against the agent writing to /dev/null (ms)', output.grove_ms, output.agent_to_devnull_ms, round(output.grove_ms / output.agent_to_devnull_ms)],
