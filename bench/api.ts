@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
-import { sessionFiles, spawnWrapped } from '../daemon/sessions/wrapper.ts';
+import { spawnWrapped } from '../daemon/sessions/spawn-direct.ts';
+import { sessionFiles } from '../daemon/sessions/wrapper.ts';
 import { call, FIXTURE_AGENT, fixtureHome, readyTask, spawnUntil, startBenchDaemon, stopProcess } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 

@@ -1,6 +1,6 @@
 // Spawning processes for benchmarks: the daemon, and a baseline process, until a stdout line says ready.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -11,6 +11,30 @@ export const ROOT = path.resolve(import.meta.dirname, '..');
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+// Pages only this process has (private clean + dirty): what a helper process adds on top of
+// the daemon's RSS, whose shared pages (the node binary) are counted there already.
+function privateMb(pid: number): number {
+  const kb = (name: string, text: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  return (kb('Private_Clean', text) + kb('Private_Dirty', text)) / 1024;
+}
+
+// The daemon's memory: its RSS plus the private memory of its session spawner process.
+export function daemonMemMb(pid: number): number {
+  let helper = 0;
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid && readFileSync(`/proc/${e}/cmdline`, 'utf8').includes('spawner.mjs')) helper += privateMb(Number(e));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return rssMb(pid) + helper;
 }
 
 // Spawns `node args…` and resolves when a stdout line matches, with the elapsed ms.

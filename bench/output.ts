@@ -8,7 +8,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { request } from 'undici';
 import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
-import { call, FIXTURE_AGENT, fixtureHome, readyTask, rssMb, startBenchDaemon } from './daemon.ts';
+import { call, daemonMemMb, FIXTURE_AGENT, fixtureHome, readyTask, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
 const AGENT = FIXTURE_AGENT;
@@ -66,9 +66,9 @@ export async function benchOutput(opts: { template: string; lines: number }) {
     const { task } = await readyTask(d2.api, root, 'output');
 
     const idle = await healthLatencies(d2.api, () => false, 300);
-    const rssIdle = rssMb(d2.pid);
+    const rssIdle = daemonMemMb(d2.pid);
     let peak = rssIdle;
-    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(d2.pid))), 100);
+    const sampler = setInterval(() => (peak = Math.max(peak, daemonMemMb(d2.pid))), 100);
     let done = false;
     t0 = performance.now();
     const session = await call(d2.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: `print:${opts.lines}` });

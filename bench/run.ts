@@ -47,6 +47,7 @@ try {
     ['start, existing store (ms, median)', start.start_existing_store_ms.grove.median, start.start_existing_store_ms.baseline.median, start.start_existing_store_ms.ratio],
     ['start, new store (ms, median)', start.start_new_store_ms.grove.median, start.start_new_store_ms.baseline.median, start.start_new_store_ms.ratio],
     ['idle RSS (MB, median)', start.idle_rss_mb.grove.median, start.idle_rss_mb.baseline.median, start.idle_rss_mb.ratio],
+    [`RSS after ${tasks.rss_mb_after_tasks.tasks} tasks vs idle (MB)`, tasks.rss_mb_after_tasks.rss_mb, start.idle_rss_mb.grove.median, round(tasks.rss_mb_after_tasks.rss_mb / start.idle_rss_mb.grove.median)],
   ];
   console.log('\n| measure | grove | raw baseline | ratio |\n|---|---|---|---|');
   for (const [what, g, b, r] of rows) console.log(`| ${what} | ${fmt(g)} | ${fmt(b)} | ${r.toFixed(2)} |`);

@@ -4,7 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { call, startBenchDaemon } from './daemon.ts';
+import { call, daemonMemMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
 const GIT_ENV = {
@@ -87,6 +87,15 @@ export async function benchTasks(opts: { template: string; runs: number; files: 
     const groveConcurrent = performance.now() - t0;
     const ok = results.filter((r) => r.status === 'fulfilled' && r.value.status === 'ready').length;
 
+    // Memory after 100 tasks: the rest are made on a small repository, as fast as they come.
+    const smallRepo = makeBigRepo(path.join(root, 'small'), 10);
+    const project3 = await call(d.api, 'POST', '/api/projects', { path: smallRepo });
+    const made = (await call(d.api, 'GET', '/api/tasks')).length as number;
+    for (let i = made; i < 100; i++) await call(d.api, 'POST', '/api/tasks', { project_id: project3.id, name: `m${i}` });
+    const tasksNow = (await call(d.api, 'GET', '/api/tasks')).length as number;
+    await new Promise((r) => setTimeout(r, 1500)); // as for idle: let garbage settle
+    const memAfter100 = daemonMemMb(d.pid);
+
     const g = summarize(grove);
     const r = summarize(raw);
     return {
@@ -100,6 +109,7 @@ export async function benchTasks(opts: { template: string; runs: number; files: 
         raw_sequential_ms: round(rawSequential, 0),
         ratio: round(groveConcurrent / rawSequential),
       },
+      rss_mb_after_tasks: { tasks: tasksNow, rss_mb: round(memAfter100, 0) },
     };
   } finally {
     await d.stop();

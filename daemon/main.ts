@@ -4,6 +4,7 @@ import { acquireDataLock, LockHeldError, type DataLock } from './lock.ts';
 import { resolvePaths } from './paths.ts';
 import { SocketInUseError } from './http/unix-socket.ts';
 import { openStore } from './store/db.ts';
+import { startSpawner } from './sessions/spawner.ts';
 
 // Exit statuses a service manager can tell apart (sysexits.h); both mean "restarting won't help".
 export const EXIT_CONFIG = 78;
@@ -29,6 +30,8 @@ try {
   if (err instanceof LockHeldError) alreadyRunning(err);
   throw err;
 }
+// Forked before PGlite fills this process: a fork copies every page table of its parent.
+const spawner = startSpawner({ log: log.child({ module: 'spawner' }) });
 const store = openStore({ dataDir: paths.dataDir, log: log.child({ module: 'store' }) });
 store.catch(() => {}); // awaited (and reported) by startDaemon
 
@@ -39,6 +42,7 @@ try {
 } catch (err) {
   if (err instanceof SettingsError) {
     process.stderr.write(`grove: ${err.message}\n`);
+    await spawner.close();
     await lock.close();
     process.exit(EXIT_CONFIG);
   }
@@ -48,7 +52,7 @@ log.level = settings.logLevel;
 
 try {
   const { startDaemon } = await import('./daemon.ts');
-  const daemon = await startDaemon(settings, log, { lock, store });
+  const daemon = await startDaemon(settings, log, { lock, spawner, store });
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {

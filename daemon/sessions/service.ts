@@ -14,7 +14,8 @@ import type { ProjectConfigs } from '../project-config.ts';
 import { LIVE, publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
 import { taskEnv } from '../task-env.ts';
 import { createFollower, type Follower } from './follower.ts';
-import { sessionFiles, spawnWrapped } from './wrapper.ts';
+import type { SessionSpawner, SpawnResult } from './spawner.ts';
+import { sessionFiles } from './wrapper.ts';
 
 // After TERM, how long a session's group gets before KILL (DESIGN §5).
 export const KILL_GRACE_MS = 5000;
@@ -29,6 +30,7 @@ export interface SessionServiceDeps {
   agents: Agents;
   defaultAgent: string | undefined;
   dataDir: string;
+  spawner: SessionSpawner;
   log: Logger;
 }
 
@@ -150,22 +152,19 @@ export function createSessionService(deps: SessionServiceDeps) {
         rmSync(files.dir, { recursive: true, force: true });
         await sessions.remove(id).catch((err: unknown) => log.error({ err, session: id }, 'removing the row of a failed start failed'));
       };
-      let child: ReturnType<typeof spawnWrapped>;
+      let started: SpawnResult;
       try {
-        child = spawnWrapped({ files, command, cwd, env });
+        started = await deps.spawner.start({ files, command, cwd, env });
       } catch (err) {
         await undo();
         throw err;
       }
-      let exited = false;
-      child.once('exit', () => (exited = true));
-      const pid = child.pid;
-      if (pid === undefined) {
-        const err = await child.catch((e: unknown) => e);
-        log.error({ err, session: id }, 'session failed to start');
+      if (!started.ok) {
+        log.error({ err: started.message, session: id }, 'session failed to start');
         await sessions.end(id, 'failed', null);
         return publicSession(await getRecord(id));
       }
+      const pid = started.pid;
       const pidStart = processStartTime(pid);
       try {
         await sessions.setPid(id, pid, pidStart);
@@ -175,14 +174,14 @@ export function createSessionService(deps: SessionServiceDeps) {
       }
       rec = { ...rec, pid, pid_start: pidStart };
       const entry = follow(rec);
-      // Our own child: its exit is an event (the wrapper has written `exit` by then). It may
-      // have come while the pid was being stored: `exited` says so.
-      const onExit = () => {
+      // The spawner's child (or ours): its exit is an event, and the wrapper has written `exit`
+      // by then. Without the spawner to report it, the pid is watched as after a restart.
+      void started.exited.then((how) => {
+        if (live.get(id) !== entry) return; // already ended
+        if (how === 'unknown') return watchLiveness(rec, entry);
         if (entry.killing) return; // the kill records the end itself, as `killed`
         entry.follower.finish({}).catch((err: unknown) => log.error({ err, session: id }, 'finishing session failed'));
-      };
-      if (exited) onExit();
-      else child.once('exit', onExit);
+      });
       log.info({ session: id, task: task.id, agent: agentName, pid }, 'session started');
       const answer = publicSession(rec);
       // `running` once the process is confirmed alive, after the 201 has said `starting`.

@@ -1,0 +1,54 @@
+// The session spawner: a small helper process, forked by the daemon before PGlite is loaded,
+// that starts session processes on request. Every spawn copies the page tables of the process
+// that makes it; the daemon, holding PGlite's ~150 MB of WebAssembly memory, took 8 ms per
+// spawn() where this process takes ~1.5 ms. Plain JavaScript with nothing but node: built-ins,
+// so that it stays small (its private memory is ~7 MB; the rest is the node binary, shared
+// with the daemon).
+//
+// Messages in (over the IPC channel, JSON):
+//   { id, file, args, cwd, env, stdout, stderr }   start `file args…` in a new session (setsid),
+//                                                   stdin closed, stdout/stderr appended to files
+// Messages out:
+//   { type: 'spawned', id, pid }                   the process exists
+//   { type: 'failed', id, stage, code, message }   it could not be started: stage 'files' (its
+//                                                   output files) or 'spawn' (cwd gone, ENOENT…)
+//   { type: 'exit', pid, code, signal }            a process it started has exited
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+
+// Ctrl-C in a terminal reaches the daemon's whole process group: the daemon stops on it, and
+// this process goes when the daemon's channel closes, not before. (A child starts with default
+// signal dispositions again.)
+process.on('SIGINT', () => {});
+process.on('disconnect', () => process.exit(0));
+
+process.on('message', (m) => {
+  let out = null;
+  let err = null;
+  try {
+    out = openSync(m.stdout, 'a', 0o600);
+    err = openSync(m.stderr, 'a', 0o600);
+  } catch (e) {
+    for (const fd of [out, err]) if (fd !== null) closeSync(fd);
+    return reply({ type: 'failed', id: m.id, stage: 'files', code: e?.code ?? null, message: String(e?.message ?? e) });
+  }
+  try {
+    const child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['ignore', out, err] });
+    if (child.pid === undefined) {
+      child.once('error', (e) => reply({ type: 'failed', id: m.id, stage: 'spawn', code: e.code ?? null, message: e.message }));
+      return;
+    }
+    child.once('error', () => {}); // reported through exit
+    child.once('exit', (code, signal) => reply({ type: 'exit', pid: child.pid, code, signal }));
+    reply({ type: 'spawned', id: m.id, pid: child.pid });
+  } catch (e) {
+    reply({ type: 'failed', id: m.id, stage: 'spawn', code: e?.code ?? null, message: String(e?.message ?? e) });
+  } finally {
+    closeSync(out);
+    closeSync(err);
+  }
+});
+
+function reply(msg) {
+  if (process.connected) process.send(msg);
+}

@@ -1,0 +1,106 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../log.ts';
+import { ROOT } from '../root.ts';
+import { wrapperArgv, type SessionFiles } from './wrapper.ts';
+
+const ENTRY = path.join(ROOT, 'daemon', 'sessions', 'spawner.mjs');
+
+export type SpawnResult =
+  | {
+      ok: true;
+      pid: number;
+      /** 'exited' once the process has exited; 'unknown' when nothing will say so (then poll) */
+      exited: Promise<'exited' | 'unknown'>;
+    }
+  | { ok: false; message: string };
+
+export interface SessionSpawner {
+  start(opts: { files: SessionFiles; command: string[]; cwd: string; env: Record<string, string> }): Promise<SpawnResult>;
+  close(): Promise<void>;
+}
+
+type FromSpawner =
+  | { type: 'spawned'; id: number; pid: number }
+  | { type: 'failed'; id: number; stage: 'files' | 'spawn'; code: string | null; message: string }
+  | { type: 'exit'; pid: number; code: number | null; signal: string | null };
+
+// Forks the session spawner (spawner.mjs). Call it before PGlite is loaded: forking the
+// daemon gets slower with every page it has. Without the spawner (it failed or was killed),
+// sessions are spawned by the daemon itself, as before, only slower.
+export function startSpawner(opts: { log: Logger }): SessionSpawner {
+  const { log } = opts;
+  let proc: ChildProcess | null = null;
+  const pending = new Map<number, { resolve: (r: SpawnResult) => void; reject: (e: Error) => void }>();
+  const exits = new Map<number, (how: 'exited' | 'unknown') => void>();
+  let nextId = 1;
+  let closed = false;
+
+  try {
+    proc = fork(ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [], serialization: 'json' });
+  } catch (err) {
+    log.warn({ err }, 'the session spawner could not be started; the daemon spawns sessions itself');
+  }
+  proc?.on('message', (m: FromSpawner) => {
+    if (m.type === 'exit') {
+      exits.get(m.pid)?.('exited');
+      exits.delete(m.pid);
+      return;
+    }
+    const p = pending.get(m.id);
+    if (!p) return;
+    pending.delete(m.id);
+    if (m.type === 'spawned') {
+      p.resolve({ ok: true, pid: m.pid, exited: new Promise((r) => exits.set(m.pid, r)) });
+    } else if (m.stage === 'files') {
+      p.reject(Object.assign(new Error(`the output files of the session could not be opened: ${m.message}`), { code: m.code ?? undefined }));
+    } else {
+      p.resolve({ ok: false, message: m.message });
+    }
+  });
+  proc?.once('exit', (code, signal) => {
+    if (!closed) log.warn({ code, signal }, 'the session spawner exited; the daemon spawns sessions itself');
+    proc = null;
+    for (const p of pending.values()) p.reject(new Error('the session spawner exited'));
+    pending.clear();
+    // Its children live on: nothing will report their exit now but their pid going away.
+    for (const settle of exits.values()) settle('unknown');
+    exits.clear();
+  });
+  proc?.on('error', (err) => log.warn({ err }, 'session spawner error'));
+
+  return {
+    async start({ files, command, cwd, env }) {
+      mkdirSync(files.dir, { recursive: true, mode: 0o700 });
+      const p = proc;
+      if (p === null || !p.connected) return startHere({ files, command, cwd, env });
+      const id = nextId++;
+      return new Promise<SpawnResult>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        p.send({ id, file: 'sh', args: wrapperArgv(files, command), cwd, env, stdout: files.stdout, stderr: files.stderr });
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const p = proc;
+      if (p === null) return;
+      const gone = new Promise<void>((r) => p.once('exit', () => r()));
+      p.disconnect();
+      await gone;
+    },
+  };
+}
+
+// The fallback: the daemon spawns the session itself (its own child: the exit is an event).
+async function startHere(opts: { files: SessionFiles; command: string[]; cwd: string; env: Record<string, string> }): Promise<SpawnResult> {
+  const { spawnWrapped } = await import('./spawn-direct.ts'); // execa, kept out of the first chunk
+  const child = spawnWrapped(opts);
+  const exited = new Promise<'exited'>((r) => child.once('exit', () => r('exited')));
+  if (child.pid === undefined) {
+    const err = await child.catch((e: unknown) => e);
+    return { ok: false, message: err instanceof Error ? err.message : String(err) };
+  }
+  return { ok: true, pid: child.pid, exited };
+}

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import test from 'node:test';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { agentHome, allLines, gate, readyTask, waitSessionEnd } from '../helpers/sessions.ts';
+import { waitPidGone } from '../helpers/state.ts';
+
+// The daemon's session spawner: its child process running daemon/sessions/spawner.mjs.
+function spawnerPid(d: TestDaemon): number {
+  for (const line of execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' }).split('\n')) {
+    const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+    if (m && Number(m[2]) === d.proc.pid && m[3]!.includes('spawner.mjs')) return Number(m[1]);
+  }
+  throw new Error('no session spawner found');
+}
+
+async function endedSession(d: TestDaemon, id: string): Promise<any> {
+  await waitSessionEnd(d, id);
+  return (await d.socket('GET', `/api/sessions/${id}`)).json;
+}
+
+test('a killed session spawner: running sessions are followed to their end, new ones are spawned by the daemon, kill still works', async (t) => {
+  const { d, task } = await readyTask(t);
+  const g = gate(t);
+  const a = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { args: ['echo:one', `wait:${g.path}`, 'echo:two', 'exit:3'] } });
+  assert.equal(a.status, 201, a.text);
+  await d.waitForLog((l) => l.msg === 'session running' && l.session === a.json.id);
+
+  const spawner = spawnerPid(d);
+  process.kill(spawner, 'SIGKILL');
+  await d.waitForLog((l) => l.msg === 'the session spawner exited; the daemon spawns sessions itself');
+
+  const b = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { args: ['echo:b', 'exit:4'] } });
+  assert.equal(b.status, 201, b.text);
+  const bEnd = await endedSession(d, b.json.id);
+  assert.equal(bEnd.status, 'failed'); // a non-zero exit
+  assert.equal(bEnd.exit_code, 4);
+  assert.deepEqual((await allLines(d, b.json.id)).map((l) => l.text), ['b']);
+
+  // The first session's parent is gone: its end is found by watching its pid.
+  g.release();
+  const aEnd = await endedSession(d, a.json.id);
+  assert.equal(aEnd.status, 'failed');
+  assert.equal(aEnd.exit_code, 3);
+  assert.deepEqual((await allLines(d, a.json.id)).map((l) => l.text), ['one', 'two']);
+
+  const c = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { args: ['sleep:1000'] } });
+  assert.equal(c.status, 201, c.text);
+  const k = await d.socket('DELETE', `/api/sessions/${c.json.id}`);
+  assert.equal(k.status, 200, k.text);
+  assert.equal((await d.socket('GET', `/api/sessions/${c.json.id}`)).json.status, 'killed');
+});
+
+test('the session spawner goes with the daemon, on a clean stop and on SIGKILL', async (t) => {
+  const home = agentHome(t);
+  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+    const d = await startDaemon(t, { home });
+    const spawner = spawnerPid(d);
+    assert.equal(await d.stop(signal), signal === 'SIGTERM' ? 0 : 'SIGKILL');
+    await waitPidGone(spawner, 5000);
+  }
+});
