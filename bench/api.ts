@@ -77,7 +77,8 @@ export async function benchApi(opts: { template: string; requests: number }) {
       ['session', `/api/sessions/${session.id}`],
     ] as const) {
       for (const c of [1, 32]) {
-        await load(d.api, p, 200, c); // warm-up
+        // Warm-up of every server measured (JIT, connections), not only grove's.
+        for (const pool of [d.api, barePool, tcpPool, fwdPool]) await load(pool, p, 500, c);
         const grove = await load(d.api, p, opts.requests, c);
         const raw = await load(barePool, p, opts.requests, c);
         const tcp = await load(tcpPool, p, opts.requests, c);

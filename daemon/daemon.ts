@@ -23,7 +23,7 @@ import { portLeasesTable } from './store/port-leases.ts';
 import { setupLogTable } from './store/setup-log.ts';
 import { sessionsTable } from './store/sessions.ts';
 import { createSessionService, type SessionService } from './sessions/service.ts';
-import { startSpawner, type SessionSpawner } from './sessions/spawner.ts';
+import { createSpawner, type Spawner } from './sessions/spawner.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { openApiRoute } from './routes/openapi.ts';
 import { createAgents } from './agents.ts';
@@ -50,7 +50,7 @@ export async function startDaemon(
   settings: Settings,
   log: Logger,
   // Begun by the caller so the store opens while modules load; otherwise begun here.
-  early?: { lock: DataLock; spawner: SessionSpawner; store: Promise<Store> },
+  early?: { lock: DataLock; spawner: Spawner; store: Promise<Store> },
 ): Promise<Daemon> {
   const started: Closable[] = [];
   const startedAt = new Date().toISOString();
@@ -71,7 +71,8 @@ export async function startDaemon(
     const lock = early?.lock ?? acquireDataLock(settings.dataDir);
     started.push({ name: 'lock', close: () => lock.close() });
 
-    const spawner = early?.spawner ?? startSpawner({ log: log.child({ module: 'spawner' }) });
+    const spawner = early?.spawner ?? createSpawner({ log: log.child({ module: 'spawner' }) });
+    spawner.launch(); // at once if not yet: forking gets slower as PGlite fills this process
     started.push({ name: 'spawner', close: () => spawner.close() });
 
     const store = await (early?.store ?? openStore({ dataDir: settings.dataDir, log: log.child({ module: 'store' }) }));

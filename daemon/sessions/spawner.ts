@@ -26,10 +26,12 @@ type FromSpawner =
   | { type: 'failed'; id: number; stage: 'files' | 'spawn'; code: string | null; message: string }
   | { type: 'exit'; pid: number; code: number | null; signal: string | null };
 
-// Forks the session spawner (spawner.mjs). Call it before PGlite is loaded: forking the
-// daemon gets slower with every page it has. Without the spawner (it failed or was killed),
-// sessions are spawned by the daemon itself, as before, only slower.
-export function startSpawner(opts: { log: Logger }): SessionSpawner {
+export type Spawner = SessionSpawner & { launch(): void };
+
+// The session spawner (spawner.mjs), forked by launch(): call it before PGlite is loaded, as
+// forking gets slower with every page the daemon has. Without the spawner (not launched,
+// failed, or killed), sessions are spawned by the daemon itself, as before, only slower.
+export function createSpawner(opts: { log: Logger }): Spawner {
   const { log } = opts;
   let proc: ChildProcess | null = null;
   const pending = new Map<number, { resolve: (r: SpawnResult) => void; reject: (e: Error) => void }>();
@@ -37,12 +39,7 @@ export function startSpawner(opts: { log: Logger }): SessionSpawner {
   let nextId = 1;
   let closed = false;
 
-  try {
-    proc = fork(ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [], serialization: 'json' });
-  } catch (err) {
-    log.warn({ err }, 'the session spawner could not be started; the daemon spawns sessions itself');
-  }
-  proc?.on('message', (m: FromSpawner) => {
+  function onMessage(m: FromSpawner): void {
     if (m.type === 'exit') {
       exits.get(m.pid)?.('exited');
       exits.delete(m.pid);
@@ -58,8 +55,9 @@ export function startSpawner(opts: { log: Logger }): SessionSpawner {
     } else {
       p.resolve({ ok: false, message: m.message });
     }
-  });
-  proc?.once('exit', (code, signal) => {
+  }
+
+  function onExit(code: number | null, signal: NodeJS.Signals | null): void {
     if (!closed) log.warn({ code, signal }, 'the session spawner exited; the daemon spawns sessions itself');
     proc = null;
     for (const p of pending.values()) p.reject(new Error('the session spawner exited'));
@@ -67,10 +65,23 @@ export function startSpawner(opts: { log: Logger }): SessionSpawner {
     // Its children live on: nothing will report their exit now but their pid going away.
     for (const settle of exits.values()) settle('unknown');
     exits.clear();
-  });
-  proc?.on('error', (err) => log.warn({ err }, 'session spawner error'));
+  }
 
   return {
+    launch() {
+      if (proc !== null || closed) return;
+      try {
+        const t0 = performance.now();
+        const p = fork(ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [], serialization: 'json' });
+        p.on('message', onMessage);
+        p.once('exit', onExit);
+        p.on('error', (err) => log.warn({ err }, 'session spawner error'));
+        proc = p;
+        log.debug({ pid: p.pid, fork_ms: Math.round((performance.now() - t0) * 10) / 10 }, 'session spawner started');
+      } catch (err) {
+        log.warn({ err }, 'the session spawner could not be started; the daemon spawns sessions itself');
+      }
+    },
     async start({ files, command, cwd, env }) {
       mkdirSync(files.dir, { recursive: true, mode: 0o700 });
       const p = proc;
