@@ -53,6 +53,7 @@ export async function benchApi(opts: { template: string; requests: number }) {
       const child = spawnWrapped({ files: sessionFiles(root, `raw-${i}`), command: [AGENT, 'exit:0'], cwd: repo, env: { PATH: process.env.PATH ?? '' } });
       if (child.pid === undefined) throw new Error('raw spawn failed');
       raws.push(performance.now() - t0);
+      child.go(); // the wrapper holds until told (see wrapper.ts)
       await child;
     }
     const s = summarize(starts.slice(2));

@@ -141,7 +141,6 @@ export function createSessionService(deps: SessionServiceDeps) {
 
       const id = randomUUID();
       const env = { ...taskEnv(project, task, config), ...(def.env ?? {}), GROVE_SESSION_ID: id, GROVE_AGENT: agentName };
-      let rec = await sessions.insert({ id, task_id: task.id, agent: agentName, command });
       const files = sessionFiles(deps.dataDir, id);
       // A start that cannot be recorded (a full disk) leaves no row, no files and no process.
       const undo = async (pgid?: number) => {
@@ -150,8 +149,9 @@ export function createSessionService(deps: SessionServiceDeps) {
           await waitGroupGone(pgid, KILL_GRACE_MS);
         }
         rmSync(files.dir, { recursive: true, force: true });
-        await sessions.remove(id).catch((err: unknown) => log.error({ err, session: id }, 'removing the row of a failed start failed'));
       };
+      // The wrapper first, held (see wrapper.ts): the row is then written once, with its pid,
+      // and only then does the agent run.
       let started: SpawnResult;
       try {
         started = await deps.spawner.start({ files, command, cwd, env });
@@ -159,20 +159,22 @@ export function createSessionService(deps: SessionServiceDeps) {
         await undo();
         throw err;
       }
+      const row = { id, task_id: task.id, agent: agentName, command };
       if (!started.ok) {
         log.error({ err: started.message, session: id }, 'session failed to start');
+        await sessions.insert(row);
         await sessions.end(id, 'failed', null);
         return publicSession(await getRecord(id));
       }
       const pid = started.pid;
       const pidStart = processStartTime(pid);
+      let rec: SessionRecord;
       try {
-        await sessions.setPid(id, pid, pidStart);
+        rec = await sessions.insert({ ...row, pid, pid_start: pidStart });
       } catch (err) {
         await undo(pid);
         throw err;
       }
-      rec = { ...rec, pid, pid_start: pidStart };
       const entry = follow(rec);
       // The spawner's child (or ours): its exit is an event, and the wrapper has written `exit`
       // by then. Without the spawner to report it, the pid is watched as after a restart.
@@ -182,6 +184,7 @@ export function createSessionService(deps: SessionServiceDeps) {
         if (entry.killing) return; // the kill records the end itself, as `killed`
         entry.follower.finish({}).catch((err: unknown) => log.error({ err, session: id }, 'finishing session failed'));
       });
+      started.go();
       log.info({ session: id, task: task.id, agent: agentName, pid }, 'session started');
       const answer = publicSession(rec);
       // `running` once the process is confirmed alive, after the 201 has said `starting`.

@@ -6,8 +6,10 @@
 // with the daemon).
 //
 // Messages in (over the IPC channel, JSON):
-//   { id, file, args, cwd, env, stdout, stderr }   start `file args…` in a new session (setsid),
-//                                                   stdin closed, stdout/stderr appended to files
+//   { op: 'spawn', id, file, args, cwd, env, stdout, stderr }
+//                                                   start `file args…` in a new session (setsid),
+//                                                   stdin a pipe, stdout/stderr appended to files
+//   { op: 'go', pid }                              write a line to its stdin and close it
 // Messages out:
 //   { type: 'spawned', id, pid }                   the process exists
 //   { type: 'failed', id, stage, code, message }   it could not be started: stage 'files' (its
@@ -22,7 +24,15 @@ import { closeSync, openSync } from 'node:fs';
 process.on('SIGINT', () => {});
 process.on('disconnect', () => process.exit(0));
 
+// Write ends of the stdin pipes of processes not yet told to go, by pid.
+const held = new Map();
+
 process.on('message', (m) => {
+  if (m.op === 'go') {
+    held.get(m.pid)?.end('go\n');
+    held.delete(m.pid);
+    return;
+  }
   let out = null;
   let err = null;
   try {
@@ -33,13 +43,18 @@ process.on('message', (m) => {
     return reply({ type: 'failed', id: m.id, stage: 'files', code: e?.code ?? null, message: String(e?.message ?? e) });
   }
   try {
-    const child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['ignore', out, err] });
+    const child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['pipe', out, err] });
     if (child.pid === undefined) {
       child.once('error', (e) => reply({ type: 'failed', id: m.id, stage: 'spawn', code: e.code ?? null, message: e.message }));
       return;
     }
     child.once('error', () => {}); // reported through exit
-    child.once('exit', (code, signal) => reply({ type: 'exit', pid: child.pid, code, signal }));
+    child.stdin.on('error', () => {}); // a process killed while held
+    held.set(child.pid, child.stdin);
+    child.once('exit', (code, signal) => {
+      held.delete(child.pid);
+      reply({ type: 'exit', pid: child.pid, code, signal });
+    });
     reply({ type: 'spawned', id: m.id, pid: child.pid });
   } catch (e) {
     reply({ type: 'failed', id: m.id, stage: 'spawn', code: e?.code ?? null, message: String(e?.message ?? e) });

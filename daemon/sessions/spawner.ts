@@ -11,6 +11,8 @@ export type SpawnResult =
   | {
       ok: true;
       pid: number;
+      /** lets the held wrapper run the agent (once the session is stored) */
+      go(): void;
       /** 'exited' once the process has exited; 'unknown' when nothing will say so (then poll) */
       exited: Promise<'exited' | 'unknown'>;
     }
@@ -49,7 +51,9 @@ export function createSpawner(opts: { log: Logger }): Spawner {
     if (!p) return;
     pending.delete(m.id);
     if (m.type === 'spawned') {
-      p.resolve({ ok: true, pid: m.pid, exited: new Promise((r) => exits.set(m.pid, r)) });
+      const pid = m.pid;
+      const go = () => void (proc?.connected && proc.send({ op: 'go', pid }));
+      p.resolve({ ok: true, pid, go, exited: new Promise((r) => exits.set(pid, r)) });
     } else if (m.stage === 'files') {
       p.reject(Object.assign(new Error(`the output files of the session could not be opened: ${m.message}`), { code: m.code ?? undefined }));
     } else {
@@ -89,7 +93,7 @@ export function createSpawner(opts: { log: Logger }): Spawner {
       const id = nextId++;
       return new Promise<SpawnResult>((resolve, reject) => {
         pending.set(id, { resolve, reject });
-        p.send({ id, file: 'sh', args: wrapperArgv(files, command), cwd, env, stdout: files.stdout, stderr: files.stderr });
+        p.send({ op: 'spawn', id, file: 'sh', args: wrapperArgv(files, command), cwd, env, stdout: files.stdout, stderr: files.stderr });
       });
     },
     async close() {
@@ -113,5 +117,5 @@ async function startHere(opts: { files: SessionFiles; command: string[]; cwd: st
     const err = await child.catch((e: unknown) => e);
     return { ok: false, message: err instanceof Error ? err.message : String(err) };
   }
-  return { ok: true, pid: child.pid, exited };
+  return { ok: true, pid: child.pid, go: child.go, exited };
 }

@@ -6,8 +6,12 @@ import path from 'node:path';
 // wrapper (a caught signal is reset to default in the agent, an ignored one would be
 // inherited) and the wait resumes until the agent is really gone. POSIX sh starts an
 // asynchronous command with SIGINT and SIGQUIT ignored; grove stops agents with TERM and KILL.
+// The wrapper holds until a line comes on its stdin, a pipe: the daemon sends it once the
+// session's row (with this pid) is stored, so no agent runs that the store does not know. If
+// the pipe closes first (the daemon died), the wrapper exits 125 and nothing has run.
 const WRAPPER = `st=$1; shift
-"$@" &
+IFS= read -r go || exit 125
+"$@" </dev/null &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null' TERM
 trap 'kill -HUP "$pid" 2>/dev/null' HUP

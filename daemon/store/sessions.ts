@@ -80,16 +80,12 @@ export function sessionsTable(db: Db) {
       cache.clear();
       epoch++;
     },
-    async insert(s: { id: string; task_id: string; agent: string; command: string[] }): Promise<SessionRecord> {
+    async insert(s: { id: string; task_id: string; agent: string; command: string[]; pid?: number; pid_start?: string | null }): Promise<SessionRecord> {
       const { rows } = await db.query<Row>(
-        `INSERT INTO sessions (id, task_id, agent, command, status) VALUES ($1, $2, $3, $4, 'starting') RETURNING *`,
-        [s.id, s.task_id, s.agent, JSON.stringify(s.command)],
+        `INSERT INTO sessions (id, task_id, agent, command, status, pid, pid_start) VALUES ($1, $2, $3, $4, 'starting', $5, $6) RETURNING *`,
+        [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.pid ?? null, s.pid_start ?? null],
       );
       return toRecord(rows[0]!);
-    },
-    // Only for a start that could not be recorded: the session never ran.
-    async remove(id: string): Promise<void> {
-      await writing(id, () => db.query('DELETE FROM sessions WHERE id = $1', [id]));
     },
     async get(id: string): Promise<SessionRecord | null> {
       const hit = cache.get(id);
@@ -112,9 +108,6 @@ export function sessionsTable(db: Db) {
     async listLive(): Promise<SessionRecord[]> {
       const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status IN ('starting', 'running') ORDER BY created_at`);
       return rows.map(toRecord);
-    },
-    async setPid(id: string, pid: number, pidStart: string | null): Promise<void> {
-      await writing(id, () => db.query('UPDATE sessions SET pid = $2, pid_start = $3 WHERE id = $1', [id, pid, pidStart]));
     },
     async markRunning(id: string): Promise<boolean> {
       const res = await writing(id, () => db.query(`UPDATE sessions SET status = 'running' WHERE id = $1 AND status = 'starting'`, [id]));
