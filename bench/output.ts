@@ -1,6 +1,7 @@
 // Output ingestion: an agent printing N lines of 80 bytes, from start until the last line is
 // readable through the API; beside the same agent writing to /dev/null and a bare PGlite bulk
-// insert of the same rows. Meanwhile: the daemon's RSS and GET /api/health latency.
+// insert of the same rows. Then 10 sessions printing as fast as they can at once: GET
+// /api/health latency against idle, and the daemon's memory at its peak.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,7 +52,7 @@ async function barePglite(template: string, lines: number, batch: number): Promi
   }
 }
 
-export async function benchOutput(opts: { template: string; lines: number }) {
+export async function benchOutput(opts: { template: string; lines: number; linesEach: number }) {
   // The agent alone, writing to /dev/null.
   let t0 = performance.now();
   spawnSync(AGENT, [`print:${opts.lines}`], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -65,40 +66,55 @@ export async function benchOutput(opts: { template: string; lines: number }) {
     const d2 = await startBenchDaemon({ template: null, home });
     const { task } = await readyTask(d2.api, root, 'output');
 
+    // Follow from just before the last line: the stream answers once it is stored, then ends.
+    const untilStored = async (id: string, lines: number) => {
+      const res = await request(`http://localhost/api/sessions/${id}/output`, {
+        dispatcher: d2.api,
+        headers: { accept: 'text/event-stream', 'last-event-id': String(lines - 1) },
+      });
+      const text = await res.body.text();
+      if (!text.includes('event: end')) throw new Error('the stream did not end');
+      const last = await call(d2.api, 'GET', `/api/sessions/${id}/output?after=${lines - 1}`);
+      return (last.lines[0]?.seq ?? 0) === lines;
+    };
+    // (6) and (7): GET /api/health and memory while 10 sessions print as fast as they can.
     const idle = await healthLatencies(d2.api, () => false, 300);
-    const rssIdle = daemonMemMb(d2.pid);
-    let peak = rssIdle;
+    const memIdle = daemonMemMb(d2.pid);
+    let peak = memIdle;
     const sampler = setInterval(() => (peak = Math.max(peak, daemonMemMb(d2.pid))), 100);
     let done = false;
-    t0 = performance.now();
-    const session = await call(d2.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: `print:${opts.lines}` });
+    const t1 = performance.now();
+    const ten = await Promise.all(
+      Array.from({ length: 10 }, () => call(d2.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: `print:${opts.linesEach}` })),
+    );
     const underLoad = healthLatencies(d2.api, () => done);
-    // Follow from just before the last line: the stream answers once it is stored, then ends.
-    const res = await request(`http://localhost/api/sessions/${session.id}/output`, {
-      dispatcher: d2.api,
-      headers: { accept: 'text/event-stream', 'last-event-id': String(opts.lines - 1) },
-    });
-    const text = await res.body.text();
-    const groveMs = performance.now() - t0;
+    const tenStored = (await Promise.all(ten.map((x) => untilStored(x.id, opts.linesEach)))).every(Boolean);
+    const tenMs = performance.now() - t1;
     done = true;
     clearInterval(sampler);
     const busy = await underLoad;
-    const last = await call(d2.api, 'GET', `/api/sessions/${session.id}/output?after=${opts.lines - 1}`);
-    const stored = last.lines[0]?.seq ?? 0;
+
+    // The rate: one session printing opts.lines lines.
+    t0 = performance.now();
+    const session = await call(d2.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: `print:${opts.lines}` });
+    const allStored = await untilStored(session.id, opts.lines);
+    const groveMs = performance.now() - t0;
+    if (!allStored) throw new Error(`not all of ${opts.lines} lines were stored`);
+
     await d2.stop();
-    if (!text.includes('event: end')) throw new Error('the stream did not end');
-    if (stored !== opts.lines) throw new Error(`only ${stored} of ${opts.lines} lines were stored`);
+    if (!tenStored) throw new Error(`not all of 10 × ${opts.linesEach} lines were stored`);
 
     const idleS = summarize(idle);
     const busyS = summarize(busy);
     return {
       lines: opts.lines,
-      all_stored: stored === opts.lines,
+      all_stored: allStored,
       grove_ms: round(groveMs, 0),
       agent_to_devnull_ms: round(devnullMs, 0),
       bare_pglite_insert_ms: round(pgMs, 0),
       rate_vs_bare_pglite: round(pgMs / groveMs),
-      rss_mb: { idle: round(rssIdle, 0), peak: round(peak, 0) },
+      ten_sessions: { lines_each: opts.linesEach, all_stored: tenStored, ms: round(tenMs, 0) },
+      mem_mb: { idle: round(memIdle, 0), peak: round(peak, 0) },
       health_ms: {
         idle: { p50: round(idleS.median), p99: round(idleS.p99) },
         under_output: { p50: round(busyS.median), p99: round(busyS.p99), n: busyS.n },
