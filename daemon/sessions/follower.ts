@@ -1,4 +1,5 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, watch, type FSWatcher } from 'node:fs';
+import type { Limiter } from '../limiter.ts';
 import { LineSplitter } from '../lines.ts';
 import type { Logger } from '../log.ts';
 import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
@@ -46,7 +47,7 @@ const RETRY_MAX_MS = 4000;
 // Follows a session's output files from the stored offsets into the store, and records its end.
 export function createFollower(
   rec: SessionRecord,
-  deps: { files: SessionFiles; sessions: SessionsTable; log: Logger; onProgress: () => void; onEnd: () => void },
+  deps: { files: SessionFiles; sessions: SessionsTable; rounds: Limiter; log: Logger; onProgress: () => void; onEnd: () => void },
 ): Follower {
   const { files, sessions, log } = deps;
   const streams: Record<Stream, StreamState> = {
@@ -106,9 +107,15 @@ export function createFollower(
 
   async function pump(): Promise<void> {
     for (;;) {
-      const batch = newBatch();
-      if (!readRound(batch)) return;
-      await store(batch, false);
+      // A round is read only when it may be stored at once: the store takes one at a time, so
+      // rounds of many sessions waiting in its queue would only hold their lines in memory.
+      const more = await deps.rounds.run(async () => {
+        const batch = newBatch();
+        if (!readRound(batch)) return false;
+        await store(batch, false);
+        return true;
+      });
+      if (!more) return;
       // Reading and splitting a round is this thread's work: let requests in between rounds.
       await new Promise((r) => setImmediate(r));
     }

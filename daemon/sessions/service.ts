@@ -7,6 +7,7 @@ import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import { buildCommand, which, type Agents } from '../agents.ts';
 import { GroveError } from '../http/errors.ts';
+import { createLimiter } from '../limiter.ts';
 import type { Logger } from '../log.ts';
 import { groupMembers, signalGroup, signalProcesses, strayDescendants, waitAllGone, waitGroupGone } from '../process-group.ts';
 import { isSameProcessAlive, processStartTime } from '../proc.ts';
@@ -44,6 +45,8 @@ interface Live {
 export function createSessionService(deps: SessionServiceDeps) {
   const { sessions, log } = deps;
   const live = new Map<string, Live>();
+  // Output rounds of all sessions, two at a time: one being stored, the next one ready.
+  const rounds = createLimiter(2);
   // 'progress:<id>' when lines were stored, 'end:<id>' when a session ended.
   const events = new EventEmitter();
   events.setMaxListeners(0);
@@ -59,6 +62,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       follower: createFollower(rec, {
         files: sessionFiles(deps.dataDir, rec.id),
         sessions,
+        rounds,
         log,
         onProgress: () => events.emit(`progress:${rec.id}`),
         onEnd: () => {
