@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -7,7 +8,11 @@ import type { CreatedWorktree, CreateWorktreeInput, RemoveWorktreeInput } from '
 import type { RunSetupInput } from '../workers/setup.ts';
 import type { Result } from '../workers/result.ts';
 
-const ENTRY = pathToFileURL(path.join(ROOT, 'workers', 'entry.mjs')).href;
+// From the bundle (daemon/start.mjs), the worker code is bundled beside this module as plain
+// JavaScript; from the sources, workers/entry.mjs registers tsx in each thread first. A thread
+// with tsx's hooks cost more memory and ~0.25 s to start.
+const BUNDLED = new URL('./worker.mjs', import.meta.url);
+const ENTRY = import.meta.url.endsWith('.mjs') && existsSync(BUNDLED) ? BUNDLED.href : pathToFileURL(path.join(ROOT, 'workers', 'entry.mjs')).href;
 
 // The worker pool for git worktrees and setup commands, typed by task name.
 export function createPool(opts: { maxThreads?: number } = {}) {

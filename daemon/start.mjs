@@ -22,6 +22,7 @@ function sources() {
   };
   walk(path.join(root, 'daemon'));
   walk(path.join(root, 'schemas'));
+  walk(path.join(root, 'workers'));
   return out;
 }
 
@@ -35,7 +36,8 @@ if (!existsSync(dir)) {
   mkdirSync(cache, { recursive: true });
   const tmp = `${dir}.${process.pid}.tmp`;
   await build({
-    entryPoints: { main: path.join(root, 'daemon', 'main.ts') },
+    // The daemon, and the code of the worker pool's threads (loaded by Piscina from this folder).
+    entryPoints: { main: path.join(root, 'daemon', 'main.ts'), worker: path.join(root, 'workers', 'index.ts') },
     outdir: tmp,
     outExtension: { '.js': '.mjs' },
     bundle: true,
