@@ -81,8 +81,8 @@ export async function startBenchDaemon(opts: {
   const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home, GROVE_PORT: opts.port ? '0' : 'off', GROVE_LOG_LEVEL: 'info', ...(opts.env ?? {}) };
   // GROVE_BENCH_PROFILE=<folder>: CPU profiles of every bench daemon (all its threads) there.
   const prof = process.env.GROVE_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GROVE_BENCH_PROFILE}`] : [];
-  // The product's own entry (npm start, grove daemon, the service): the start-up bundle.
-  const { ms, line, proc } = await spawnUntil([...prof, 'daemon/start.mjs'], env, (l) => l.includes('grove daemon ready'));
+  // The product's own entry, as npm start and the service run it: the start-up bundle.
+  const { ms, line, proc } = await spawnUntil([...prof, '--max-semi-space-size=4', 'daemon/start.mjs'], env, (l) => l.includes('grove daemon ready'));
   const ready = JSON.parse(line) as { socket: string; port: number | null };
   const api = new Pool('http://localhost', { socketPath: ready.socket, connections: 64 });
   return {

@@ -11,7 +11,7 @@ import { seedStore } from './template.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 // The entry users run (npm start, grove daemon, the service): the daemon's bundle, made from
-// the sources of this checkout.
+// the sources of this checkout; with the young-generation size npm start and the service use.
 export const DAEMON_ENTRY = path.join(ROOT, 'daemon', 'start.mjs');
 
 export interface Reply {
@@ -69,7 +69,7 @@ export function spawnDaemon(
     if (v === undefined) delete fullEnv[k];
     else fullEnv[k] = v;
   }
-  const proc = spawn(process.execPath, [DAEMON_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  const proc = spawn(process.execPath, ['--max-semi-space-size=4', DAEMON_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
   const logs: any[] = [];
   const events = new EventEmitter();
   let stderr = '';
