@@ -36,7 +36,8 @@ export type Spawner = SessionSpawner & { launch(): void };
 export function createSpawner(opts: { log: Logger }): Spawner {
   const { log } = opts;
   let proc: ChildProcess | null = null;
-  const pending = new Map<number, { resolve: (r: SpawnResult) => void; reject: (e: Error) => void }>();
+  type Opts = Parameters<SessionSpawner['start']>[0];
+  const pending = new Map<number, { opts: Opts; resolve: (r: SpawnResult) => void; reject: (e: Error) => void }>();
   const exits = new Map<number, (how: 'exited' | 'unknown') => void>();
   let nextId = 1;
   let closed = false;
@@ -64,7 +65,9 @@ export function createSpawner(opts: { log: Logger }): Spawner {
   function onExit(code: number | null, signal: NodeJS.Signals | null): void {
     if (!closed) log.warn({ code, signal }, 'the session spawner exited; the daemon spawns sessions itself');
     proc = null;
-    for (const p of pending.values()) p.reject(new Error('the session spawner exited'));
+    // A start it did not answer is made here instead: a wrapper it may have spawned was held,
+    // and its stdin closed with the spawner, so it has run nothing.
+    for (const p of pending.values()) startHere(p.opts).then(p.resolve, p.reject);
     pending.clear();
     // Its children live on: nothing will report their exit now but their pid going away.
     for (const settle of exits.values()) settle('unknown');
@@ -86,14 +89,16 @@ export function createSpawner(opts: { log: Logger }): Spawner {
         log.warn({ err }, 'the session spawner could not be started; the daemon spawns sessions itself');
       }
     },
-    async start({ files, command, cwd, env }) {
+    async start(opts) {
+      const { files, command, cwd, env } = opts;
       mkdirSync(files.dir, { recursive: true, mode: 0o700 });
       const p = proc;
-      if (p === null || !p.connected) return startHere({ files, command, cwd, env });
+      if (p === null || !p.connected) return startHere(opts);
       const id = nextId++;
       return new Promise<SpawnResult>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
+        pending.set(id, { opts, resolve, reject });
         p.send({ op: 'spawn', id, file: 'sh', args: wrapperArgv(files, command), cwd, env, stdout: files.stdout, stderr: files.stderr });
+        log.debug({ request: id }, 'session spawn sent to the spawner');
       });
     },
     async close() {

@@ -60,3 +60,29 @@ test('the session spawner goes with the daemon, on a clean stop and on SIGKILL',
     await waitPidGone(spawner, 5000);
   }
 });
+
+test('a start the spawner never answered (it was stopped, then killed) is made by the daemon itself', async (t) => {
+  const { d, task } = await readyTask(t);
+  const spawner = spawnerPid(d);
+  process.kill(spawner, 'SIGSTOP');
+  t.after(() => {
+    try {
+      process.kill(spawner, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  });
+  const posting = d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { args: ['echo:late', 'exit:0'] } });
+  // The request waits in the stopped spawner's channel.
+  await d.waitForLog((l) => l.msg === 'session spawn sent to the spawner');
+  let answered = false;
+  void posting.then(() => (answered = true));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(answered, false, 'held up by the stopped spawner');
+  process.kill(spawner, 'SIGKILL');
+  const r = await posting;
+  assert.equal(r.status, 201, r.text);
+  const end = await endedSession(d, r.json.id);
+  assert.equal(end.status, 'exited');
+  assert.deepEqual((await allLines(d, r.json.id)).map((l) => l.text), ['late']);
+});
