@@ -3,6 +3,9 @@ import type { LogLevel } from './settings.ts';
 
 export type { Logger };
 
+// What a module that only writes log lines needs: one method per level (see log-later.ts).
+export type LineLogger = Pick<Logger, 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'>;
+
 // JSON lines for journald/launchd; pretty only when a person is watching the terminal.
 export function createLogger(level: LogLevel, opts: { pretty?: boolean } = {}): Logger {
   const pretty = opts.pretty ?? process.stdout.isTTY === true;

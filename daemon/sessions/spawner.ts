@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Logger } from '../log.ts';
+import type { LineLogger } from '../log.ts';
 import { ROOT } from '../root.ts';
 import { wrapperArgv, type SessionFiles } from './wrapper.ts';
 
@@ -33,7 +33,7 @@ export type Spawner = SessionSpawner & { launch(): void };
 // The session spawner (spawner.mjs), forked by launch(): call it before PGlite is loaded, as
 // forking gets slower with every page the daemon has. Without the spawner (not launched,
 // failed, or killed), sessions are spawned by the daemon itself, as before, only slower.
-export function createSpawner(opts: { log: Logger }): Spawner {
+export function createSpawner(opts: { log: LineLogger }): Spawner {
   const { log } = opts;
   let proc: ChildProcess | null = null;
   type Opts = Parameters<SessionSpawner['start']>[0];

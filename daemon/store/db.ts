@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../root.ts';
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../log.ts';
+import type { LineLogger } from '../log.ts';
 import { initStoreDir, pgdataDir } from './init.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 import { fromWire, type StoreReply, type StoreRequest } from './protocol.ts';
@@ -32,7 +32,7 @@ type Unsent = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, '
 
 // Starts opening (creating if needed) the one PGlite of this daemon in its own worker thread;
 // `db` sends it queries and transactions as messages, `ready` says when it is open and migrated.
-export async function openStore(opts: { dataDir: string; log: Logger }): Promise<Store> {
+export async function openStore(opts: { dataDir: string; log: LineLogger }): Promise<Store> {
   const { log } = opts;
   const pgdata = pgdataDir(opts.dataDir);
   if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
