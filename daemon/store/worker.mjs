@@ -24,11 +24,22 @@ const toWire = (err) => ({
   code: typeof err?.code === 'string' ? err.code : undefined,
 });
 
+// The versions applied so far. The table is created only when it is missing: even with IF NOT
+// EXISTS, a CREATE on the first statement of every start cost 15-25 ms.
+async function appliedVersions(pg) {
+  try {
+    return (await pg.query('SELECT version FROM schema_migrations')).rows.map((r) => r.version);
+  } catch (err) {
+    if (err?.code !== '42P01') throw err; // undefined_table: a new store
+  }
+  await pg.exec(`CREATE TABLE schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  return [];
+}
+
 // Applies migrations/NNNN_name.sql in order, each in its own transaction, recording each.
 async function migrate(pg) {
-  await pg.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-  const applied = new Set((await pg.query('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+  const applied = new Set(await appliedVersions(pg));
   const files = readdirSync(migrations)
     .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
     .sort();
@@ -48,8 +59,7 @@ let pg;
 try {
   pg = new PGlite({ dataDir: pgdata, postgresqlconf: conf });
   await pg.waitReady;
-  await migrate(pg);
-  await pg.query('SELECT 1'); // readiness: the listeners open only after this answers
+  await migrate(pg); // its first query is the readiness check: the listeners open only after it
 } catch (err) {
   await pg?.close().catch(() => {});
   send({ type: 'failed', error: toWire(err) });
