@@ -1,5 +1,3 @@
-import { execa } from 'execa';
-
 export interface GitResult {
   exitCode: number;
   stdout: string;
@@ -28,6 +26,8 @@ export function gitEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv
 
 // Runs git with an argument array (never a shell) in `cwd`; failures are data, not throws.
 export async function git(cwd: string, args: string[]): Promise<GitResult> {
+  // Loaded at the first call: execa takes ~30 ms to load, and the start needs no git.
+  const { execa } = await import('execa');
   const res = await execa('git', ['-C', cwd, ...args], {
     reject: false,
     stdin: 'ignore',

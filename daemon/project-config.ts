@@ -5,7 +5,7 @@ import { MAX_ARG_BYTES } from '../schemas/common.ts';
 import { ProjectConfig } from '../schemas/project-config.ts';
 import { GroveError } from './http/errors.ts';
 import type { Logger } from './log.ts';
-import { compile, createAjv } from './validation.ts';
+import { compile, createAjv, type Validator } from './validation.ts';
 
 export const CONFIG_FILE = '.grove.json';
 
@@ -45,7 +45,9 @@ interface Cached {
 // it; the watcher is what reports an invalid edit in the log as soon as it is saved.
 export function createProjectConfigs(opts: { log: Logger }) {
   const { log } = opts;
-  const validate = compile(createAjv(), ProjectConfig);
+  // Compiled at the first read, not at start (~30 ms, before any project is even listed).
+  let validator: Validator<ProjectConfig> | null = null;
+  const validate = () => (validator ??= compile(createAjv(), ProjectConfig));
   const cache = new Map<string, Cached>();
   const roots = new Set<string>();
   let watcher: FSWatcher | null = null;
@@ -104,7 +106,7 @@ export function createProjectConfigs(opts: { log: Logger }) {
         errors: [{ path: '/', message: 'is not valid JSON' }],
       });
     }
-    const errors = validate(value) ? argLimitIssues(value) : validate.issues();
+    const errors = validate()(value) ? argLimitIssues(value) : validate().issues();
     if (errors.length > 0) {
       return new GroveError('CONFIG_INVALID', `${file} is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
     }

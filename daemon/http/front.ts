@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Pool } from 'undici';
+import Pool from 'undici/lib/dispatcher/pool.js';
+import request from 'undici/lib/api/api-request.js';
 import type { Logger } from '../log.ts';
 import { writeProblem } from './api.ts';
 import { drainUnread } from './body.ts';
@@ -59,7 +60,7 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
     const withBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
     let up;
     try {
-      up = await upstream.request({
+      up = await request.call(upstream, {
         method: req.method as 'GET',
         path: req.url!,
         headers,
