@@ -1,9 +1,9 @@
 import { renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../root.ts';
-import { pathToFileURL } from 'node:url';
+import { PGLITE_CONF } from './pglite-options.ts';
 
-const INIT_CHILD = path.join(ROOT, 'daemon', 'store', 'init-child.ts');
+const INIT_CHILD = path.join(ROOT, 'daemon', 'store', 'init-child.mjs');
 
 // The folder inside the data folder that holds PGlite's files.
 export function pgdataDir(dataDir: string): string {
@@ -14,10 +14,8 @@ export function pgdataDir(dataDir: string): string {
 export async function initStoreDir(dir: string): Promise<void> {
   const tmp = `${dir}.init-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
-  // tsx named as a file: the daemon may run from its bundle, without tsx, in any folder.
-  const tsx = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
   const { execa } = await import('execa'); // only for a new store: not on every start's path
-  const res = await execa(process.execPath, ['--import', pathToFileURL(tsx).href, INIT_CHILD, tmp], { reject: false, stdin: 'ignore' });
+  const res = await execa(process.execPath, [INIT_CHILD, tmp, JSON.stringify(PGLITE_CONF)], { reject: false, stdin: 'ignore' });
   if (res.exitCode !== 0) {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`initialising the store at ${dir} failed: ${res.stderr || res.stdout || `exit ${res.exitCode}`}`);
