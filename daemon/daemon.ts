@@ -16,6 +16,7 @@ import { projectRoutes } from './routes/projects.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { createProjectConfigs } from './project-config.ts';
 import { createPool } from './pool.ts';
+import { relayThrough } from './git.ts';
 import { createPortAllocator } from './ports.ts';
 import { createTaskService } from './tasks.ts';
 import { tasksTable } from './store/tasks.ts';
@@ -84,7 +85,8 @@ export async function startDaemon(
     started.push({ name: 'configs', close: () => configs.close() });
     const projectRows = projectsTable(store.db);
 
-    const pool = createPool();
+    // The worktree threads' git runs from the spawner: each fork of this process costs ~10 ms.
+    const pool = createPool({ gitRelay: relayThrough((file, args, o) => spawner.run(file, args, o)) });
     started.push({ name: 'pool', close: () => pool.close() });
 
     const taskRows = tasksTable(store.db);

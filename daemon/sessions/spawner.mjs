@@ -10,11 +10,17 @@
 //                                                   start `file args…` in a new session (setsid),
 //                                                   stdin a pipe, stdout/stderr appended to files
 //   { op: 'go', pid }                              write a line to its stdin and close it
+//   { op: 'run', id, file, args, cwd, env }         run a short command (git for the worker
+//                                                   pool) and collect its output
 // Messages out:
 //   { type: 'spawned', id, pid }                   the process exists
 //   { type: 'failed', id, stage, code, message }   it could not be started: stage 'files' (its
 //                                                   output files) or 'spawn' (cwd gone, ENOENT…)
 //   { type: 'exit', pid, code, signal }            a process it started has exited
+//   { type: 'running', id, pid }                   a `run` command started (its pid lets the
+//                                                   daemon wait for it should this process die)
+//   { type: 'ran', id, code, signal, stdout, stderr, error }
+//                                                   it ended (error: it could not be started)
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 
@@ -27,7 +33,36 @@ process.on('disconnect', () => process.exit(0));
 // Write ends of the stdin pipes of processes not yet told to go, by pid.
 const held = new Map();
 
+// Output beyond this is cut short, and the command killed: git's answers here are a few lines.
+const RUN_MAX_BYTES = 16 * 1024 * 1024;
+
+function run(m) {
+  let child;
+  try {
+    child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    return reply({ type: 'ran', id: m.id, code: null, signal: null, stdout: '', stderr: '', error: String(e?.message ?? e) });
+  }
+  const out = { stdout: [], stderr: [] };
+  let bytes = 0;
+  for (const name of ['stdout', 'stderr']) {
+    child[name].on('data', (chunk) => {
+      bytes += chunk.length;
+      if (bytes > RUN_MAX_BYTES) return void child.kill('SIGKILL');
+      out[name].push(chunk);
+    });
+  }
+  let error = null;
+  child.once('error', (e) => (error = String(e?.message ?? e)));
+  if (child.pid !== undefined) reply({ type: 'running', id: m.id, pid: child.pid });
+  child.once('close', (code, signal) => {
+    const text = (name) => Buffer.concat(out[name]).toString('utf8');
+    reply({ type: 'ran', id: m.id, code, signal, stdout: text('stdout'), stderr: text('stderr'), error });
+  });
+}
+
 process.on('message', (m) => {
+  if (m.op === 'run') return run(m);
   if (m.op === 'go') {
     held.get(m.pid)?.end('go\n');
     held.delete(m.pid);

@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { LineLogger } from '../log.ts';
+import { isSameProcessAlive, processStartTime } from '../proc.ts';
 import { ROOT } from '../root.ts';
 import { wrapperArgv, type SessionFiles } from './wrapper.ts';
 
@@ -23,12 +24,33 @@ export interface SessionSpawner {
   close(): Promise<void>;
 }
 
+/** A command run through the spawner: `error` when it could not be started. */
+export interface RunResult {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  error: string | null;
+  /** the spawner exited while it ran: its outcome is unknown (it has ended by now) */
+  lost?: boolean;
+}
+
 type FromSpawner =
+  | { type: 'running'; id: number; pid: number }
+  | ({ type: 'ran'; id: number } & RunResult)
   | { type: 'spawned'; id: number; pid: number }
   | { type: 'failed'; id: number; stage: 'files' | 'spawn'; code: string | null; message: string }
   | { type: 'exit'; pid: number; code: number | null; signal: string | null };
 
-export type Spawner = SessionSpawner & { launch(): void };
+export type Spawner = SessionSpawner & {
+  launch(): void;
+  /** runs a short command from the spawner; null when there is no spawner (run it yourself) */
+  run(file: string, args: string[], opts: { env: Record<string, string> }): Promise<RunResult | null>;
+};
+
+// How often a command whose spawner died is checked for having ended: it is not our child, so
+// nothing reports its exit.
+const ORPHAN_POLL_MS = 25;
 
 // The session spawner (spawner.mjs), forked by launch(): call it before PGlite is loaded, as
 // forking gets slower with every page the daemon has. Without the spawner (not launched,
@@ -39,10 +61,23 @@ export function createSpawner(opts: { log: LineLogger }): Spawner {
   type Opts = Parameters<SessionSpawner['start']>[0];
   const pending = new Map<number, { opts: Opts; resolve: (r: SpawnResult) => void; reject: (e: Error) => void }>();
   const exits = new Map<number, (how: 'exited' | 'unknown') => void>();
+  const runs = new Map<number, { resolve: (r: RunResult) => void; pid: number | null; start: string | null }>();
   let nextId = 1;
   let closed = false;
 
   function onMessage(m: FromSpawner): void {
+    if (m.type === 'running' || m.type === 'ran') {
+      const r = runs.get(m.id);
+      if (!r) return;
+      if (m.type === 'running') {
+        r.pid = m.pid;
+        r.start = processStartTime(m.pid);
+        return;
+      }
+      runs.delete(m.id);
+      r.resolve({ code: m.code, signal: m.signal, stdout: m.stdout, stderr: m.stderr, error: m.error });
+      return;
+    }
     if (m.type === 'exit') {
       exits.get(m.pid)?.('exited');
       exits.delete(m.pid);
@@ -72,6 +107,22 @@ export function createSpawner(opts: { log: LineLogger }): Spawner {
     // Its children live on: nothing will report their exit now but their pid going away.
     for (const settle of exits.values()) settle('unknown');
     exits.clear();
+    // A command it was running may still be at work (a git in a hook): it fails, but only once
+    // it has ended, so that what the caller undoes is not being made at the same moment.
+    for (const r of runs.values()) {
+      const lost = () => r.resolve({ code: null, signal: null, stdout: '', stderr: '', error: 'the session spawner exited while the command ran', lost: true });
+      const { pid, start } = r;
+      if (pid === null || start === null || !isSameProcessAlive(pid, start)) {
+        lost();
+        continue;
+      }
+      const timer = setInterval(() => {
+        if (isSameProcessAlive(pid, start)) return;
+        clearInterval(timer);
+        lost();
+      }, ORPHAN_POLL_MS);
+    }
+    runs.clear();
   }
 
   return {
@@ -99,6 +150,15 @@ export function createSpawner(opts: { log: LineLogger }): Spawner {
         pending.set(id, { opts, resolve, reject });
         p.send({ op: 'spawn', id, file: 'sh', args: wrapperArgv(files, command), cwd, env, stdout: files.stdout, stderr: files.stderr });
         log.debug({ request: id }, 'session spawn sent to the spawner');
+      });
+    },
+    run(file, args, runOpts) {
+      const p = proc;
+      if (p === null || !p.connected) return Promise.resolve(null);
+      const id = nextId++;
+      return new Promise<RunResult>((resolve) => {
+        runs.set(id, { resolve, pid: null, start: null });
+        p.send({ op: 'run', id, file, args, env: runOpts.env });
       });
     },
     async close() {

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import test from 'node:test';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { addProject, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { branches, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
 import { agentHome, allLines, gate, readyTask, waitSessionEnd } from '../helpers/sessions.ts';
 import { waitPidGone } from '../helpers/state.ts';
 
@@ -85,4 +89,45 @@ test('a start the spawner never answered (it was stopped, then killed) is made b
   const end = await endedSession(d, r.json.id);
   assert.equal(end.status, 'exited');
   assert.deepEqual((await allLines(d, r.json.id)).map((l) => l.text), ['late']);
+});
+
+test("the worktree threads' git runs from the spawner; killed mid-`git worktree add`, the creation is undone once git has ended (503), and git then runs from the daemon", async (t) => {
+  const d = await startDaemon(t);
+  const repo = makeRepo(t);
+  const fifos = makeTempDir(t);
+  const started = path.join(fifos, 'started');
+  const release = path.join(fifos, 'release');
+  execFileSync('mkfifo', [started, release]);
+  // Reports the pid of git's parent, then holds `git worktree add` open until released.
+  const hook = path.join(repo, '.git', 'hooks', 'post-checkout');
+  writeFileSync(hook, `#!/bin/sh\nps -o ppid= -p $PPID > '${started}'\nread x < '${release}'\nexit 0\n`);
+  chmodSync(hook, 0o755);
+  const project = await addProject(d, repo);
+  const before = branches(repo);
+
+  const posting = d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'one' } });
+  const gitParent = Number((await readFile(started, 'utf8')).trim());
+  const spawner = spawnerPid(d);
+  assert.equal(gitParent, spawner, 'git was started by the spawner');
+
+  process.kill(spawner, 'SIGKILL');
+  await d.waitForLog((l) => l.msg === 'the session spawner exited; the daemon spawns sessions itself');
+  await writeFile(release, 'go\n'); // git, orphaned but alive, finishes its worktree now
+  const r = await posting;
+  assert.equal(r.status, 503, r.text);
+  assert.equal(r.json.code, 'UNAVAILABLE');
+  // What the orphaned git made is taken back: no branch, no worktree, no folder, no task.
+  assert.deepEqual(branches(repo), before);
+  assert.deepEqual(worktrees(repo), [repo]);
+  assert.equal(existsSync(path.join(repo, '.grove', 'worktrees', 'one')), false);
+  assert.deepEqual((await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json, []);
+
+  // Without the spawner, the threads run git themselves.
+  rmSync(hook);
+  const two = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'two' } });
+  assert.equal(two.status, 201, two.text);
+  assert.deepEqual(branches(repo), [...before, 'grove/two'].sort());
+  const archived = await d.socket('DELETE', `/api/tasks/${two.json.id}`);
+  assert.equal(archived.status, 200, archived.text);
+  assert.equal(existsSync(path.join(repo, '.grove', 'worktrees', 'two')), false);
 });

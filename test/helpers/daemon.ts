@@ -174,6 +174,10 @@ export async function stopProcess(proc: ChildProcess, exited: Promise<number | s
 // Adds `repo` as a project and returns it.
 export async function addProject(d: TestDaemon, repo: string): Promise<any> {
   const r = await d.socket('POST', '/api/projects', { body: { path: repo } });
-  if (r.status !== 201) throw new Error(`adding ${repo}: ${r.text}`);
+  if (r.status !== 201) {
+    // A 500's detail is in the daemon's log only: name it, so that a failure here can be read.
+    const logged = d.logs.filter((l) => typeof l === 'object' && l?.level >= 50).map((l) => JSON.stringify(l));
+    throw new Error(`adding ${repo}: ${r.text}${logged.length ? `\ndaemon errors:\n${logged.join('\n')}` : ''}`);
+  }
   return r.json;
 }
