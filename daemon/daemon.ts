@@ -95,8 +95,11 @@ export async function startDaemon(
       projects: projectRows,
       countLiveTasks: (id) => taskRows.countLive(id),
       configs,
-      // Removing a project deletes its tasks' sessions by cascade, out of the sessions module's sight.
-      onRemoved: () => sessionRows.forgetAll(),
+      // Removing a project deletes its tasks and their sessions by cascade, out of their modules' sight.
+      onRemoved: () => {
+        sessionRows.forgetAll();
+        taskRows.forgetAll();
+      },
     });
     // Sessions need tasks and archiving a task kills its sessions: the link is made once both exist.
     let sessionsRef: SessionService | null = null;

@@ -114,6 +114,8 @@ test('a project with live tasks cannot be removed: 409 PROJECT_HAS_TASKS', async
   assert.equal(r.json.code, 'PROJECT_HAS_TASKS');
   assert.equal((await d.socket('GET', `/api/projects/${project.id}`)).status, 200);
   await d.socket('DELETE', `/api/tasks/${task.id}`);
+  // Read once archived: the daemon keeps tasks it has read, and the removal must forget them.
+  assert.equal((await d.socket('GET', `/api/tasks/${task.id}`)).json.status, 'archived');
   assert.equal((await d.socket('DELETE', `/api/projects/${project.id}`)).status, 204);
   assert.equal((await d.socket('GET', `/api/tasks/${task.id}`)).status, 404, "archived tasks go with their project");
   assert.ok(branches(repo).includes(task.branch), 'the branch stays in the repository');

@@ -1,6 +1,7 @@
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Session, SessionStatus } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
+import { createRowCache } from './row-cache.ts';
 
 interface Row {
   id: string;
@@ -54,32 +55,12 @@ export const LIVE: SessionStatus[] = ['starting', 'running'];
 // The sessions and session_lines tables and every query on them.
 export function sessionsTable(db: Db) {
   // Rows by id, read once: `GET /api/sessions/:id` and every output page look a session up.
-  // This daemon is the store's only writer and every write to a session row goes through this
-  // module, which forgets the row before and after writing and counts a version, so a read
-  // that overlapped a write is not kept. Rows a cascade deletes (a project's removal) are
-  // forgotten through forgetAll().
-  const cache = new Map<string, SessionRecord>();
-  const versions = new Map<string, number>();
-  const CACHE_MAX = 1000;
-  let epoch = 0; // bumped by forgetAll: a read that overlapped a cascade is not kept either
-  const touch = (id: string) => {
-    cache.delete(id);
-    versions.set(id, (versions.get(id) ?? 0) + 1);
-  };
-  async function writing<T>(id: string, write: () => Promise<T>): Promise<T> {
-    touch(id);
-    try {
-      return await write();
-    } finally {
-      touch(id);
-    }
-  }
+  // Every write to a session row goes through this module (see row-cache.ts).
+  const cache = createRowCache<SessionRecord>({ max: 1000, copy: (r) => ({ ...r }) });
+  const writing = cache.writing;
 
   return {
-    forgetAll(): void {
-      cache.clear();
-      epoch++;
-    },
+    forgetAll: cache.forgetAll,
     async insert(s: { id: string; task_id: string; agent: string; command: string[]; pid?: number; pid_start?: string | null }): Promise<SessionRecord> {
       const { rows } = await db.query<Row>(
         `INSERT INTO sessions (id, task_id, agent, command, status, pid, pid_start) VALUES ($1, $2, $3, $4, 'starting', $5, $6) RETURNING *`,
@@ -87,19 +68,11 @@ export function sessionsTable(db: Db) {
       );
       return toRecord(rows[0]!);
     },
-    async get(id: string): Promise<SessionRecord | null> {
-      const hit = cache.get(id);
-      if (hit) return { ...hit };
-      const version = versions.get(id) ?? 0;
-      const seen = epoch;
-      const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);
-      if (!rows[0]) return null;
-      const rec = toRecord(rows[0]);
-      if ((versions.get(id) ?? 0) === version && epoch === seen) {
-        if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
-        cache.set(id, rec);
-      }
-      return { ...rec };
+    get(id: string): Promise<SessionRecord | null> {
+      return cache.read(id, async () => {
+        const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);
+        return rows[0] ? toRecord(rows[0]) : null;
+      });
     },
     async listByTask(taskId: string): Promise<SessionRecord[]> {
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE task_id = $1 ORDER BY created_at, id', [taskId]);
