@@ -33,7 +33,15 @@ async function load(pool: Pool, urlPath: string, total: number, concurrency: num
   return { rps: round(total / secs, 0), p50_ms: round(st.median), p99_ms: round(st.p99) };
 }
 
-export async function benchApi(opts: { template: string; requests: number }) {
+type Load = Awaited<ReturnType<typeof load>>;
+
+// Each figure's median over the rounds, and how many rounds there were.
+function medianOfRounds(rs: Load[]): Load & { rounds: number } {
+  const med = (k: keyof Load) => summarize(rs.map((r) => r[k])).median;
+  return { rps: med('rps'), p50_ms: med('p50_ms'), p99_ms: med('p99_ms'), rounds: rs.length };
+}
+
+export async function benchApi(opts: { template: string; requests: number; rounds: number }) {
   const home = fixtureHome(opts.template);
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-api-'));
   const d = await startBenchDaemon({ template: null, home, port: true });
@@ -80,10 +88,20 @@ export async function benchApi(opts: { template: string; requests: number }) {
       for (const c of [1, 32]) {
         // Warm-up of every server measured (JIT, connections), not only grove's.
         for (const pool of [d.api, barePool, tcpPool, fwdPool]) await load(pool, p, 500, c);
-        const grove = await load(d.api, p, opts.requests, c);
-        const raw = await load(barePool, p, opts.requests, c);
-        const tcp = await load(tcpPool, p, opts.requests, c);
-        const forwarded = await load(fwdPool, p, opts.requests, c);
+        // Rounds alternate between the servers, and each figure is the median over the rounds:
+        // one burst lasts 0.1-1 s, and a pause of either side (a GC, a checkpoint, the other
+        // processes of this 2-core machine) swung a single burst's ratio by 2x.
+        const rounds: Record<'grove' | 'raw' | 'tcp' | 'forwarded', Load[]> = { grove: [], raw: [], tcp: [], forwarded: [] };
+        for (let i = 0; i < opts.rounds; i++) {
+          rounds.grove.push(await load(d.api, p, opts.requests, c));
+          rounds.raw.push(await load(barePool, p, opts.requests, c));
+          rounds.tcp.push(await load(tcpPool, p, opts.requests, c));
+          rounds.forwarded.push(await load(fwdPool, p, opts.requests, c));
+        }
+        const grove = medianOfRounds(rounds.grove);
+        const raw = medianOfRounds(rounds.raw);
+        const tcp = medianOfRounds(rounds.tcp);
+        const forwarded = medianOfRounds(rounds.forwarded);
         out[`${name}_c${c}`] = {
           socket: grove,
           bare_node_http: raw,
