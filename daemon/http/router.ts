@@ -10,10 +10,14 @@ interface Compiled {
   segments: string[];
 }
 
+// By code unit, not localeCompare: the same order in every locale, and no ICU collator to load
+// (~9 ms of every start).
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 // The route table, sorted and checked once at start; matching is by path segments.
 export function createRouter(routes: Route[]) {
   const table: Compiled[] = [...routes]
-    .sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))
+    .sort((a, b) => byCodeUnit(a.path, b.path) || byCodeUnit(a.method, b.method))
     .map((route) => ({ route, segments: route.path.split('/').slice(1) }));
 
   const seen = new Set<string>();
