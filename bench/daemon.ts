@@ -82,7 +82,7 @@ export async function startBenchDaemon(opts: {
   // GROVE_BENCH_PROFILE=<folder>: CPU profiles of every bench daemon (all its threads) there.
   const prof = process.env.GROVE_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GROVE_BENCH_PROFILE}`] : [];
   // The product's own entry, as npm start and the service run it: the start-up bundle.
-  const { ms, line, proc } = await spawnUntil([...prof, '--max-semi-space-size=4', 'daemon/start.mjs'], env, (l) => l.includes('grove daemon ready'));
+  const { ms, line, proc } = await spawnUntil([...prof, '--max-semi-space-size=4', '--v8-pool-size=1', 'daemon/start.mjs'], env, (l) => l.includes('grove daemon ready'));
   const ready = JSON.parse(line) as { socket: string; port: number | null };
   const api = new Pool('http://localhost', { socketPath: ready.socket, connections: 64 });
   return {

@@ -69,7 +69,7 @@ export function spawnDaemon(
     if (v === undefined) delete fullEnv[k];
     else fullEnv[k] = v;
   }
-  const proc = spawn(process.execPath, ['--max-semi-space-size=4', DAEMON_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  const proc = spawn(process.execPath, ['--max-semi-space-size=4', '--v8-pool-size=1', DAEMON_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
   const logs: any[] = [];
   const events = new EventEmitter();
   let stderr = '';
