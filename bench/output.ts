@@ -2,17 +2,18 @@
 // readable through the API; beside the same agent writing to /dev/null and a bare PGlite bulk
 // insert of the same rows. Then 10 sessions printing as fast as they can at once: GET
 // /api/health latency against idle, and the daemon's memory at its peak.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { request } from 'undici';
 import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
-import { call, daemonMemMb, FIXTURE_AGENT, fixtureHome, readyTask, startBenchDaemon } from './daemon.ts';
+import { call, daemonMemMb, FIXTURE_AGENT, fixtureHome, readyTask, ROOT, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
 const AGENT = FIXTURE_AGENT;
+const execFileP = promisify(execFile);
 
 async function healthLatencies(api: Parameters<typeof call>[0], stop: () => boolean, max = 100_000): Promise<number[]> {
   const out: number[] = [];
@@ -24,41 +25,24 @@ async function healthLatencies(api: Parameters<typeof call>[0], stop: () => bool
   return out;
 }
 
+// The bare insert, in a process of its own (bench/pglite-insert.mjs), on a copy of the store.
 async function barePglite(template: string, lines: number, batch: number): Promise<number> {
   const dir = mkdtempSync(path.join(tmpdir(), 'grove-bench-pg-'));
   try {
     cpSync(template, path.join(dir, 'pgdata'), { recursive: true });
-    const db = new PGlite({ dataDir: path.join(dir, 'pgdata'), postgresqlconf: PGLITE_CONF });
-    await db.waitReady;
-    await db.exec('CREATE TABLE l (session_id uuid, seq int, stream text, text text, at timestamptz, PRIMARY KEY (session_id, seq))');
-    const sid = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
-    const t0 = performance.now();
-    for (let start = 1; start <= lines; start += batch) {
-      const n = Math.min(batch, lines - start + 1);
-      const texts = Array.from({ length: n }, (_, i) => `line ${start + i}`.padEnd(79));
-      const at = new Date().toISOString();
-      await db.transaction(async (tx) => {
-        await tx.query(
-          `INSERT INTO l SELECT $1, $2 + o - 1, s, t, a::timestamptz FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(s, t, a, o)`,
-          [sid, start, texts.map(() => 'stdout'), texts, texts.map(() => at)],
-        );
-      });
-    }
-    const ms = performance.now() - t0;
-    await db.close();
-    return ms;
+    const args = ['bench/pglite-insert.mjs', path.join(dir, 'pgdata'), JSON.stringify(PGLITE_CONF), String(lines), String(batch)];
+    const { stdout } = await execFileP(process.execPath, args, { cwd: ROOT });
+    return Number(stdout.trim());
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-export async function benchOutput(opts: { template: string; lines: number; linesEach: number }) {
+export async function benchOutput(opts: { template: string; lines: number; linesEach: number; rounds: number }) {
   // The agent alone, writing to /dev/null.
   let t0 = performance.now();
   spawnSync(AGENT, [`print:${opts.lines}`], { stdio: ['ignore', 'ignore', 'inherit'] });
   const devnullMs = performance.now() - t0;
-
-  const pgMs = await barePglite(opts.template, opts.lines, Math.floor((512 * 1024) / 80));
 
   const home = fixtureHome(opts.template);
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-out-'));
@@ -94,12 +78,21 @@ export async function benchOutput(opts: { template: string; lines: number; lines
     clearInterval(sampler);
     const busy = await underLoad;
 
-    // The rate: one session printing opts.lines lines.
-    t0 = performance.now();
-    const session = await call(d2.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: `print:${opts.lines}` });
-    const allStored = await untilStored(session.id, opts.lines);
-    const groveMs = performance.now() - t0;
+    // The rate: one session printing opts.lines lines, in rounds that alternate with the bare
+    // insert; a single pair of runs swung the ratio by 0.4 on this machine.
+    const groveRounds: number[] = [];
+    const bareRounds: number[] = [];
+    let allStored = true;
+    for (let i = 0; i < opts.rounds; i++) {
+      bareRounds.push(await barePglite(opts.template, opts.lines, Math.floor((512 * 1024) / 80)));
+      t0 = performance.now();
+      const session = await call(d2.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: `print:${opts.lines}` });
+      allStored &&= await untilStored(session.id, opts.lines);
+      groveRounds.push(performance.now() - t0);
+    }
     if (!allStored) throw new Error(`not all of ${opts.lines} lines were stored`);
+    const groveMs = summarize(groveRounds).median;
+    const pgMs = summarize(bareRounds).median;
 
     await d2.stop();
     if (!tenStored) throw new Error(`not all of 10 × ${opts.linesEach} lines were stored`);
@@ -109,9 +102,13 @@ export async function benchOutput(opts: { template: string; lines: number; lines
     return {
       lines: opts.lines,
       all_stored: allStored,
+      rounds: opts.rounds,
+      // medians over the rounds, then each round
       grove_ms: round(groveMs, 0),
       agent_to_devnull_ms: round(devnullMs, 0),
       bare_pglite_insert_ms: round(pgMs, 0),
+      grove_rounds_ms: groveRounds.map((x) => round(x, 0)),
+      bare_pglite_rounds_ms: bareRounds.map((x) => round(x, 0)),
       rate_vs_bare_pglite: round(pgMs / groveMs),
       ten_sessions: { lines_each: opts.linesEach, all_stored: tenStored, ms: round(tenMs, 0) },
       mem_mb: { idle: round(memIdle, 0), peak: round(peak, 0) },
