@@ -75,11 +75,12 @@ test('the data folder on a full disk: the daemon stays up, answers 507 and leave
   // Sessions whose start cannot be recorded leave no row and no process.
   // Random text does not compress: storing its command needs pages the disk does not have.
   const big = Array.from({ length: 10 }, () => randomBytes(45_000).toString('base64'));
-  const refused = await d.socket('POST', `/api/tasks/${first.id}/sessions`, { body: { args: ['echo:never-ran', ...big] } });
+  const marker = `echo:never-ran-${first.id}`; // unique: tests run side by side
+  const refused = await d.socket('POST', `/api/tasks/${first.id}/sessions`, { body: { args: [marker, ...big] } });
   assert.equal(refused.status, 507, refused.text.slice(0, 300));
   assert.equal(refused.json.code, 'INSUFFICIENT_STORAGE');
   assert.deepEqual((await d.socket('GET', `/api/tasks/${first.id}/sessions`)).json.map((x: any) => x.id), [s.json.id]);
-  assert.deepEqual(processesMatching('echo:never-ran'), []);
+  assert.deepEqual(processesMatching(marker), []);
 
   // Reads and health keep answering.
   assert.equal((await d.socket('GET', '/api/health')).status, 200);

@@ -15,12 +15,14 @@ test('a worktree folder deleted by hand: GET reports it, sessions are refused, D
   assert.equal(got.status, 'ready');
   const listed = (await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json;
   assert.equal(listed[0].worktree_missing, true);
-  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:never' } });
+  // The marker names this task: tests run side by side, and another one's process must not match.
+  const marker = `echo:never-${task.id}`;
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: marker } });
   assert.equal(s.status, 409);
   assert.equal(s.json.code, 'TASK_NOT_READY');
   assert.match(s.json.detail, /missing/);
   assert.deepEqual((await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json, [], 'no session row');
-  assert.deepEqual(processesMatching('echo:never'), [], 'no process');
+  assert.deepEqual(processesMatching(marker), [], 'no process');
 
   const r = await d.socket('DELETE', `/api/tasks/${task.id}`);
   assert.equal(r.status, 200, r.text);
