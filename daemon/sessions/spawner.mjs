@@ -10,7 +10,7 @@
 //                                                   start `file args…` in a new session (setsid),
 //                                                   stdin a pipe, stdout/stderr appended to files
 //   { op: 'go', pid }                              write a line to its stdin and close it
-//   { op: 'run', id, file, args, cwd, env }         run a short command (git for the worker
+//   { op: 'run', id, file, args, env }             run a short command (git for the worker
 //                                                   pool) and collect its output
 // Messages out:
 //   { type: 'spawned', id, pid }                   the process exists
@@ -39,7 +39,7 @@ const RUN_MAX_BYTES = 16 * 1024 * 1024;
 function run(m) {
   let child;
   try {
-    child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(m.file, m.args, { env: m.env, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
     return reply({ type: 'ran', id: m.id, code: null, signal: null, stdout: '', stderr: '', error: String(e?.message ?? e) });
   }
