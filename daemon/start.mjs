@@ -4,6 +4,7 @@
 // start; the bundle loads like plain JavaScript. Development and tests run the sources.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { markInUse, pruneBundles } from './bundle-cache.mjs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -31,7 +32,18 @@ for (const file of sources()) hash.update(file).update(readFileSync(file));
 const cache = path.join(root, 'node_modules', '.cache', 'grove');
 const dir = path.join(cache, `daemon-${hash.digest('hex').slice(0, 16)}`);
 
-if (!existsSync(dir)) {
+// Marked before it is used: another start prunes only folders no live daemon has marked
+// (bundle-cache.mjs). A folder pruned between the check and the mark is built again.
+let marked = false;
+if (existsSync(dir)) {
+  try {
+    markInUse(dir);
+    marked = true;
+  } catch {
+    // pruned meanwhile: built again below
+  }
+}
+if (!marked) {
   const { build } = await import('esbuild');
   mkdirSync(cache, { recursive: true });
   const tmp = `${dir}.${process.pid}.tmp`;
@@ -56,18 +68,16 @@ if (!existsSync(dir)) {
     banner: { js: "import { createRequire as __groveRequire } from 'node:module'; const require = __groveRequire(import.meta.url);" },
     logLevel: 'error',
   });
+  markInUse(tmp); // the mark moves with the folder
   try {
     renameSync(tmp, dir); // atomic: a daemon starting at the same moment sees all or nothing
   } catch (err) {
     if (!existsSync(dir)) throw err; // another start made it first
     rmSync(tmp, { recursive: true, force: true });
-  }
-  // Bundles of older sources are never used again.
-  for (const old of readdirSync(cache)) {
-    if (old.startsWith('daemon-') && path.join(cache, old) !== dir && !old.endsWith('.tmp')) {
-      rmSync(path.join(cache, old), { recursive: true, force: true });
-    }
+    markInUse(dir);
   }
 }
+// Bundles of older sources go once no daemon runs from them.
+pruneBundles(cache, dir);
 
 await import(pathToFileURL(path.join(dir, 'main.mjs')).href);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
@@ -31,6 +32,10 @@ test('npm start serves GET /api/health on the socket and on 127.0.0.1:7433', asy
   });
   assert.equal(ready.port, 7433);
   assert.equal(ready.socket, path.join(home, 'grove.sock'));
+  // Its bundle folder carries its pid, so that a start of other sources does not remove it.
+  const cache = path.join(ROOT, 'node_modules', '.cache', 'grove');
+  const marked = readdirSync(cache).filter((f) => f.startsWith('daemon-') && existsSync(path.join(cache, f, `in-use.${ready.pid}`)));
+  assert.equal(marked.length, 1, `one bundle folder marked with pid ${ready.pid}`);
 
   const tcp = await request('http://127.0.0.1:7433/api/health');
   const viaTcp = (await tcp.body.json()) as any;
