@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import { addProject, makeHome, ROOT, startDaemon, type TestDaemon } from './daemon.ts';
 import { makeRepo, makeTempDir } from './git.ts';
@@ -65,10 +66,11 @@ export interface SseEvent {
   data: any;
 }
 
-// Reads an SSE response into events until `until` says stop (or the stream ends).
+// Reads an SSE response into events until `until` says stop (or the stream ends). `stallMs`:
+// a reader that takes nothing for that long after the headers, so the server must wait for it.
 export async function readSse(
   url: string,
-  opts: { headers?: Record<string, string>; until?: (events: SseEvent[]) => boolean; socketPath?: string },
+  opts: { headers?: Record<string, string>; until?: (events: SseEvent[]) => boolean; socketPath?: string; stallMs?: number },
 ): Promise<SseEvent[]> {
   const ac = new AbortController();
   const { Pool } = await import('undici');
@@ -82,6 +84,10 @@ export async function readSse(
   const events: SseEvent[] = [];
   let buf = '';
   try {
+    if (opts.stallMs) {
+      res.body.pause();
+      await delay(opts.stallMs);
+    }
     for await (const chunk of res.body) {
       buf += chunk.toString('utf8');
       let i;
