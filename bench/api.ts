@@ -11,6 +11,10 @@ import { call, FIXTURE_AGENT, fixtureHome, readyTask, spawnUntil, startBenchDaem
 import { round, summarize } from './stats.ts';
 
 const AGENT = FIXTURE_AGENT;
+// Session starts not counted, on both sides. For ~0.55 s after it is ready, a new daemon keeps
+// a core busy in V8's helper thread (tiering up PGlite's WebAssembly, measured per thread from
+// /proc): starts on both sides ran 1.5-3x slower until then, the first 15-20 of them.
+const WARM_STARTS = 20;
 
 // `total` requests at `concurrency`; returns requests/s and latency percentiles.
 async function load(pool: Pool, urlPath: string, total: number, concurrency: number) {
@@ -41,7 +45,7 @@ function medianOfRounds(rs: Load[]): Load & { rounds: number } {
   return { rps: med('rps'), p50_ms: med('p50_ms'), p99_ms: med('p99_ms'), rounds: rs.length };
 }
 
-export async function benchApi(opts: { template: string; requests: number; rounds: number }) {
+export async function benchApi(opts: { template: string; requests: number; rounds: number; sessionStarts: number }) {
   const home = fixtureHome(opts.template);
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-api-'));
   const d = await startBenchDaemon({ template: null, home, port: true });
@@ -53,10 +57,15 @@ export async function benchApi(opts: { template: string; requests: number; round
     const starts: number[] = [];
     const raws: number[] = [];
     let session: any;
-    for (let i = 0; i < 12; i++) {
+    // Each side starts on a quiet machine: the raw child is awaited to its exit, and grove's
+    // session to its recorded end (its event stream closes after `end`); otherwise the next start
+    // would share the daemon's store thread with the writes that end the previous session.
+    for (let i = 0; i < opts.sessionStarts + WARM_STARTS; i++) {
       let t0 = performance.now();
       session = await call(d.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: 'exit:0' });
       starts.push(performance.now() - t0);
+      const stream = await d.api.request({ method: 'GET', path: `/api/sessions/${session.id}/output`, headers: { accept: 'text/event-stream' } });
+      if (!(await stream.body.text()).includes('event: end')) throw new Error('the session stream closed before its end');
       t0 = performance.now();
       const child = spawnWrapped({ files: sessionFiles(root, `raw-${i}`), command: [AGENT, 'exit:0'], cwd: repo, env: { PATH: process.env.PATH ?? '' } });
       if (child.pid === undefined) throw new Error('raw spawn failed');
@@ -64,8 +73,8 @@ export async function benchApi(opts: { template: string; requests: number; round
       child.go(); // the wrapper holds until told (see wrapper.ts)
       await child;
     }
-    const s = summarize(starts.slice(2));
-    const r = summarize(raws.slice(2));
+    const s = summarize(starts.slice(WARM_STARTS));
+    const r = summarize(raws.slice(WARM_STARTS));
 
     // The same JSON from a bare node:http server on a socket.
     const projectsJson = JSON.stringify(await call(d.api, 'GET', '/api/projects'));

@@ -20,7 +20,7 @@ try {
     quick,
     at: new Date().toISOString(),
     tasks: await benchTasks({ template, runs: quick ? 5 : 20, files: 5000, concurrent: 20 }),
-    api: await benchApi({ template, requests: quick ? 1000 : 3000, rounds: quick ? 2 : 5 }),
+    api: await benchApi({ template, requests: quick ? 1000 : 3000, rounds: quick ? 2 : 5, sessionStarts: quick ? 10 : 20 }),
     output: await benchOutput({ template, lines: quick ? 200_000 : 1_000_000, linesEach: quick ? 20_000 : 100_000, rounds: quick ? 2 : 3 }),
     start: await benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 }),
   };
