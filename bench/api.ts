@@ -1,7 +1,9 @@
 // API throughput and latency: GET /api/projects and GET /api/sessions/:id at concurrency 1 and
 // 32 over the socket, against a bare node:http server (its own process) answering the same JSON
-// on a socket; and the TCP front against the socket directly. Also session start against a raw spawn.
+// on a socket; and the TCP front against the socket directly. Also session start against a raw
+// spawn, and requests on new connections (no target: the front looks up each one's owner).
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
@@ -38,6 +40,61 @@ async function load(pool: Pool, urlPath: string, total: number, concurrency: num
 }
 
 type Load = Awaited<ReturnType<typeof load>>;
+
+// One GET on a connection of its own (no keep-alive), as curl or a script makes it.
+function freshGet(target: http.RequestOptions, urlPath: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    http
+      .get({ ...target, path: urlPath, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(performance.now() - t0));
+      })
+      .on('error', reject);
+  });
+}
+
+// New connections: a GET on a connection of its own through the TCP front against the socket;
+// and a keep-alive client on the socket while another client opens a TCP connection per request,
+// against the same client alone.
+async function benchNewConnections(api: Pool, socketPath: string, port: number, n: number) {
+  const tcp = { host: '127.0.0.1', port };
+  const sock = { socketPath };
+  for (let i = 0; i < 30; i++) {
+    await freshGet(tcp, '/api/projects');
+    await freshGet(sock, '/api/projects');
+  }
+  const viaTcp: number[] = [];
+  const viaSock: number[] = [];
+  for (let i = 0; i < n; i++) {
+    viaTcp.push(await freshGet(tcp, '/api/projects'));
+    viaSock.push(await freshGet(sock, '/api/projects'));
+  }
+  const keepAlive = async (count: number) => {
+    const lat: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const t0 = performance.now();
+      const r = await api.request({ method: 'GET', path: '/api/projects' });
+      await r.body.text();
+      lat.push(performance.now() - t0);
+    }
+    return summarize(lat);
+  };
+  const quiet = await keepAlive(n * 5);
+  let stop = false;
+  const churn = (async () => {
+    while (!stop) await freshGet(tcp, '/api/projects');
+  })();
+  const churned = await keepAlive(n * 5);
+  stop = true;
+  await churn;
+  const t = summarize(viaTcp);
+  const u = summarize(viaSock);
+  return {
+    new_connection_ms: { tcp_front: t, socket: u, ratio_p50: round(t.median / u.median) },
+    socket_while_tcp_connections_churn_ms: { churned, quiet, ratio_p50: round(churned.median / quiet.median) },
+  };
+}
 
 // Each figure's median over the rounds, and how many rounds there were.
 function medianOfRounds(rs: Load[]): Load & { rounds: number } {
@@ -124,6 +181,7 @@ export async function benchApi(opts: { template: string; requests: number; round
         };
       }
     }
+    const fresh = await benchNewConnections(d.api, d.socketPath, d.port!, opts.requests / 10);
     await barePool.close();
     await tcpPool.close();
     await fwdPool.close();
@@ -132,6 +190,7 @@ export async function benchApi(opts: { template: string; requests: number; round
     return {
       session_start_ms: { grove: s, raw_spawn: r, ratio_p50: round(s.median / r.median) },
       ...out,
+      ...fresh,
     };
   } finally {
     await d.stop();

@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts';
 import { writeProblem } from './api.ts';
 import { drainUnread } from './body.ts';
 import { checkBrowserGuards } from './guards.ts';
-import { loopbackPeerUid } from './peer.ts';
+import { createPeerLookup } from './peer.ts';
 import { closeServer, once, type Listener } from './server.ts';
 
 // Per RFC 9110 these describe one connection and must not be forwarded.
@@ -37,13 +37,14 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
   const upstream = new Pool('http://localhost', { socketPath: opts.socketPath, connections: 64, pipelining: 1 });
   let port = opts.port;
 
-  // Connections from another local user's process, found when they are accepted.
-  const foreign = new WeakMap<Socket, string>();
+  // Who each connection comes from, looked up when it is accepted: null for the user running
+  // grove, else who it is; a promise until the kernel's table has been read.
+  const peers = new WeakMap<Socket, string | null | Promise<string | null>>();
+  const lookupPeer = createPeerLookup();
   const myUid = process.getuid?.() ?? null;
 
-  function forward(req: IncomingMessage, res: ServerResponse): void {
-    const peer = foreign.get(req.socket);
-    if (peer !== undefined) {
+  function forward(req: IncomingMessage, res: ServerResponse, peer: string | null): void {
+    if (peer !== null) {
       log.warn({ peer, method: req.method, url: req.url }, 'refused a connection of another user');
       return writeProblem(req, res, 'FORBIDDEN_PEER', `the connection comes from ${peer}; only the user running grove may use it`);
     }
@@ -108,21 +109,32 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
     );
   }
 
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+  function handle(req: IncomingMessage, res: ServerResponse, peer: string | null): void {
     try {
-      forward(req, res);
+      forward(req, res, peer);
     } catch (err) {
       // dispatch() throws at once when the pool is closed (shutdown) or refuses the request.
       log.error({ err }, 'front failed');
       if (!res.headersSent) writeProblem(req, res, 'UNAVAILABLE', 'the grove API is not reachable');
       else res.destroy();
     }
+  }
+
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+    const peer = peers.get(req.socket) ?? null;
+    // The first request of a new connection waits for the look-up; nothing is read or sent on
+    // before it (the request body stays unread in the socket meanwhile).
+    if (peer instanceof Promise) void peer.then((p) => handle(req, res, p));
+    else handle(req, res, peer);
   });
   server.on('connection', (socket: Socket) => {
     if (myUid === null || socket.remotePort === undefined) return;
-    const uid = loopbackPeerUid(socket.remotePort, port);
-    if (uid === null || uid === myUid) return;
-    foreign.set(socket, uid === 'unknown' ? 'a process grove cannot identify' : `uid ${uid}`);
+    const verdict = lookupPeer(socket.remotePort, port).then((uid) => {
+      const who = uid === null || uid === myUid ? null : uid === 'unknown' ? 'a process grove cannot identify' : `uid ${uid}`;
+      peers.set(socket, who);
+      return who;
+    });
+    peers.set(socket, verdict);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import net from 'node:net';
 import test from 'node:test';
+import { createPeerLookup } from '../../daemon/http/peer.ts';
 import { startDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 
@@ -36,4 +38,33 @@ test('the TCP front refuses connections of another local user with 403 FORBIDDEN
   assert.deepEqual((await d.socket('GET', '/api/projects')).json, [], 'nothing was added');
   // The same request from the daemon's own user goes through.
   assert.equal(requestAs(undefined, d.port!, 'POST', { path: repo }).status, 201);
+});
+
+test('the peer look-up finds the owner of each of many loopback connections read in pages, and calls a missing one unknown', async (t) => {
+  assert.equal(process.platform, 'linux', 'the kernel table it reads is Linux only');
+  const server = net.createServer((s) => s.on('error', () => {}));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const clients: net.Socket[] = [];
+  t.after(() => {
+    for (const c of clients) c.destroy();
+    server.close();
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  // 120 connections are 240 lines, several of the kernel's pages.
+  for (let i = 0; i < 120; i++) {
+    clients.push(await new Promise<net.Socket>((resolve) => {
+      const c = net.connect(port, '127.0.0.1', () => resolve(c));
+    }));
+  }
+  const lookup = createPeerLookup();
+  const uid = process.getuid!();
+  // Asked together (one read of the table), then one more after that read began.
+  const first = clients.map((c) => lookup(c.localPort!, port));
+  await new Promise((resolve) => setImmediate(resolve));
+  const late = lookup(clients[60]!.localPort!, port);
+  assert.deepEqual(await Promise.all(first), clients.map(() => uid));
+  assert.equal(await late, uid);
+  // A connection that is not there (no client uses this server's port + 1 as its server).
+  const other = port === 65535 ? port - 1 : port + 1;
+  assert.equal(await lookup(clients[0]!.localPort!, other), 'unknown');
 });
