@@ -110,6 +110,9 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
   }
 
   function handle(req: IncomingMessage, res: ServerResponse, peer: string | null): void {
+    // A client gone while its connection's owner was looked up: its 'close' has passed, and a
+    // stream forwarded now would never be aborted.
+    if (req.socket.destroyed) return;
     try {
       forward(req, res, peer);
     } catch (err) {
