@@ -14,7 +14,7 @@ interface Wanted {
 // last line walks the rest of its connection hash (2–5 ms here, however few connections there
 // are). So the table is read a page at a time, yielding to the event loop between pages, and
 // only until every connection asked for has been found.
-const PAGE = 64 * 1024;
+const READ_BYTES = 64 * 1024;
 
 // Who owns the client end of a loopback TCP connection, from the kernel's socket table.
 // Loopback is open to every local user; the unix socket is not (0600), and the TCP front must
@@ -43,14 +43,14 @@ function walk(batch: Wanted[]): void {
     for (const w of batch) w.resolve(null);
     return;
   }
-  const buf = Buffer.allocUnsafe(PAGE);
+  const buf = Buffer.allocUnsafe(READ_BYTES);
   let pos = 0;
   let rest = '';
   let left = batch;
   const step = () => {
     let n: number;
     try {
-      n = readSync(fd, buf, 0, PAGE, pos);
+      n = readSync(fd, buf, 0, READ_BYTES, pos);
     } catch {
       n = -1;
     }
@@ -58,9 +58,10 @@ function walk(batch: Wanted[]): void {
       pos += n;
       const text = rest + buf.toString('latin1', 0, n);
       const end = text.lastIndexOf('\n') + 1;
+      const lines = text.slice(0, end);
       rest = text.slice(end);
       left = left.filter((w) => {
-        const uid = findUid(text.slice(0, end), w.client, w.server);
+        const uid = findUid(lines, w.client, w.server);
         if (uid === null) return true;
         w.resolve(uid);
         return false;
