@@ -15,14 +15,25 @@ const template = path.join(tplRoot, 'pgdata');
 await makeMigratedStore(template);
 
 try {
+  // How long each part took, so that the full run's 10 minutes and --quick's 2 can be checked.
+  const elapsed_s: Record<string, number> = {};
+  const timed = async <T>(name: string, part: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await part();
+    } finally {
+      elapsed_s[name] = round((performance.now() - t0) / 1000, 1);
+    }
+  };
   const results = {
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, mem_gb: round(os.totalmem() / 2 ** 30, 1), node: process.version },
     quick,
     at: new Date().toISOString(),
-    tasks: await benchTasks({ template, runs: quick ? 5 : 20, files: 5000, concurrent: 20 }),
-    api: await benchApi({ template, requests: quick ? 1000 : 3000, rounds: quick ? 2 : 5, sessionStarts: quick ? 10 : 20 }),
-    output: await benchOutput({ template, lines: quick ? 200_000 : 1_000_000, linesEach: quick ? 20_000 : 100_000, rounds: quick ? 2 : 3 }),
-    start: await benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 }),
+    tasks: await timed('tasks', () => benchTasks({ template, runs: quick ? 5 : 20, files: 5000, concurrent: 20 })),
+    api: await timed('api', () => benchApi({ template, requests: quick ? 1000 : 3000, rounds: quick ? 2 : 5, sessionStarts: quick ? 10 : 20 })),
+    output: await timed('output', () => benchOutput({ template, lines: quick ? 200_000 : 1_000_000, linesEach: quick ? 20_000 : 100_000, rounds: quick ? 2 : 3 })),
+    start: await timed('start', () => benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 })),
+    elapsed_s,
   };
 
   writeFileSync(path.join(import.meta.dirname, 'results.json'), JSON.stringify(results, null, 2) + '\n');
@@ -53,6 +64,7 @@ try {
   ];
   console.log('\n| measure | grove | raw baseline | ratio |\n|---|---|---|---|');
   for (const [what, g, b, r] of rows) console.log(`| ${what} | ${fmt(g)} | ${fmt(b)} | ${r.toFixed(2)} |`);
+  console.log(`\nseconds per part: ${Object.entries(elapsed_s).map(([k, v]) => `${k} ${v}`).join(", ")}`);
 } finally {
   rmSync(tplRoot, { recursive: true, force: true });
 }
