@@ -70,29 +70,19 @@ async function benchNewConnections(api: Pool, socketPath: string, port: number, 
     viaTcp.push(await freshGet(tcp, '/api/projects'));
     viaSock.push(await freshGet(sock, '/api/projects'));
   }
-  const keepAlive = async (count: number) => {
-    const lat: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const t0 = performance.now();
-      const r = await api.request({ method: 'GET', path: '/api/projects' });
-      await r.body.text();
-      lat.push(performance.now() - t0);
-    }
-    return summarize(lat);
-  };
-  const quiet = await keepAlive(n * 5);
+  const quiet = await load(api, '/api/projects', n * 5, 1);
   let stop = false;
   const churn = (async () => {
     while (!stop) await freshGet(tcp, '/api/projects');
   })();
-  const churned = await keepAlive(n * 5);
+  const churned = await load(api, '/api/projects', n * 5, 1);
   stop = true;
   await churn;
   const t = summarize(viaTcp);
   const u = summarize(viaSock);
   return {
     new_connection_ms: { tcp_front: t, socket: u, ratio_p50: round(t.median / u.median) },
-    socket_while_tcp_connections_churn_ms: { churned, quiet, ratio_p50: round(churned.median / quiet.median) },
+    socket_while_tcp_connections_churn_ms: { churned, quiet, ratio_p50: round(churned.p50_ms / quiet.p50_ms) },
   };
 }
 

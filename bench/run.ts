@@ -52,7 +52,7 @@ try {
       [`GET ${k.replace('_c', ', concurrency ')}: bare undici forwarder vs bare node:http (p50 ms)`, a[k].bare_forwarder.p50_ms, a[k].bare_node_http.p50_ms, a[k].bare_forwarder_p50_vs_bare],
     ]),
     ['GET projects on a new connection each: TCP front vs socket (p50 ms)', a.new_connection_ms.tcp_front.median, a.new_connection_ms.socket.median, a.new_connection_ms.ratio_p50],
-    ['GET projects over the socket while another client opens a TCP connection per request vs alone (p50 ms)', a.socket_while_tcp_connections_churn_ms.churned.median, a.socket_while_tcp_connections_churn_ms.quiet.median, a.socket_while_tcp_connections_churn_ms.ratio_p50],
+    ['GET projects over the socket while another client opens a TCP connection per request vs alone (p50 ms)', a.socket_while_tcp_connections_churn_ms.churned.p50_ms, a.socket_while_tcp_connections_churn_ms.quiet.p50_ms, a.socket_while_tcp_connections_churn_ms.ratio_p50],
     [`${output.lines} lines of output until the last is readable (ms, median of ${output.rounds}) vs a bare PGlite insert; ratio = rate (all stored: ${output.all_stored})`, output.grove_ms, output.bare_pglite_insert_ms, output.rate_vs_bare_pglite],
     ['the same, against the agent writing to /dev/null (ms)', output.grove_ms, output.agent_to_devnull_ms, round(output.grove_ms / output.agent_to_devnull_ms)],
     [`GET /api/health p99 while 10 sessions print ${output.ten_sessions.lines_each} lines each vs idle (ms; all stored: ${output.ten_sessions.all_stored})`, output.health_ms.under_output.p99, output.health_ms.idle.p99, output.health_ms.p99_ratio],
