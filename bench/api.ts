@@ -7,7 +7,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
-import { spawnWrapped } from '../daemon/sessions/spawn-direct.ts';
+import { spawnWrapped } from '../daemon/sessions/spawn.ts';
 import { sessionFiles } from '../daemon/sessions/wrapper.ts';
 import { call, FIXTURE_AGENT, fixtureHome, readyTask, spawnUntil, startBenchDaemon, stopProcess } from './daemon.ts';
 import { round, summarize } from './stats.ts';

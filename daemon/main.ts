@@ -1,69 +1,43 @@
 // `npm start` / `grove daemon`: runs the supervisor in the foreground until SIGTERM or SIGINT.
-import { laterLogger } from './log-later.ts';
-import type { Logger } from './log.ts';
-import { acquireDataLock, LockHeldError, type DataLock } from './lock.ts';
-import { resolvePaths } from './paths.ts';
+import { startDaemon } from './daemon.ts';
+import { LockHeldError } from './runtime/lock.ts';
+import { createLogger, earlyLevel, type Logger } from './runtime/log.ts';
+import { loadSettings, SettingsError } from './runtime/settings.ts';
 import { SocketInUseError } from './http/unix-socket.ts';
-import { openStore } from './store/db.ts';
-import { createSpawner } from './sessions/spawner.ts';
 
 // Exit statuses a service manager can tell apart (sysexits.h); both mean "restarting won't help".
 export const EXIT_CONFIG = 78;
 export const EXIT_ALREADY_RUNNING = 75;
 
-// The store opens in its own thread while this one loads and checks everything else: start-up
-// takes the longer of the two, not their sum. So the lock (one PGlite per data folder) and the
-// store come first, from the environment alone, even before pino is loaded (their lines wait
-// for it in `later`); the config is read and validated meanwhile.
-const paths = resolvePaths(process.env, process.getuid?.() ?? 0);
-const later = laterLogger();
-
-async function createLog(): Promise<Logger> {
-  const { createLogger, earlyLevel } = await import('./log.ts');
-  return createLogger(earlyLevel(process.env.GROVE_LOG_LEVEL));
-}
-
-function alreadyRunning(log: Logger, err: LockHeldError | SocketInUseError): never {
-  log.error({ holder_pid: err instanceof LockHeldError ? err.pid : undefined }, err.message);
-  process.stderr.write(`grove: ${err.message}\n`);
+// Prints `message` where a person or the service manager sees it, then exits with `code`.
+function exitWith(log: Logger, code: number, message: string, fields: Record<string, unknown> = {}): never {
+  log.error(fields, message);
+  process.stderr.write(`grove: ${message}\n`);
   log.flush();
-  process.exit(EXIT_ALREADY_RUNNING);
+  process.exit(code);
 }
 
-let lock: DataLock;
-try {
-  lock = acquireDataLock(paths.dataDir);
-} catch (err) {
-  if (err instanceof LockHeldError) alreadyRunning(await createLog(), err);
-  throw err;
-}
-// Forked before PGlite fills this process: a fork copies the page tables of its parent (~4 ms
-// now, ~25 ms once PGlite is open).
-const spawner = createSpawner({ log: later.log.child({ module: 'spawner' }) });
-spawner.launch();
-const store = openStore({ dataDir: paths.dataDir, log: later.log.child({ module: 'store' }) });
-store.catch(() => {}); // awaited (and reported) by startDaemon
-const log = await createLog();
-later.bind(log);
-
-const { loadSettings, SettingsError } = await import('./settings.ts');
-let settings;
-try {
-  settings = loadSettings();
-} catch (err) {
-  if (err instanceof SettingsError) {
-    process.stderr.write(`grove: ${err.message}\n`);
-    await spawner.close();
-    await lock.close();
-    process.exit(EXIT_CONFIG);
+export async function runDaemon(): Promise<void> {
+  const log = createLogger(earlyLevel(process.env.GROVE_LOG_LEVEL));
+  let settings;
+  try {
+    settings = loadSettings();
+  } catch (err) {
+    if (err instanceof SettingsError) exitWith(log, EXIT_CONFIG, err.message);
+    throw err;
   }
-  throw err;
-}
-log.level = settings.logLevel;
+  log.level = settings.logLevel;
 
-try {
-  const { startDaemon } = await import('./daemon.ts');
-  const daemon = await startDaemon(settings, log, { lock, spawner, store });
+  let daemon;
+  try {
+    daemon = await startDaemon(settings, log);
+  } catch (err) {
+    if (err instanceof LockHeldError) exitWith(log, EXIT_ALREADY_RUNNING, err.message, { holder_pid: err.pid });
+    if (err instanceof SocketInUseError) exitWith(log, EXIT_ALREADY_RUNNING, err.message);
+    log.fatal({ err }, 'daemon failed to start');
+    exitWith(log, 1, `failed to start: ${(err as Error).message}`);
+  }
+
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -86,10 +60,4 @@ try {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-} catch (err) {
-  if (err instanceof LockHeldError || err instanceof SocketInUseError) alreadyRunning(log, err);
-  log.fatal({ err }, 'daemon failed to start');
-  process.stderr.write(`grove: failed to start: ${(err as Error).message}\n`);
-  log.flush();
-  process.exit(1);
 }

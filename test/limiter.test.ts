@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { createLimiter } from '../daemon/limiter.ts';
+import { createLimiter } from '../daemon/runtime/limiter.ts';
 
 // Session output rounds share one limiter: at most n are read and stored at a time.
 test('a limiter runs at most n at a time, in order of arrival, and a failure frees its slot', async () => {

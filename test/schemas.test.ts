@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { Ajv } from 'ajv';
 import { Kind } from '@sinclair/typebox';
-import { ROOT } from '../daemon/root.ts';
+import { ROOT } from '../daemon/runtime/root.ts';
 
 // The daemon's Ajv skips the meta-schema check at start (daemon/validation.ts); this is that check,
 // for every schema in schemas/, so a malformed keyword fails here instead.

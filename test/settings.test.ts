@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { resolvePaths } from '../daemon/settings.ts';
+import { resolvePaths } from '../daemon/runtime/paths.ts';
 
 test('XDG defaults, with /tmp/grove-<uid> when there is no runtime dir', () => {
   const p = resolvePaths({ HOME: '/h/user' }, 1000);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
@@ -8,12 +8,25 @@ import { Client, request } from 'undici';
 import { makeHome, ROOT } from './helpers/daemon.ts';
 import { seedStore } from './helpers/template.ts';
 
+// Every file under node_modules/.cache with its size and mtime (empty when there is none).
+function cacheListing(): string[] {
+  const dir = path.join(ROOT, 'node_modules', '.cache');
+  if (!existsSync(dir)) return [];
+  return (readdirSync(dir, { recursive: true }) as string[])
+    .map((f) => {
+      const st = statSync(path.join(dir, f));
+      return `${f} ${st.size} ${st.mtimeMs}`;
+    })
+    .sort();
+}
+
 // The README's quick start: `npm start` with no settings serves on the socket and 127.0.0.1:7433.
 test('npm start serves GET /api/health on the socket and on 127.0.0.1:7433', async (t) => {
   const home = makeHome(t);
   await seedStore(path.join(home, 'data'));
   const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home };
   delete env.GROVE_PORT;
+  const cacheBefore = cacheListing();
   const proc = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const exited = new Promise<number | string>((r) => proc.once('exit', (c, s) => r(c ?? s ?? -1)));
   t.after(async () => {
@@ -32,10 +45,8 @@ test('npm start serves GET /api/health on the socket and on 127.0.0.1:7433', asy
   });
   assert.equal(ready.port, 7433);
   assert.equal(ready.socket, path.join(home, 'grove.sock'));
-  // Its bundle folder carries its pid, so that a start of other sources does not remove it.
-  const cache = path.join(ROOT, 'node_modules', '.cache', 'grove');
-  const marked = readdirSync(cache).filter((f) => f.startsWith('daemon-') && existsSync(path.join(cache, f, `in-use.${ready.pid}`)));
-  assert.equal(marked.length, 1, `one bundle folder marked with pid ${ready.pid}`);
+  // Built once at install: a start compiles, bundles and caches nothing.
+  assert.deepEqual(cacheListing(), cacheBefore, 'nothing written under node_modules/.cache at start');
 
   const tcp = await request('http://127.0.0.1:7433/api/health');
   const viaTcp = (await tcp.body.json()) as any;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { spawnWrapped } from '../daemon/sessions/spawn-direct.ts';
+import { spawnWrapped } from '../daemon/sessions/spawn.ts';
 import { sessionFiles } from '../daemon/sessions/wrapper.ts';
 import { makeTempDir } from './helpers/git.ts';
 

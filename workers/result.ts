@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../daemon/http/errors.ts';
+import type { ErrorCode } from '../daemon/errors.ts';
 
 // What every worker task returns: data, because thrown errors lose their fields crossing threads.
 export type Ok<T> = { ok: true } & T;

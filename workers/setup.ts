@@ -1,7 +1,9 @@
 import type { MessagePort } from 'node:worker_threads';
 import { execa } from 'execa';
-import { LineSplitter } from '../daemon/lines.ts';
-import { processStartTime } from '../daemon/proc.ts';
+import { LineSplitter } from '../daemon/sessions/lines.ts';
+import { processStartTime } from '../daemon/proc/stat.ts';
+import { signalGroup } from '../daemon/proc/group.ts';
+import { GRACE_MS, terminate } from '../daemon/proc/terminate.ts';
 import type { Result } from './result.ts';
 
 export interface RunSetupInput {
@@ -13,6 +15,9 @@ export interface RunSetupInput {
   port: MessagePort;
 }
 
+// How a setup run ended: `failed` when a command failed, timed out or the run was cancelled.
+export type SetupOutcome = { failed: boolean; cancelled: boolean };
+
 export type SetupMessage =
   | { type: 'start'; idx: number; command: string; at: string }
   | { type: 'spawned'; idx: number; pid: number; pid_start: string | null }
@@ -20,35 +25,22 @@ export type SetupMessage =
   | { type: 'end'; idx: number; exit_code: number | null; signal: string | null; timed_out: boolean; at: string }
   | { type: 'done' };
 
-// After TERM on timeout, how long the group gets before KILL.
-const KILL_GRACE_MS = 2000;
 // After the shell exits, how long background children may keep its pipes open.
 const DRAIN_MS = 300;
 const BATCH_MS = 25;
 const BATCH_LINES = 500;
 
-function killGroup(pid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch {
-    return false; // ESRCH: the group is gone
-  }
-}
 
 // Runs the setup commands in order with `sh -c`, each in its own process group, streaming
 // their lines; the first failure (or a cancel message) stops the run.
-export async function runSetup(input: RunSetupInput): Promise<Result<{ failed: boolean; cancelled: boolean }>> {
+export async function runSetup(input: RunSetupInput): Promise<Result<SetupOutcome>> {
   const { port } = input;
   let cancelled = false;
   let current: number | null = null;
   port.on('message', (m: { type: string }) => {
     if (m.type !== 'cancel') return;
     cancelled = true;
-    if (current !== null) {
-      killGroup(current, 'SIGTERM');
-      setTimeout(() => current !== null && killGroup(current, 'SIGKILL'), KILL_GRACE_MS).unref();
-    }
+    if (current !== null) void terminate(current, { graceMs: GRACE_MS.setup });
   });
 
   // The command whose lines are batched: a batch is flushed before the next command starts.
@@ -95,11 +87,9 @@ export async function runSetup(input: RunSetupInput): Promise<Result<{ failed: b
       child.stderr!.on('data', (c: Buffer) => emit('stderr', splitters.stderr.push(c)));
 
       let timedOut = false;
-      let killTimer: NodeJS.Timeout | null = null;
       const timeout = setTimeout(() => {
         timedOut = true;
-        if (pid) killGroup(pid, 'SIGTERM');
-        killTimer = setTimeout(() => pid && killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+        if (pid) void terminate(pid, { graceMs: GRACE_MS.setup });
       }, input.timeoutMs);
 
       const drained = Promise.all([onceClosed(child.stdout!), onceClosed(child.stderr!)]);
@@ -111,8 +101,7 @@ export async function runSetup(input: RunSetupInput): Promise<Result<{ failed: b
       clearTimeout(timeout);
       await Promise.race([drained, new Promise((r) => setTimeout(r, DRAIN_MS))]);
       // Nothing a setup command started may outlive it.
-      if (pid) killGroup(pid, 'SIGKILL');
-      if (killTimer) clearTimeout(killTimer);
+      if (pid) signalGroup(pid, 'SIGKILL');
       child.stdout!.destroy();
       child.stderr!.destroy();
       current = null;

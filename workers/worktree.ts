@@ -1,8 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, unlinkSync, appendFileSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import type { MessagePort } from 'node:worker_threads';
-import { gitVia, type Git } from '../daemon/git.ts';
-import { writeIntent } from '../daemon/journal.ts';
+import { git } from '../daemon/git/run.ts';
+import { writeIntent } from '../daemon/tasks/journal.ts';
 import { fail, type Fail, type Result } from './result.ts';
 
 export const WORKTREES_DIR = '.grove/worktrees';
@@ -21,8 +20,6 @@ export interface CreateWorktreeInput {
   taken: string[];
   /** where to record what is about to be made, before git makes it (see daemon/journal.ts) */
   intent?: { id: string; file: string };
-  /** set by the pool: the channel its git calls go through (see daemon/pool.ts) */
-  git?: MessagePort;
 }
 
 export interface CreatedWorktree {
@@ -31,11 +28,6 @@ export interface CreatedWorktree {
   base: string;
   base_commit: string;
 }
-
-// A git call whose runner (the session spawner) exited while it ran: it has ended, but what it
-// did is unknown, so the task gives up, after undoing what it may have made, and says so.
-const lost = (): Fail =>
-  fail('UNAVAILABLE', "grove's helper process that runs git exited during this request; nothing was changed, try again");
 
 function firstLine(s: string): string {
   return (s.split('\n').find((l) => l.trim() !== '') ?? '').replace(/^(fatal|error): /, '');
@@ -78,9 +70,8 @@ interface RepoInfo {
 
 // One git call for what every creation needs: the common git dir, HEAD's commit and its
 // branch. Each git process costs a fork of this (large) process, so calls are kept few.
-async function repoInfo(git: Git, repo: string): Promise<RepoInfo | string | Fail> {
+async function repoInfo(repo: string): Promise<RepoInfo | string> {
   const res = await git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir', 'HEAD', '--symbolic-full-name', 'HEAD']);
-  if (res.lost) return lost();
   const [commonDir, commit, ref] = res.stdout.split('\n');
   if (!commonDir) return firstLine(res.stderr);
   if (res.exitCode !== 0 || !commit || !/^[0-9a-f]{40,64}$/.test(commit)) return { commonDir, head: null };
@@ -88,18 +79,16 @@ async function repoInfo(git: Git, repo: string): Promise<RepoInfo | string | Fai
 }
 
 // git's own rules for a new branch name, plus the forms git would expand (`@{-1}`) or misread.
-async function checkBranchName(git: Git, repo: string, b: string): Promise<Fail | null> {
+async function checkBranchName(repo: string, b: string): Promise<Fail | null> {
   const bad = fail('VALIDATION_FAILED', `${JSON.stringify(b)} is not a valid branch name`, '/branch');
   if (b === 'HEAD' || b.includes('@{') || b.startsWith('-')) return bad;
   const chk = await git(repo, ['check-ref-format', '--branch', b]);
-  if (chk.lost) return lost();
   return chk.exitCode !== 0 || chk.stdout !== b ? bad : null;
 }
 
 // A given base as a commit; refused unless it names exactly one commit.
-async function resolveBase(git: Git, repo: string, given: string): Promise<Result<{ base: string; base_commit: string }>> {
+async function resolveBase(repo: string, given: string): Promise<Result<{ base: string; base_commit: string }>> {
   const resolved = await git(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${given}^{commit}`]);
-  if (resolved.lost) return lost();
   if (resolved.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(resolved.stdout)) {
     return fail('BASE_NOT_FOUND', `${JSON.stringify(given)} is not a commit in ${repo}`, '/base');
   }
@@ -119,17 +108,14 @@ function branchFree(branch: string, refs: Set<string>): boolean {
 // Creates the task's branch and worktree; on any failure nothing is left behind.
 export async function createWorktree(input: CreateWorktreeInput): Promise<Result<CreatedWorktree>> {
   const { repo } = input;
-  const git = gitVia(input.git);
   // Independent look-ups run side by side: each git call costs a process start.
   const [branchCheck, given, info, refsOut] = await Promise.all([
-    input.branch === undefined ? null : checkBranchName(git, repo, input.branch),
-    input.base === undefined ? null : resolveBase(git, repo, input.base),
-    repoInfo(git, repo),
+    input.branch === undefined ? null : checkBranchName(repo, input.branch),
+    input.base === undefined ? null : resolveBase(repo, input.base),
+    repoInfo(repo),
     git(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/']),
   ]);
   if (branchCheck) return branchCheck;
-  if (refsOut.lost) return lost();
-  if (typeof info === 'object' && 'ok' in info) return info;
   if (typeof info === 'string') return fail('INTERNAL', `git rev-parse failed in ${repo}: ${info}`);
   let base: string;
   let baseCommit: string;
@@ -175,9 +161,8 @@ export async function createWorktree(input: CreateWorktreeInput): Promise<Result
   }
   const add = await withLockRetry(() => git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit]));
   if (add.exitCode !== 0) {
-    await undoCreate(git, repo, abs, branch, refs);
+    await undoCreate(repo, abs, branch, refs);
     if (input.intent) rmSync(input.intent.file, { force: true });
-    if (add.lost) return lost();
     const msg = firstLine(add.stderr);
     const lock = foreignLock(add.stderr);
     if (lock) return lockedFail(lock);
@@ -251,18 +236,8 @@ function isLink(p: string): boolean {
   }
 }
 
-// For calls safe to repeat (cleanup): one lost to a dead runner is made again, by this thread
-// now that the runner is gone.
-function againIfLost(git: Git): Git {
-  return async (cwd, args) => {
-    const r = await git(cwd, args);
-    return r.lost ? git(cwd, args) : r;
-  };
-}
-
 // Removes what a failed `worktree add` may have left: its folder, its registration, its branch.
-async function undoCreate(relayed: Git, repo: string, abs: string, branch: string, refsBefore: Set<string>): Promise<void> {
-  const git = againIfLost(relayed);
+async function undoCreate(repo: string, abs: string, branch: string, refsBefore: Set<string>): Promise<void> {
   if (existsSync(abs) && !isLink(abs)) rmSync(abs, { recursive: true, force: true });
   await git(repo, ['worktree', 'prune']);
   if (!refsBefore.has(`refs/heads/${branch}`)) {
@@ -279,22 +254,20 @@ export interface RemoveWorktreeInput {
   deleteBranch?: string;
   /** delete it only if it still points at this commit */
   deleteBranchAt?: string;
-  /** set by the pool: the channel its git calls go through (see daemon/pool.ts) */
-  git?: MessagePort;
 }
 
 // Removes a task's worktree, keeping its branch; refuses uncommitted work unless forced.
 // It never follows a symlink: a linked folder is unlinked, its target left alone.
-export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result<{ removed: 'worktree' | 'link' | 'missing' | 'foreign' }>> {
+export type RemovedWorktree = { removed: 'worktree' | 'link' | 'missing' | 'foreign' };
+
+export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result<RemovedWorktree>> {
   const { repo } = input;
-  const git = gitVia(input.git);
   const rel = input.worktree_path.replace(/\/+$/, '');
   if (!rel.startsWith(`${WORKTREES_DIR}/`) || rel.split('/').includes('..') || rel.split('/').length !== 3) {
     return fail('INTERNAL', `refusing to remove ${input.worktree_path}: not a grove worktree path`);
   }
   const abs = path.join(repo, rel);
   let removed: 'worktree' | 'link' | 'missing' | 'foreign';
-  let root: boolean | 'lost' = false;
 
   // Any symlink on the way (.grove, .grove/worktrees, the folder itself) means: touch nothing behind it.
   const parentsReal = !isLink(path.join(repo, '.grove')) && !isLink(path.join(repo, WORKTREES_DIR));
@@ -311,13 +284,11 @@ export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result
   } else if (st.isSymbolicLink()) {
     unlinkSync(abs);
     removed = 'link';
-  } else if (!st.isDirectory() || (root = await isWorktreeRoot(git, abs)) !== true) {
-    if (root === 'lost') return lost();
+  } else if (!st.isDirectory() || !(await isWorktreeRoot(abs))) {
     removed = 'foreign';
   } else {
     if (!input.force) {
       const status = await git(abs, ['status', '--porcelain=v1', '--untracked-files=all']);
-      if (status.lost) return lost();
       if (status.exitCode !== 0) return fail('INTERNAL', `git status failed: ${firstLine(status.stderr)}`);
       if (status.stdout !== '') {
         const files = status.stdout.split('\n').slice(0, 10).map((l) => l.slice(3));
@@ -325,7 +296,6 @@ export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result
       }
     }
     const rm = await withLockRetry(() => git(repo, ['worktree', 'remove', ...(input.force ? ['--force', '--force'] : []), '--', abs]));
-    if (rm.lost) return lost();
     if (rm.exitCode !== 0) {
       const msg = firstLine(rm.stderr);
       const lock = foreignLock(rm.stderr);
@@ -339,20 +309,18 @@ export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result
     removed = 'worktree';
   }
   // What is left is safe to repeat: the worktree is gone, and a branch is deleted only as named.
-  const again = againIfLost(git);
-  await again(repo, ['worktree', 'prune']);
+  await git(repo, ['worktree', 'prune']);
   if (input.deleteBranch) {
     // Only while the branch is still where the creation put it: a commit on it is someone's work.
-    if (input.deleteBranchAt) await again(repo, ['update-ref', '-d', `refs/heads/${input.deleteBranch}`, input.deleteBranchAt]);
-    else await again(repo, ['branch', '-D', '--', input.deleteBranch]);
+    if (input.deleteBranchAt) await git(repo, ['update-ref', '-d', `refs/heads/${input.deleteBranch}`, input.deleteBranchAt]);
+    else await git(repo, ['branch', '-D', '--', input.deleteBranch]);
   }
   return { ok: true, removed };
 }
 
 // True when `dir` is the top of a git work tree itself, not a folder inside the main checkout.
-async function isWorktreeRoot(git: Git, dir: string): Promise<boolean | 'lost'> {
+async function isWorktreeRoot(dir: string): Promise<boolean> {
   const top = await git(dir, ['rev-parse', '--show-toplevel']);
-  if (top.lost) return 'lost';
   if (top.exitCode !== 0) return false;
   try {
     return realpathSync(top.stdout) === realpathSync(dir);

@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { Agent, request, type IncomingMessage } from 'node:http';
 
 // The CLI's exit statuses: scripts can tell an API refusal from a usage error or a stopped daemon.
 export const EXIT = { OK: 0, API: 1, USAGE: 2, NO_DAEMON: 3 } as const;
@@ -20,49 +20,54 @@ export interface Client {
   close(): Promise<void>;
 }
 
-// Talks to the daemon over its unix socket; a refused or missing socket means "not running".
+async function readAll(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function problemError(status: number, text: string): CliError {
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return new CliError(`${json?.code ?? status}: ${json?.detail ?? text}`, EXIT.API, json);
+}
+
+// Talks to the daemon over its unix socket with node:http (a CLI command is one short process:
+// no client library to load); a refused or missing socket means "not running".
 export function createClient(socketPath: string): Client {
-  const pool = new Pool('http://localhost', { socketPath, connections: 4, bodyTimeout: 0 });
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
   const notRunning = (err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'UND_ERR_SOCKET') {
+    if (code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET') {
       return new CliError(`grove daemon is not running (no answer on ${socketPath}); start it with \`grove daemon\` or install it with \`grove install\``, EXIT.NO_DAEMON);
     }
     return err;
   };
+  const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request({ socketPath, agent, method, path, headers }, resolve);
+      req.once('error', (err) => reject(notRunning(err)));
+      req.end(body);
+    });
   return {
     async call(method, path, body) {
-      let res;
-      try {
-        res = await pool.request({
-          method: method as 'GET',
-          path,
-          headers: body === undefined ? {} : { 'content-type': 'application/json' },
-          body: body === undefined ? null : JSON.stringify(body),
-        });
-      } catch (err) {
-        throw notRunning(err);
-      }
-      const text = await res.body.text();
-      const json = text === '' ? undefined : JSON.parse(text);
-      if (res.statusCode >= 400) {
-        throw new CliError(`${json?.code ?? res.statusCode}: ${json?.detail ?? text}`, EXIT.API, json);
-      }
-      return json;
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      const res = await send(method, path, text === undefined ? {} : { 'content-type': 'application/json' }, text);
+      const out = await readAll(res);
+      if (res.statusCode! >= 400) throw problemError(res.statusCode!, out);
+      return out === '' ? undefined : JSON.parse(out);
     },
     async stream(path, headers) {
-      let res;
-      try {
-        res = await pool.request({ method: 'GET', path, headers });
-      } catch (err) {
-        throw notRunning(err);
-      }
-      if (res.statusCode >= 400) {
-        const json = JSON.parse(await res.body.text());
-        throw new CliError(`${json.code}: ${json.detail}`, EXIT.API, json);
-      }
-      return res.body;
+      const res = await send('GET', path, headers);
+      if (res.statusCode! >= 400) throw problemError(res.statusCode!, await readAll(res));
+      return res;
     },
-    close: () => pool.close(),
+    async close() {
+      agent.destroy();
+    },
   };
 }

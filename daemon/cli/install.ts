@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { ROOT } from '../root.ts';
+import { ROOT } from '../runtime/root.ts';
 import { CliError, EXIT } from './client.ts';
 
 

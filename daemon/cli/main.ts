@@ -1,7 +1,7 @@
 // `grove <command>`: the daemon's API from a terminal or a script, over the unix socket.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { resolvePaths } from '../settings.ts';
+import { resolvePaths } from '../runtime/paths.ts';
 import { CliError, createClient, EXIT, type Client } from './client.ts';
 import { duration, shortId, table } from './format.ts';
 
@@ -268,7 +268,8 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   if (words[0] === 'daemon') {
-    await import('../main.ts');
+    const { runDaemon } = await import('../main.ts');
+    await runDaemon();
     return -1; // the daemon runs until a signal ends the process
   }
   const two = `${words[0]} ${words[1] ?? ''}`.trim();

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../log.ts';
-import { compile, createAjv, type Validator } from '../validation.ts';
+import type { Logger } from '../runtime/log.ts';
+import { compile, createAjv, type Validator } from '../runtime/validation.ts';
 import { assertJsonContentType, discardBody, drainUnread, hasBody, readJson } from './body.ts';
-import { GroveError, isDiskFull, PROBLEM_CONTENT_TYPE, problemBody, type ErrorCode, type ValidationIssue } from './errors.ts';
+import { GroveError, isDiskFull, PROBLEM_CONTENT_TYPE, problemBody, type ErrorCode, type ValidationIssue } from '../errors.ts';
 import type { Reply, Route } from './route.ts';
 import { createRouter } from './router.ts';
 

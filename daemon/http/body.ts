@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { GroveError } from './errors.ts';
+import { GroveError } from '../errors.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 

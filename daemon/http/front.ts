@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
-import Pool from 'undici/lib/dispatcher/pool.js';
-import type { Logger } from '../log.ts';
+import { Pool } from 'undici';
+import type { Logger } from '../runtime/log.ts';
 import { writeProblem } from './api.ts';
 import { drainUnread } from './body.ts';
 import { checkBrowserGuards } from './guards.ts';
 import { createPeerLookup } from './peer.ts';
-import { closeServer, once, type Listener } from './server.ts';
+import { closeServer, type Listener } from './server.ts';
+import { once } from '../runtime/once.ts';
 
 // Per RFC 9110 these describe one connection and must not be forwarded.
 const HOP_BY_HOP = new Set([

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { ErrorCode } from './errors.ts';
+import type { ErrorCode } from '../errors.ts';
 
 export interface Refusal {
   code: ErrorCode;

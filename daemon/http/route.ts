@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { Logger } from '../log.ts';
-import type { ErrorCode } from './errors.ts';
+import type { Logger } from '../runtime/log.ts';
+import type { ErrorCode } from '../errors.ts';
 
 export type Method = 'GET' | 'POST' | 'DELETE';
 

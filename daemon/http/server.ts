@@ -1,7 +1,8 @@
 import { chmodSync, statSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 import { prepareSocketPath } from './unix-socket.ts';
+import { once } from '../runtime/once.ts';
 
 export interface Listener {
   readonly server: Server;
@@ -63,10 +64,4 @@ export function closeServer(server: Server): Promise<void> {
     });
     server.closeIdleConnections();
   });
-}
-
-// Makes close() safe to call twice: the second caller waits on the first.
-export function once(fn: () => Promise<void>): () => Promise<void> {
-  let p: Promise<void> | null = null;
-  return () => (p ??= fn());
 }

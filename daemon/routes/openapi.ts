@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { buildOpenApi } from '../openapi.ts';
+import { buildOpenApi } from './openapi-doc.ts';
 import { route, type Reply, type Route } from '../http/route.ts';
 
 // GET /api/openapi.json: the document of every other route, built at its first request and

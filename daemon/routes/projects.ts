@@ -1,7 +1,7 @@
 import { IdParams } from '../../schemas/common.ts';
 import { CreateProject, Project, ProjectList } from '../../schemas/project.ts';
 import { route, type Route } from '../http/route.ts';
-import type { ProjectService } from '../projects.ts';
+import type { ProjectService } from '../projects/service.ts';
 
 // /api/projects: thin adapters from HTTP to the project service.
 export function projectRoutes(deps: { projects: ProjectService }): Route[] {

@@ -1,10 +1,11 @@
 import { IdParams, MAX_ARG_BYTES } from '../../schemas/common.ts';
 import { AgentList, CreateSession, KillResult, MAX_SEQ, OutputPage, OutputQuery, Session, SessionList } from '../../schemas/session.ts';
-import type { Agents } from '../agents.ts';
-import { GroveError } from '../http/errors.ts';
+import type { Agents } from '../agents/agents.ts';
+import { GroveError } from '../errors.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SessionService } from '../sessions/service.ts';
-import { resumeFrom, streamOutput, wantsEventStream } from '../sessions/sse.ts';
+import { wantsEventStream } from '../events/stream.ts';
+import { resumeFrom, streamOutput } from '../sessions/output-stream.ts';
 
 // Sessions of tasks, their output (JSON pages or an event stream), and the agents they run.
 export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }): Route[] {

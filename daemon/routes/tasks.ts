@@ -1,9 +1,9 @@
 import { IdParams } from '../../schemas/common.ts';
 import { CreateTask, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
 import { route, type Route } from '../http/route.ts';
-import type { TaskService } from '../tasks.ts';
-import { streamSetup } from '../setup-stream.ts';
-import { wantsEventStream } from '../sessions/sse.ts';
+import type { TaskService } from '../tasks/service.ts';
+import { streamSetup } from '../tasks/setup-stream.ts';
+import { wantsEventStream } from '../events/stream.ts';
 
 // /api/tasks: thin adapters from HTTP to the task service.
 export function taskRoutes(deps: { tasks: TaskService }): Route[] {

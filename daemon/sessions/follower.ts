@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, watch, type FSWatcher } from 'node:fs';
-import type { Limiter } from '../limiter.ts';
-import { LineSplitter } from '../lines.ts';
-import type { Logger } from '../log.ts';
+import type { Limiter } from '../runtime/limiter.ts';
+import { LineSplitter } from './lines.ts';
+import type { Logger } from '../runtime/log.ts';
 import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
 import type { SessionStatus } from '../../schemas/session.ts';
 import type { SessionFiles } from './wrapper.ts';

@@ -5,21 +5,20 @@ import path from 'node:path';
 import type { CreateSession, Session } from '../../schemas/session.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
-import { buildCommand, which, type Agents } from '../agents.ts';
-import { GroveError } from '../http/errors.ts';
-import { createLimiter } from '../limiter.ts';
-import type { Logger } from '../log.ts';
-import { groupMembers, signalGroup, signalProcesses, strayDescendants, waitAllGone, waitGroupGone } from '../process-group.ts';
-import { isSameProcessAlive, processStartTime } from '../proc.ts';
-import type { ProjectConfigs } from '../project-config.ts';
+import { buildCommand, which, type Agents } from '../agents/agents.ts';
+import { GroveError } from '../errors.ts';
+import { createLimiter } from '../runtime/limiter.ts';
+import type { Logger } from '../runtime/log.ts';
+import { groupMembers } from '../proc/group.ts';
+import { GRACE_MS, terminate } from '../proc/terminate.ts';
+import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
+import type { ProjectConfigs } from '../projects/config.ts';
 import { LIVE, publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
-import { taskEnv } from '../task-env.ts';
+import { taskEnv } from '../tasks/env.ts';
 import { createFollower, type Follower } from './follower.ts';
-import type { SessionSpawner, SpawnResult } from './spawner.ts';
+import { startWrapped, type SpawnResult } from './spawn.ts';
 import { sessionFiles } from './wrapper.ts';
 
-// After TERM, how long a session's group gets before KILL (DESIGN §5).
-export const KILL_GRACE_MS = 5000;
 // A re-attached session is not our child: nothing tells us when it exits, so look every second.
 const LIVENESS_MS = 1000;
 
@@ -31,7 +30,6 @@ export interface SessionServiceDeps {
   agents: Agents;
   defaultAgent: string | undefined;
   dataDir: string;
-  spawner: SessionSpawner;
   log: Logger;
 }
 
@@ -96,20 +94,26 @@ export function createSessionService(deps: SessionServiceDeps) {
       // The wrapper still being the recorded process, or members left in its group, make the
       // group id ours; a group with no members may have been reused, so it is not signalled.
       const ours = (rec.pid_start !== null && isSameProcessAlive(pgid, rec.pid_start)) || groupMembers(pgid).length > 0;
-      if (ours) {
-        // Taken before the TERM: once their parent dies they can no longer be traced.
-        const strays = strayDescendants(pgid);
-        signalGroup(pgid, 'SIGTERM');
-        signalProcesses(strays, 'SIGTERM');
-        if (!(await waitAllGone(pgid, strays, KILL_GRACE_MS))) {
-          signalGroup(pgid, 'SIGKILL');
-          signalProcesses(strays, 'SIGKILL');
-          await waitAllGone(pgid, strays, KILL_GRACE_MS);
-        }
-      }
+      if (ours) await terminate(pgid, { graceMs: GRACE_MS.session });
     }
     if (entry) await entry.follower.finish({ status: 'killed', exitCode: null });
     else await sessions.end(rec.id, 'killed', null);
+  }
+
+  // TERM to the group, KILL after the grace time; resolves once the whole group is gone.
+  async function killById(id: string): Promise<{ status: 'killed' }> {
+    const rec = await getRecord(id);
+    if (rec.status === 'killed') return { status: 'killed' };
+    if (!LIVE.includes(rec.status)) {
+      throw new GroveError('SESSION_NOT_RUNNING', `session ${id} has already ended (${rec.status})`);
+    }
+    const entry = live.get(id);
+    const killing = entry?.killing ?? kill(rec);
+    if (entry) entry.killing = killing;
+    await killing;
+    const after = await getRecord(id);
+    if (after.status !== 'killed') throw new GroveError('SESSION_NOT_RUNNING', `session ${id} ended (${after.status}) before it was killed`);
+    return { status: 'killed' };
   }
 
   return {
@@ -148,17 +152,14 @@ export function createSessionService(deps: SessionServiceDeps) {
       const files = sessionFiles(deps.dataDir, id);
       // A start that cannot be recorded (a full disk) leaves no row, no files and no process.
       const undo = async (pgid?: number) => {
-        if (pgid !== undefined) {
-          signalGroup(pgid, 'SIGKILL');
-          await waitGroupGone(pgid, KILL_GRACE_MS);
-        }
+        if (pgid !== undefined) await terminate(pgid, { graceMs: 0 });
         rmSync(files.dir, { recursive: true, force: true });
       };
       // The wrapper first, held (see wrapper.ts): the row is then written once, with its pid,
       // and only then does the agent run.
       let started: SpawnResult;
       try {
-        started = await deps.spawner.start({ files, command, cwd, env });
+        started = await startWrapped({ files, command, cwd, env });
       } catch (err) {
         await undo();
         throw err;
@@ -180,11 +181,9 @@ export function createSessionService(deps: SessionServiceDeps) {
         throw err;
       }
       const entry = follow(rec);
-      // The spawner's child (or ours): its exit is an event, and the wrapper has written `exit`
-      // by then. Without the spawner to report it, the pid is watched as after a restart.
-      void started.exited.then((how) => {
+      // Our child: its exit is an event, and the wrapper has written `exit` by then.
+      void started.exited.then(() => {
         if (live.get(id) !== entry) return; // already ended
-        if (how === 'unknown') return watchLiveness(rec, entry);
         if (entry.killing) return; // the kill records the end itself, as `killed`
         entry.follower.finish({}).catch((err: unknown) => log.error({ err, session: id }, 'finishing session failed'));
       });
@@ -204,27 +203,15 @@ export function createSessionService(deps: SessionServiceDeps) {
       return answer;
     },
 
-    // TERM to the group, KILL after 5 s; resolves once the whole group is gone.
-    async kill(id: string): Promise<{ status: 'killed' }> {
-      const rec = await getRecord(id);
-      if (rec.status === 'killed') return { status: 'killed' };
-      if (!LIVE.includes(rec.status)) {
-        throw new GroveError('SESSION_NOT_RUNNING', `session ${id} has already ended (${rec.status})`);
-      }
-      const entry = live.get(id);
-      const killing = entry?.killing ?? kill(rec);
-      if (entry) entry.killing = killing;
-      await killing;
-      const after = await getRecord(id);
-      if (after.status !== 'killed') throw new GroveError('SESSION_NOT_RUNNING', `session ${id} ended (${after.status}) before it was killed`);
-      return { status: 'killed' };
-    },
+    kill: killById,
 
     // Every live session of a task is killed (archiving the task).
     async killAllOfTask(taskId: string): Promise<void> {
       const all = await sessions.listByTask(taskId);
-      await Promise.all(all.filter((s) => LIVE.includes(s.status)).map((s) => this.kill(s.id).catch(() => {})));
+      await Promise.all(all.filter((s) => LIVE.includes(s.status)).map((s) => killById(s.id).catch(() => {})));
     },
+
+
 
     async lines(id: string, after: number, limit: number) {
       await getRecord(id);

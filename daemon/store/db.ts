@@ -1,11 +1,12 @@
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../root.ts';
+import { once } from '../runtime/once.ts';
+import { built, ROOT } from '../runtime/root.ts';
 import { Worker } from 'node:worker_threads';
-import type { LineLogger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 import { initStoreDir, pgdataDir } from './init.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
-import { fromWire, type StoreReply, type StoreRequest } from './protocol.ts';
+import { fromWire, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
 
 export { initStoreDir, pgdataDir };
 
@@ -16,23 +17,20 @@ export interface Db {
 }
 
 export interface Store {
-  /** usable at once: queries wait in the thread's queue until the store is open */
   readonly db: Db;
-  /** resolves once PGlite is open and migrated; rejects (and the thread is gone) if it cannot be */
-  readonly ready: Promise<void>;
   close(): Promise<void>;
 }
 
-const ENTRY = path.join(ROOT, 'daemon', 'store', 'worker.mjs');
+const ENTRY = built('daemon/store/worker.js');
 const MIGRATIONS_DIR = path.join(ROOT, 'daemon', 'store', 'migrations');
 
 type Ok = Extract<StoreReply, { type: 'reply'; ok: true }>;
 // A request before its id is given (Omit over a union keeps only the common keys).
 type Unsent = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, 'id'> : never) : never;
 
-// Starts opening (creating if needed) the one PGlite of this daemon in its own worker thread;
-// `db` sends it queries and transactions as messages, `ready` says when it is open and migrated.
-export async function openStore(opts: { dataDir: string; log: LineLogger }): Promise<Store> {
+// Opens (creating if needed) the one PGlite of this daemon in its own worker thread, resolving
+// once it is open and migrated; `db` sends it queries and transactions as messages.
+export async function openStore(opts: { dataDir: string; log: Logger }): Promise<Store> {
   const { log } = opts;
   const pgdata = pgdataDir(opts.dataDir);
   if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
@@ -45,7 +43,7 @@ export async function openStore(opts: { dataDir: string; log: LineLogger }): Pro
   // ~48 MiB under load and keeps it. 12 MiB (4 MiB semi-spaces, as the daemon's own flag)
   // cut the peak memory with 10 sessions printing, at the same output rate (README).
   const worker = new Worker(ENTRY, {
-    workerData: { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR },
+    workerData: { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR } satisfies StoreWorkerData,
     resourceLimits: { maxYoungGenerationSizeMb: 12 },
   });
   const waiting = new Map<number, { resolve: (r: Ok) => void; reject: (e: Error) => void }>();
@@ -106,22 +104,21 @@ export async function openStore(opts: { dataDir: string; log: LineLogger }): Pro
     };
   }
 
-  // The caller builds what does not need answers (routes, Ajv) while PGlite opens.
-  ready.catch(() => worker.terminate());
+  try {
+    await ready;
+  } catch (err) {
+    await worker.terminate(); // a store that cannot open leaves no thread behind
+    throw err;
+  }
 
-  let closing: Promise<void> | null = null;
   return {
     db: dbFor(null),
-    ready,
-    close() {
-      closing ??= (async () => {
-        const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-        if (!gone) await call({ op: 'close' }).catch((err: unknown) => log.error({ err }, 'closing the store failed'));
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
-        await worker.terminate();
-        log.info('store closed');
-      })();
-      return closing;
-    },
+    close: once(async () => {
+      const exited = new Promise<void>((r) => worker.once('exit', () => r()));
+      if (!gone) await call({ op: 'close' }).catch((err: unknown) => log.error({ err }, 'closing the store failed'));
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
+      await worker.terminate();
+      log.info('store closed');
+    }),
   };
 }

@@ -1,9 +1,10 @@
 import { renameSync, rmSync } from 'node:fs';
+import { execa } from 'execa';
 import path from 'node:path';
-import { ROOT } from '../root.ts';
+import { built } from '../runtime/root.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 
-const INIT_CHILD = path.join(ROOT, 'daemon', 'store', 'init-child.mjs');
+const INIT_CHILD = built('daemon/store/init-child.js');
 
 // The folder inside the data folder that holds PGlite's files.
 export function pgdataDir(dataDir: string): string {
@@ -14,7 +15,6 @@ export function pgdataDir(dataDir: string): string {
 export async function initStoreDir(dir: string): Promise<void> {
   const tmp = `${dir}.init-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
-  const { execa } = await import('execa'); // only for a new store: not on every start's path
   const res = await execa(process.execPath, [INIT_CHILD, tmp, JSON.stringify(PGLITE_CONF)], { reject: false, stdin: 'ignore' });
   if (res.exitCode !== 0) {
     rmSync(tmp, { recursive: true, force: true });

@@ -1,4 +1,11 @@
-// Messages between the main thread and the store's worker thread (worker.mjs).
+// Messages between the main thread (db.ts) and the store's worker thread (worker.ts).
+
+// What the thread is started with.
+export interface StoreWorkerData {
+  pgdata: string;
+  conf: string[];
+  migrations: string;
+}
 
 export type StoreRequest =
   | { id: number; op: 'query'; sql: string; params: unknown[]; tx: number | null }

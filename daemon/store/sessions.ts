@@ -1,7 +1,6 @@
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Session, SessionStatus } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
-import { createRowCache } from './row-cache.ts';
 
 interface Row {
   id: string;
@@ -54,13 +53,7 @@ export const LIVE: SessionStatus[] = ['starting', 'running'];
 
 // The sessions and session_lines tables and every query on them.
 export function sessionsTable(db: Db) {
-  // Rows by id, read once: `GET /api/sessions/:id` and every output page look a session up.
-  // Every write to a session row goes through this module (see row-cache.ts).
-  const cache = createRowCache<SessionRecord>({ max: 1000, copy: (r) => ({ ...r }) });
-  const writing = cache.writing;
-
   return {
-    forgetAll: cache.forgetAll,
     async insert(s: { id: string; task_id: string; agent: string; command: string[]; pid?: number; pid_start?: string | null }): Promise<SessionRecord> {
       const { rows } = await db.query<Row>(
         `INSERT INTO sessions (id, task_id, agent, command, status, pid, pid_start) VALUES ($1, $2, $3, $4, 'starting', $5, $6) RETURNING *`,
@@ -68,11 +61,9 @@ export function sessionsTable(db: Db) {
       );
       return toRecord(rows[0]!);
     },
-    get(id: string): Promise<SessionRecord | null> {
-      return cache.read(id, async () => {
-        const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);
-        return rows[0] ? toRecord(rows[0]) : null;
-      });
+    async get(id: string): Promise<SessionRecord | null> {
+      const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);
+      return rows[0] ? toRecord(rows[0]) : null;
     },
     async listByTask(taskId: string): Promise<SessionRecord[]> {
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE task_id = $1 ORDER BY created_at, id', [taskId]);
@@ -83,17 +74,17 @@ export function sessionsTable(db: Db) {
       return rows.map(toRecord);
     },
     async markRunning(id: string): Promise<boolean> {
-      const res = await writing(id, () => db.query(`UPDATE sessions SET status = 'running' WHERE id = $1 AND status = 'starting'`, [id]));
+      const res = await db.query(`UPDATE sessions SET status = 'running' WHERE id = $1 AND status = 'starting'`, [id]);
       return (res.affectedRows ?? 0) > 0;
     },
     // The final status, once: a session that already ended keeps its first ending.
     async end(id: string, status: SessionStatus, exitCode: number | null): Promise<boolean> {
-      const res = await writing(id, () =>
+      const res = await (
         db.query(`UPDATE sessions SET status = $2, exit_code = $3, ended_at = now() WHERE id = $1 AND status IN ('starting', 'running')`, [
           id,
           status,
           exitCode,
-        ]),
+        ])
       );
       return (res.affectedRows ?? 0) > 0;
     },
@@ -105,7 +96,7 @@ export function sessionsTable(db: Db) {
       batch: { streams: Array<'stdout' | 'stderr'>; texts: string[]; at: string },
       offsets: { stdout: number; stderr: number },
     ): Promise<void> {
-      await writing(id, () => db.transaction(async (tx) => {
+      await db.transaction(async (tx) => {
         if (batch.texts.length > 0) {
           await tx.query(
             `INSERT INTO session_lines (session_id, seq, stream, text, at)
@@ -120,7 +111,7 @@ export function sessionsTable(db: Db) {
           offsets.stderr,
           firstSeq + batch.texts.length,
         ]);
-      }));
+      });
     },
     async lines(id: string, after: number, limit: number): Promise<OutputLine[]> {
       const { rows } = await db.query<{ seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date }>(

@@ -1,6 +1,5 @@
 import type { Task, TaskStatus } from '../../schemas/task.ts';
 import type { Db } from './db.ts';
-import { createRowCache } from './row-cache.ts';
 
 interface Row {
   id: string;
@@ -44,25 +43,16 @@ export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at' | 'workt
 
 // The tasks table and every query on it.
 export function tasksTable(db: Db) {
-  // Tasks by id, read once: every session start, session list and task request looks its task
-  // up, and a store round trip there cost 1-7 ms of a session start's ~15. Every write to a
-  // task row or its port leases goes through this module (see row-cache.ts); the project
-  // service calls forgetAll() after a removal, whose cascade deletes tasks.
-  const cache = createRowCache<StoredTask>({ max: 1000, copy: (t) => ({ ...t, ports: { ...t.ports } }) });
-  const { writing } = cache;
   return {
-    forgetAll: cache.forgetAll,
     async list(projectId?: string): Promise<StoredTask[]> {
       const { rows } = projectId
         ? await db.query<Row>(`${SELECT} WHERE t.project_id = $1 ORDER BY t.created_at, t.id`, [projectId])
         : await db.query<Row>(`${SELECT} ORDER BY t.created_at, t.id`);
       return rows.map(toTask);
     },
-    get(id: string): Promise<StoredTask | null> {
-      return cache.read(id, async () => {
-        const { rows } = await db.query<Row>(`${SELECT} WHERE t.id = $1`, [id]);
-        return rows[0] ? toTask(rows[0]) : null;
-      });
+    async get(id: string): Promise<StoredTask | null> {
+      const { rows } = await db.query<Row>(`${SELECT} WHERE t.id = $1`, [id]);
+      return rows[0] ? toTask(rows[0]) : null;
     },
     async liveWorktreePaths(projectId: string): Promise<string[]> {
       const { rows } = await db.query<{ worktree_path: string }>(
@@ -80,7 +70,7 @@ export function tasksTable(db: Db) {
     },
     // The task row and its port leases, together or not at all.
     async insert(t: NewTask, ports: Record<number, number>): Promise<void> {
-      await writing(t.id, () => db.transaction(async (tx) => {
+      await db.transaction(async (tx) => {
         await tx.query(
           `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -89,25 +79,25 @@ export function tasksTable(db: Db) {
         for (const [declared, port] of Object.entries(ports)) {
           await tx.query('INSERT INTO port_leases (port, task_id, declared) VALUES ($1, $2, $3)', [port, t.id, Number(declared)]);
         }
-      }));
+      });
     },
     async setStatus(id: string, status: TaskStatus, from?: TaskStatus): Promise<boolean> {
-      const res = await writing(id, () =>
+      const res = await (
         from
           ? db.query('UPDATE tasks SET status = $2 WHERE id = $1 AND status = $3', [id, status, from])
-          : db.query('UPDATE tasks SET status = $2 WHERE id = $1', [id, status]),
+          : db.query('UPDATE tasks SET status = $2 WHERE id = $1', [id, status])
       );
       return (res.affectedRows ?? 0) > 0;
     },
     // Archiving releases the task's ports in the same transaction.
     async archive(id: string): Promise<void> {
-      await writing(id, () => db.transaction(async (tx) => {
+      await db.transaction(async (tx) => {
         await tx.query(`UPDATE tasks SET status = 'archived', archived_at = now() WHERE id = $1`, [id]);
         await tx.query('DELETE FROM port_leases WHERE task_id = $1', [id]);
-      }));
+      });
     },
     async remove(id: string): Promise<void> {
-      await writing(id, () => db.query('DELETE FROM tasks WHERE id = $1', [id]));
+      await db.query('DELETE FROM tasks WHERE id = $1', [id]);
     },
     // Setup that a stopped daemon left running can no longer finish.
     // True when a setup was running as the daemon stopped: start-up recovery has work then.
@@ -117,8 +107,8 @@ export function tasksTable(db: Db) {
     },
 
     async failInterruptedSetups(): Promise<string[]> {
-      const { rows } = await cache.writingAll(() =>
-        db.query<{ id: string }>(`UPDATE tasks SET status = 'setup_failed' WHERE status = 'setting_up' RETURNING id`),
+      const { rows } = await (
+        db.query<{ id: string }>(`UPDATE tasks SET status = 'setup_failed' WHERE status = 'setting_up' RETURNING id`)
       );
       return rows.map((r) => r.id);
     },

@@ -20,8 +20,8 @@ test('the daemon killed with SIGKILL while three sessions print: after a restart
   assert.equal(await d.stop('SIGKILL'), 'SIGKILL');
   for (const pid of pids) assert.ok(liveGroupMembers(pid).length > 0, 'agents outlive the daemon');
   gates[0]!.release();
-  const { waitGroupGone } = await import('../../daemon/process-group.ts');
-  assert.ok(await waitGroupGone(pids[0], 20_000), 'the first agent ran to its end while no daemon watched');
+  const { waitGone } = await import('../../daemon/proc/group.ts');
+  assert.ok(await waitGone(pids[0], 20_000), 'the first agent ran to its end while no daemon watched');
 
   const d2 = await startDaemon(t, { home: d.home });
   await waitSessionEnd(d2, ids[0]!);
@@ -52,8 +52,8 @@ test('a session whose process vanished without an exit status while the daemon w
   assert.equal(await d.stop('SIGKILL'), 'SIGKILL');
   // The wrapper is killed too: nothing records an exit status.
   process.kill(-r.json.pid, 'SIGKILL');
-  const { waitGroupGone } = await import('../../daemon/process-group.ts');
-  await waitGroupGone(r.json.pid, 5000);
+  const { waitGone } = await import('../../daemon/proc/group.ts');
+  await waitGone(r.json.pid, 5000);
   const d2 = await startDaemon(t, { home: d.home });
   const s = (await d2.socket('GET', `/api/sessions/${r.json.id}`)).json;
   assert.equal(s.status, 'lost');

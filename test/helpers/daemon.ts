@@ -10,9 +10,10 @@ import { Pool, request } from 'undici';
 import { seedStore } from './template.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-// The entry users run (npm start, grove daemon, the service): the daemon's bundle, made from
-// the sources of this checkout; with the young-generation size npm start and the service use.
-export const DAEMON_ENTRY = path.join(ROOT, 'daemon', 'start.mjs');
+// The entry users run (npm start, the service): `grove daemon`, from the build in dist/ (npm
+// test builds first), with the V8 flags npm start and the service use.
+export const DAEMON_ENTRY = path.join(ROOT, 'bin', 'grove.js');
+export const DAEMON_ARGS = ['--max-semi-space-size=4', '--v8-pool-size=1', DAEMON_ENTRY, 'daemon'];
 
 export interface Reply {
   status: number;
@@ -69,7 +70,7 @@ export function spawnDaemon(
     if (v === undefined) delete fullEnv[k];
     else fullEnv[k] = v;
   }
-  const proc = spawn(process.execPath, ['--max-semi-space-size=4', '--v8-pool-size=1', DAEMON_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  const proc = spawn(process.execPath, DAEMON_ARGS, { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
   const logs: any[] = [];
   const events = new EventEmitter();
   let stderr = '';

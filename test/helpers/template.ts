@@ -12,7 +12,7 @@ function templateDir(): string {
   const h = createHash('sha256');
   h.update(readFileSync(path.join(root, 'node_modules/@electric-sql/pglite/package.json')));
   h.update(readFileSync(path.join(root, 'daemon/store/pglite-options.ts')));
-  h.update(readFileSync(path.join(root, 'daemon/store/init-child.mjs')));
+  h.update(readFileSync(path.join(root, 'daemon/store/init-child.ts')));
   return path.join(tmpdir(), `grove-test-template-${h.digest('hex').slice(0, 12)}`);
 }
 

@@ -1,2 +1,0 @@
-export function markInUse(dir: string, pid?: number): void;
-export function pruneBundles(cache: string, keep: string): void;

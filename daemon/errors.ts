@@ -1,0 +1,86 @@
+import type { Problem } from '../schemas/common.ts';
+
+// One catalog: every error the API can answer, with its status and title (DESIGN §4).
+export const ERRORS = {
+  INVALID_JSON: { status: 400, title: 'Request body is not valid JSON' },
+  VALIDATION_FAILED: { status: 400, title: 'Request failed validation' },
+  INVALID_ID: { status: 400, title: 'Malformed id' },
+  FORBIDDEN_HOST: { status: 403, title: 'Host not allowed' },
+  FORBIDDEN_ORIGIN: { status: 403, title: 'Origin not allowed' },
+  // Not in DESIGN §4's table: the TCP front refuses connections of other local users.
+  FORBIDDEN_PEER: { status: 403, title: 'Connection from another user' },
+  NOT_FOUND: { status: 404, title: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
+  PROJECT_EXISTS: { status: 409, title: 'Project already exists' },
+  PROJECT_HAS_TASKS: { status: 409, title: 'Project has tasks' },
+  BRANCH_EXISTS: { status: 409, title: 'Branch already exists' },
+  TASK_NOT_READY: { status: 409, title: 'Task is not ready' },
+  WORKTREE_DIRTY: { status: 409, title: 'Worktree has uncommitted changes' },
+  SESSION_NOT_RUNNING: { status: 409, title: 'Session is not running' },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
+  NOT_A_GIT_REPO: { status: 422, title: 'Not a git work tree' },
+  CONFIG_INVALID: { status: 422, title: 'Project configuration is invalid' },
+  AGENT_REQUIRED: { status: 422, title: 'No agent given and no default configured' },
+  UNKNOWN_AGENT: { status: 422, title: 'Unknown agent' },
+  AGENT_NOT_INSTALLED: { status: 422, title: 'Agent command not found on PATH' },
+  BASE_NOT_FOUND: { status: 422, title: 'Base ref not found' },
+  INTERNAL: { status: 500, title: 'Internal error' },
+  // Not in DESIGN §4's table: the TCP front answers it when the API socket cannot be reached.
+  UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+  // Not in DESIGN §4's table: another program holds a git lock file grove needs (kept, never removed).
+  REPO_LOCKED: { status: 409, title: 'Repository is locked by another git process' },
+  // Not in DESIGN §4's table: the disk of the data folder is full; the daemon stays up.
+  INSUFFICIENT_STORAGE: { status: 507, title: 'Insufficient storage' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+// Thrown by handlers and the request pipeline; carries data only, never a cause to leak.
+export class GroveError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly detail: string;
+  readonly errors: ValidationIssue[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: ErrorCode, detail: string, opts: { errors?: ValidationIssue[]; headers?: Record<string, string> } = {}) {
+    super(detail);
+    this.name = 'GroveError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.detail = detail;
+    this.errors = opts.errors;
+    this.headers = opts.headers;
+  }
+}
+
+// The one body shape for every error answer (RFC 9457).
+export function problemBody(code: ErrorCode, detail: string, errors?: ValidationIssue[]): Problem {
+  const { status, title } = ERRORS[code];
+  const body: Problem = {
+    type: `urn:grove:problem:${code.toLowerCase().replaceAll('_', '-')}`,
+    title,
+    status,
+    detail,
+    code,
+  };
+  if (errors && errors.length > 0) body.errors = errors;
+  return body;
+}
+
+// A full disk shows up as ENOSPC from node:fs and as SQLSTATE 53100 (disk_full) from PGlite.
+export function isDiskFull(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.code === 'ENOSPC' || e.code === 'EDQUOT' || e.code === '53100') return true;
+  // Errors from a worker thread arrive without their code, with it in the message.
+  return typeof e.message === 'string' && /no space left on device|^ENOSPC\b/i.test(e.message);
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

@@ -1,0 +1,104 @@
+import { once, type EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+// A comment line this often keeps proxies and the front's upstream timer from closing an idle stream.
+const KEEPALIVE_MS = 15_000;
+
+export interface EventStream {
+  readonly closed: boolean;
+  /** writes, waiting for the client when its buffer is full */
+  write(text: string): Promise<void>;
+  /** call at the start of each read of the store: changes after it are not missed */
+  beginRound(): void;
+  /** resolves on the next change since beginRound(), a closed client, or a keepalive tick */
+  waitForChange(): Promise<void>;
+  end(): void;
+}
+
+// An SSE response woken by `events` on `emitter`: the loop reads the store, writes, and waits.
+export function openEventStream(res: ServerResponse, emitter: EventEmitter, events: string[]): EventStream {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-accel-buffering': 'no',
+  });
+  res.flushHeaders();
+  let closed = false;
+  let dirty = false;
+  let wake: (() => void) | null = null;
+  const poke = () => {
+    dirty = true;
+    wake?.();
+  };
+  res.once('close', () => {
+    closed = true;
+    wake?.();
+  });
+  for (const e of events) emitter.on(e, poke);
+  return {
+    get closed() {
+      return closed;
+    },
+    async write(text) {
+      if (closed) return;
+      if (!res.write(text)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    },
+    beginRound() {
+      dirty = false;
+    },
+    async waitForChange() {
+      if (dirty || closed) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          if (!closed) res.write(': keepalive\n\n');
+          resolve();
+        }, KEEPALIVE_MS);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+    },
+    end() {
+      for (const e of events) emitter.off(e, poke);
+      if (!res.writableEnded) res.end();
+    },
+  };
+}
+
+// What a round of a follow loop asks for next: stop, read again at once, or wait for a change.
+export type Next = 'end' | 'more' | 'wait';
+
+// The one follow loop of every event stream (session output, setup): `round` reads the store
+// from where the last one stopped and sends what is new; changes signalled during a round are
+// not missed, since the next wait returns at once.
+export async function follow(
+  res: ServerResponse,
+  emitter: EventEmitter,
+  events: string[],
+  round: (send: (text: string) => Promise<void>, closed: () => boolean) => Promise<Next>,
+): Promise<void> {
+  const stream = openEventStream(res, emitter, events);
+  try {
+    while (!stream.closed) {
+      stream.beginRound();
+      const next = await round((text) => stream.write(text), () => stream.closed);
+      if (next === 'end') return;
+      if (next === 'wait') await stream.waitForChange();
+    }
+  } finally {
+    stream.end();
+  }
+}
+
+// One SSE event block.
+export function sseEvent(event: string, data: unknown, id?: number): string {
+  return `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+// True when the client asked for an event stream rather than a JSON page.
+export function wantsEventStream(req: IncomingMessage): boolean {
+  return (req.headers.accept ?? '').split(',').some((t) => t.trim().split(';')[0] === 'text/event-stream');
+}

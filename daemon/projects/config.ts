@@ -1,0 +1,183 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { FSWatcher, watch } from 'chokidar';
+import { MAX_ARG_BYTES } from '../../schemas/common.ts';
+import { ProjectConfig } from '../../schemas/project-config.ts';
+import { GroveError } from '../errors.ts';
+import type { Logger } from '../runtime/log.ts';
+import { compile, createAjv, type Validator } from '../runtime/validation.ts';
+
+export const CONFIG_FILE = '.grove.json';
+
+// A config is a few lines; past this it is a mistake or an attack, not a config.
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+// Limits the schema cannot express: sizes in bytes of what becomes an argument or env string
+// (a setup command runs as `sh -c <command>`); past MAX_ARG_BYTES it could never run.
+function argLimitIssues(config: ProjectConfig): Array<{ path: string; message: string }> {
+  const out: Array<{ path: string; message: string }> = [];
+  for (const [i, command] of (config.setup ?? []).entries()) {
+    if (Buffer.byteLength(command) > MAX_ARG_BYTES) out.push({ path: `/setup/${i}`, message: `is longer than ${MAX_ARG_BYTES} bytes, the most one command may hold` });
+  }
+  for (const [name, value] of Object.entries(config.env ?? {})) {
+    if (Buffer.byteLength(`${name}=${value}`) > MAX_ARG_BYTES) {
+      out.push({ path: `/env/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, message: `with its name is longer than ${MAX_ARG_BYTES} bytes, the most one environment variable may hold` });
+    }
+  }
+  return out;
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+interface Cached {
+  key: string;
+  value: ProjectConfig | GroveError;
+}
+
+// Reads, validates and watches each project's .grove.json. Reads check the file's identity
+// (inode, size, mtime) so a change applies to the very next task even before chokidar reports
+// it; the watcher is what reports an invalid edit in the log as soon as it is saved.
+export function createProjectConfigs(opts: { log: Logger }) {
+  const { log } = opts;
+  // Compiled at the first read, not at start (~30 ms, before any project is even listed).
+  let validator: Validator<ProjectConfig> | null = null;
+  const validate = () => (validator ??= compile(createAjv(), ProjectConfig));
+  const cache = new Map<string, Cached>();
+  const roots = new Set<string>();
+  let watcher: FSWatcher | null = null;
+
+  // Reads the file without ever blocking or reading without bound: a FIFO, a device or a
+  // symlink to one (/dev/zero) would hang or exhaust the daemon, which reads it synchronously.
+  function readText(file: string, projectPath: string): string | GroveError {
+    const refuse = (why: string) =>
+      new GroveError('CONFIG_INVALID', `${file} ${why}`, { errors: [{ path: '/', message: why }] });
+    let real: string;
+    try {
+      real = realpathSync(file);
+    } catch (err) {
+      return refuse(`cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    // The file is the repository's: a symlink out of it would make grove read (and quote in
+    // its errors) any file the daemon's user can read. A link within the project is fine.
+    const rel = path.relative(projectPath, real);
+    if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return refuse(`is a symlink to ${real}, outside the project`);
+    let fd: number;
+    try {
+      fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    } catch (err) {
+      return refuse(`cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile()) return refuse('is not a regular file');
+      if (st.size > MAX_CONFIG_BYTES) return refuse(`is ${st.size} bytes; the limit is ${MAX_CONFIG_BYTES}`);
+      // One byte more than the limit: a file that grew since fstat is caught too.
+      const buf = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+      let size = 0;
+      for (let n = -1; n !== 0 && size < buf.length; size += n) n = readSync(fd, buf, size, buf.length - size, null);
+      if (size > MAX_CONFIG_BYTES) return refuse(`is larger than ${MAX_CONFIG_BYTES} bytes`);
+      try {
+        return new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, size));
+      } catch {
+        // Decoding leniently would turn bad bytes into U+FFFD and run a different command.
+        return refuse('is not valid UTF-8');
+      }
+    } catch (err) {
+      return refuse(`cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  function parse(file: string, projectPath: string): ProjectConfig | GroveError {
+    const text = readText(file, projectPath);
+    if (text instanceof GroveError) return text;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      return new GroveError('CONFIG_INVALID', `${file} is not valid JSON: ${(err as Error).message}`, {
+        errors: [{ path: '/', message: 'is not valid JSON' }],
+      });
+    }
+    const errors = validate()(value) ? argLimitIssues(value) : validate().issues();
+    if (errors.length > 0) {
+      return new GroveError('CONFIG_INVALID', `${file} is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
+    }
+    return value as ProjectConfig;
+  }
+
+  function read(projectPath: string): ProjectConfig | GroveError {
+    const file = path.join(projectPath, CONFIG_FILE);
+    let key: string;
+    try {
+      // The entry itself decides whether there is a config: a dangling symlink is an error,
+      // not a missing file. Its target's identity decides whether the cache still holds.
+      const link = lstatSync(file);
+      const st = link.isSymbolicLink() ? statSync(file) : link;
+      key = `${link.ino}:${link.ctimeMs}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' && !isLink(file)) return {};
+      key = `unreadable:${code}`;
+    }
+    const hit = cache.get(file);
+    if (hit && hit.key === key) return hit.value;
+    const value = parse(file, projectPath);
+    cache.set(file, { key, value });
+    return value;
+  }
+
+  function ensureWatcher(): FSWatcher {
+    if (watcher) return watcher;
+    watcher = watch([], {
+      ignoreInitial: true,
+      depth: 0,
+      // Only the project roots themselves and their .grove.json: never descend into worktrees.
+      ignored: (p: string) => !roots.has(p) && path.basename(p) !== CONFIG_FILE,
+    });
+    watcher.on('all', (event, p) => {
+      if (path.basename(p) !== CONFIG_FILE) return;
+      const root = path.dirname(p);
+      if (!roots.has(root)) return;
+      const v = read(root);
+      if (v instanceof GroveError) log.warn({ file: p, errors: v.errors }, `${CONFIG_FILE} is invalid; tasks of this project will be refused until it is fixed: ${v.detail}`);
+      else log.info({ file: p, event }, `${CONFIG_FILE} ${event === 'unlink' ? 'removed' : 'loaded'}`);
+    });
+    watcher.on('error', (err) => log.warn({ err }, 'config watcher error'));
+    return watcher;
+  }
+
+  return {
+    // The project's config, or CONFIG_INVALID naming the file and the JSON path.
+    load(projectPath: string): ProjectConfig {
+      const v = read(projectPath);
+      if (v instanceof GroveError) throw v;
+      return v;
+    },
+    watch(projectPath: string): void {
+      if (roots.has(projectPath)) return;
+      roots.add(projectPath);
+      ensureWatcher().add(projectPath);
+    },
+    unwatch(projectPath: string): void {
+      if (!roots.delete(projectPath)) return;
+      watcher?.unwatch(projectPath);
+      cache.delete(path.join(projectPath, CONFIG_FILE));
+    },
+    async close(): Promise<void> {
+      const w = watcher;
+      watcher = null;
+      roots.clear();
+      await w?.close();
+    },
+  };
+}
+
+export type ProjectConfigs = ReturnType<typeof createProjectConfigs>;

@@ -1,0 +1,42 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GroveError } from '../errors.ts';
+import { follow, sseEvent } from '../events/stream.ts';
+import type { SessionService } from './service.ts';
+
+const PAGE = 1000;
+
+// Where to resume: Last-Event-ID (what an EventSource sends on reconnect) beats `after`.
+export function resumeFrom(req: IncomingMessage, after: number | undefined): number {
+  const raw = req.headers['last-event-id'];
+  if (raw === undefined || raw === '') return after ?? 0;
+  const v = Array.isArray(raw) ? raw[0]! : raw;
+  if (!/^\d{1,10}$/.test(v)) {
+    throw new GroveError('VALIDATION_FAILED', 'Last-Event-ID must be a line seq number', {
+      errors: [{ path: '/headers/last-event-id', message: 'must be a non-negative integer' }],
+    });
+  }
+  return Number(v);
+}
+
+// Streams a session's lines from the store as SSE (`id: <seq>`, `event: line`), following it
+// live until it ends with `event: end` carrying the final session. Lines are read from the
+// store page by page and written only as fast as the client takes them.
+export async function streamOutput(opts: { id: string; after: number; res: ServerResponse; sessions: SessionService }): Promise<void> {
+  const { id, res, sessions } = opts;
+  await sessions.get(id); // 404 before any header is sent
+  let after = opts.after;
+  await follow(res, sessions.events, [`progress:${id}`, `end:${id}`], async (send, closed) => {
+    // Status before lines: a session that had ended then has all its lines stored already.
+    const status = await sessions.get(id);
+    const lines = (await sessions.lines(id, after, PAGE)).lines;
+    for (const line of lines) {
+      if (closed()) return 'end';
+      after = line.seq;
+      await send(sseEvent('line', line, line.seq));
+    }
+    if (lines.length === PAGE) return 'more';
+    if (sessions.isLive(status)) return 'wait';
+    await send(sseEvent('end', status));
+    return 'end';
+  });
+}

@@ -1,0 +1,28 @@
+import { cpus } from 'node:os';
+import { Piscina } from 'piscina';
+import { once } from '../runtime/once.ts';
+import { built } from '../runtime/root.ts';
+import type { CreatedWorktree, CreateWorktreeInput, RemoveWorktreeInput, RemovedWorktree } from '../../workers/worktree.ts';
+import type { RunSetupInput, SetupOutcome } from '../../workers/setup.ts';
+import type { Result } from '../../workers/result.ts';
+
+// The worker pool for git worktrees and setup commands (DESIGN §1), typed by task name. The
+// threads run the built JavaScript of workers/ and call git themselves.
+export function createPool(opts: { maxThreads?: number } = {}) {
+  const piscina = new Piscina({
+    filename: built('workers/index.js'),
+    minThreads: 0,
+    maxThreads: opts.maxThreads ?? Math.max(2, cpus().length * 2),
+    // Setup commands mostly wait on child processes: a thread may run several at once.
+    concurrentTasksPerWorker: 4,
+    idleTimeout: 60_000,
+  });
+  return {
+    createWorktree: (input: CreateWorktreeInput) => piscina.run(input, { name: 'createWorktree' }) as Promise<Result<CreatedWorktree>>,
+    removeWorktree: (input: RemoveWorktreeInput) => piscina.run(input, { name: 'removeWorktree' }) as Promise<Result<RemovedWorktree>>,
+    runSetup: (input: RunSetupInput) => piscina.run(input, { name: 'runSetup', transferList: [input.port] }) as Promise<Result<SetupOutcome>>,
+    close: once(() => piscina.destroy()),
+  };
+}
+
+export type Pool = ReturnType<typeof createPool>;

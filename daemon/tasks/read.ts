@@ -1,0 +1,50 @@
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
+import type { Project } from '../../schemas/project.ts';
+import type { Task } from '../../schemas/task.ts';
+import { GroveError } from '../errors.ts';
+import type { StoredTask, TasksTable } from '../store/tasks.ts';
+
+// A real folder, not a symlink to one (archiving never follows a link either).
+function isDir(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+// Tasks as the API shows them: a live task whose folder is gone (deleted by hand) says so.
+export function createTaskReader(deps: { tasks: TasksTable; getProject: (id: string) => Promise<Project> }) {
+  const { tasks, getProject } = deps;
+
+  async function withPresence(t: StoredTask, projectPath?: string): Promise<Task> {
+    let missing = false;
+    if (t.status !== 'archived') {
+      const root = projectPath ?? (await getProject(t.project_id)).path;
+      missing = !isDir(path.join(root, t.worktree_path));
+    }
+    return { ...t, worktree_missing: missing };
+  }
+
+  return {
+    async get(id: string): Promise<Task> {
+      const t = await tasks.get(id);
+      if (!t) throw new GroveError('NOT_FOUND', `no task with id ${id}`);
+      return withPresence(t);
+    },
+    async list(projectId?: string): Promise<Task[]> {
+      const rows = await tasks.list(projectId);
+      const roots = new Map<string, Promise<string>>();
+      return Promise.all(
+        rows.map((t) => {
+          let root = roots.get(t.project_id);
+          if (!root) roots.set(t.project_id, (root = getProject(t.project_id).then((p) => p.path)));
+          return root.then((r) => withPresence(t, r));
+        }),
+      );
+    },
+  };
+}
+
+export type TaskReader = ReturnType<typeof createTaskReader>;
