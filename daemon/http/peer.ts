@@ -10,10 +10,10 @@ interface Wanted {
   resolve(uid: PeerUid): void;
 }
 
-// The kernel hands /proc/net/tcp out one page of lines per read (~0.1 ms each); reading past the
-// last line walks the rest of its connection hash (2–5 ms here, however few connections there
-// are). So the table is read a page at a time, yielding to the event loop between pages, and
-// only until every connection asked for has been found.
+// The kernel hands /proc/net/tcp out one page of lines per read, and reading past the last line
+// walks the rest of its connection hash however few connections there are. So the table is read
+// a page at a time, yielding to the event loop between pages, and only until every connection
+// asked for has been found.
 const READ_BYTES = 64 * 1024;
 
 // Who owns the client end of a loopback TCP connection, from the kernel's socket table.

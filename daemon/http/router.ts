@@ -10,8 +10,7 @@ interface Compiled {
   segments: string[];
 }
 
-// By code unit, not localeCompare: the same order in every locale, and no ICU collator to load
-// (~9 ms of every start).
+// By code unit, not localeCompare: the same order in every locale.
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 // The route table, sorted and checked once at start; matching is by path segments.

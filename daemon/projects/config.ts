@@ -1,11 +1,11 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { FSWatcher, watch } from 'chokidar';
 import { MAX_ARG_BYTES } from '../../schemas/common.ts';
 import { ProjectConfig } from '../../schemas/project-config.ts';
 import { GroveError } from '../errors.ts';
 import type { Logger } from '../runtime/log.ts';
-import { compile, createAjv, type Validator } from '../runtime/validation.ts';
+import { compile, createAjv } from '../runtime/validation.ts';
 
 export const CONFIG_FILE = '.grove.json';
 
@@ -35,20 +35,11 @@ function isLink(p: string): boolean {
   }
 }
 
-interface Cached {
-  key: string;
-  value: ProjectConfig | GroveError;
-}
-
-// Reads, validates and watches each project's .grove.json. Reads check the file's identity
-// (inode, size, mtime) so a change applies to the very next task even before chokidar reports
-// it; the watcher is what reports an invalid edit in the log as soon as it is saved.
+// Reads, validates and watches each project's .grove.json: every task creation and session
+// start reads it afresh; the watcher reports an invalid edit in the log as soon as it is saved.
 export function createProjectConfigs(opts: { log: Logger }) {
   const { log } = opts;
-  // Compiled at the first read, not at start (~30 ms, before any project is even listed).
-  let validator: Validator<ProjectConfig> | null = null;
-  const validate = () => (validator ??= compile(createAjv(), ProjectConfig));
-  const cache = new Map<string, Cached>();
+  const validate = compile(createAjv(), ProjectConfig);
   const roots = new Set<string>();
   let watcher: FSWatcher | null = null;
 
@@ -106,32 +97,20 @@ export function createProjectConfigs(opts: { log: Logger }) {
         errors: [{ path: '/', message: 'is not valid JSON' }],
       });
     }
-    const errors = validate()(value) ? argLimitIssues(value) : validate().issues();
+    const errors = validate(value) ? argLimitIssues(value) : validate.issues();
     if (errors.length > 0) {
       return new GroveError('CONFIG_INVALID', `${file} is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
     }
     return value as ProjectConfig;
   }
 
+  // Read at every use, so a change applies to the very next task even before chokidar reports
+  // it. The entry itself decides whether there is a config: a dangling symlink is an error,
+  // not a missing file.
   function read(projectPath: string): ProjectConfig | GroveError {
     const file = path.join(projectPath, CONFIG_FILE);
-    let key: string;
-    try {
-      // The entry itself decides whether there is a config: a dangling symlink is an error,
-      // not a missing file. Its target's identity decides whether the cache still holds.
-      const link = lstatSync(file);
-      const st = link.isSymbolicLink() ? statSync(file) : link;
-      key = `${link.ino}:${link.ctimeMs}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' && !isLink(file)) return {};
-      key = `unreadable:${code}`;
-    }
-    const hit = cache.get(file);
-    if (hit && hit.key === key) return hit.value;
-    const value = parse(file, projectPath);
-    cache.set(file, { key, value });
-    return value;
+    if (!existsSync(file) && !isLink(file)) return {};
+    return parse(file, projectPath);
   }
 
   function ensureWatcher(): FSWatcher {
@@ -169,7 +148,6 @@ export function createProjectConfigs(opts: { log: Logger }) {
     unwatch(projectPath: string): void {
       if (!roots.delete(projectPath)) return;
       watcher?.unwatch(projectPath);
-      cache.delete(path.join(projectPath, CONFIG_FILE));
     },
     async close(): Promise<void> {
       const w = watcher;

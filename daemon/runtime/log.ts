@@ -1,7 +1,13 @@
 import { pino, type Logger } from 'pino';
-import type { LogLevel } from './settings.ts';
-
 export type { Logger };
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+// A level name as given (GROVE_LOG_LEVEL), or null when it names none.
+export function asLogLevel(raw: string | undefined): LogLevel | null {
+  return (LOG_LEVELS as readonly (string | undefined)[]).includes(raw) ? (raw as LogLevel) : null;
+}
 
 // JSON lines for journald/launchd; pretty only when a person is watching the terminal.
 export function createLogger(level: LogLevel, opts: { pretty?: boolean } = {}): Logger {
@@ -17,6 +23,5 @@ export function createLogger(level: LogLevel, opts: { pretty?: boolean } = {}): 
 // The level before the settings are checked: GROVE_LOG_LEVEL when it is one, else info (an
 // invalid value is reported, exit 78, once the settings are read).
 export function earlyLevel(raw: string | undefined): LogLevel {
-  const levels: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-  return raw !== undefined && levels.includes(raw) ? (raw as LogLevel) : 'info';
+  return asLogLevel(raw) ?? 'info';
 }

@@ -3,14 +3,13 @@ import { UserConfig } from '../../schemas/config.ts';
 import { compile, createAjv } from './validation.ts';
 import { createAgents } from '../agents/agents.ts';
 import { nonEmpty, resolvePaths } from './paths.ts';
+import { asLogLevel, LOG_LEVELS, type LogLevel } from './log.ts';
 
 
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_PORT_RANGE: [number, number] = [20000, 29999];
 export const DEFAULT_SETUP_TIMEOUT_S = 600;
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 // Everything the daemon needs to know before it starts, resolved once from env + config.
 export interface Settings {
@@ -93,6 +92,7 @@ function resolvePort(envValue: string | undefined, configValue: UserConfig['port
 function resolveLogLevel(raw: string | undefined): LogLevel {
   const v = nonEmpty(raw);
   if (v === undefined) return 'info';
-  if ((LOG_LEVELS as readonly string[]).includes(v)) return v as LogLevel;
+  const level = asLogLevel(v);
+  if (level) return level;
   throw new SettingsError(`GROVE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(v)}`);
 }

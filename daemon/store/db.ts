@@ -39,9 +39,8 @@ export async function openStore(opts: { dataDir: string; log: Logger }): Promise
     await initStoreDir(pgdata);
     log.info({ dir: pgdata, ms: Math.round(performance.now() - t0) }, 'new store initialised');
   }
-  // Every stored round passes through this thread's young generation; V8 lets it grow to
-  // ~48 MiB under load and keeps it. 12 MiB (4 MiB semi-spaces, as the daemon's own flag)
-  // cut the peak memory with 10 sessions printing, at the same output rate (README).
+  // Every stored round passes through this thread's young generation, which V8 lets grow under
+  // load and keeps: bounded as the main thread's is by npm start's flag (bench/README.md).
   const worker = new Worker(ENTRY, {
     workerData: { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR } satisfies StoreWorkerData,
     resourceLimits: { maxYoungGenerationSizeMb: 12 },
