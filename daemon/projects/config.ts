@@ -5,6 +5,7 @@ import { MAX_ARG_BYTES } from '../../schemas/common.ts';
 import { ProjectConfig } from '../../schemas/project-config.ts';
 import { GroveError } from '../errors.ts';
 import type { Logger } from '../runtime/log.ts';
+import { once } from '../runtime/once.ts';
 import { compile, createAjv } from '../runtime/validation.ts';
 
 export const CONFIG_FILE = '.grove.json';
@@ -149,12 +150,10 @@ export function createProjectConfigs(opts: { log: Logger }) {
       if (!roots.delete(projectPath)) return;
       watcher?.unwatch(projectPath);
     },
-    async close(): Promise<void> {
-      const w = watcher;
-      watcher = null;
+    close: once(async () => {
       roots.clear();
-      await w?.close();
-    },
+      await watcher?.close();
+    }),
   };
 }
 
