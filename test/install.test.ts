@@ -89,3 +89,13 @@ test('install without a running user manager fails clearly and changes nothing',
   assert.match(r.stderr, /Nothing was changed/);
   assert.ok(!existsSync(path.join(home, '.config', 'systemd')), 'no unit written');
 });
+
+test('a reader that stops early (`grove install --dry-run | head -1`) ends the command quietly', (t) => {
+  const home = makeHome(t);
+  const r = spawnSync('sh', ['-c', `"${process.execPath}" "${GROVE}" install --dry-run | head -1`], {
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: '', GROVE_HOME: home },
+    encoding: 'utf8',
+  });
+  assert.match(r.stdout, /^would write .*grove\.service:$/m);
+  assert.equal(r.stderr, '', 'no EPIPE stack trace');
+});

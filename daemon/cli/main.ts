@@ -291,6 +291,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that stops early (`grove … | head`) closes the pipe: that ends the command quietly.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.OK);
+  throw err;
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exitCode = code;

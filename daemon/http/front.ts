@@ -64,9 +64,8 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
       req.unpipe();
       drainUnread(req);
     });
-    // undici's dispatch() with a handler that writes straight into `res`: request() wraps the
-    // answer in a Readable that pipeline() then copies, which cut the front's throughput to
-    // a third at concurrency 32 (README, Performance).
+    // undici's dispatch() with a handler that writes straight into `res`: request() would wrap
+    // the answer in a Readable for pipeline() to copy again (docs/decisions.md).
     upstream.dispatch(
       {
         method: req.method as 'GET',

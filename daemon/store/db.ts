@@ -40,7 +40,7 @@ export async function openStore(opts: { dataDir: string; log: Logger }): Promise
     log.info({ dir: pgdata, ms: Math.round(performance.now() - t0) }, 'new store initialised');
   }
   // Every stored round passes through this thread's young generation, which V8 lets grow under
-  // load and keeps: bounded as the main thread's is by npm start's flag (bench/README.md).
+  // load and keeps: bounded as the main thread's is by npm start's flag (docs/decisions.md).
   const worker = new Worker(ENTRY, {
     workerData: { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR } satisfies StoreWorkerData,
     resourceLimits: { maxYoungGenerationSizeMb: 12 },
