@@ -1,7 +1,9 @@
 // API throughput and latency: GET /api/projects and GET /api/sessions/:id at concurrency 1 and
 // 32 over the socket, against a bare node:http server (its own process) answering the same JSON
-// on a socket; and the TCP front against the socket directly. Also session start against a raw
-// spawn, and requests on new connections (no target: the front looks up each one's owner).
+// on a socket; and the TCP front against a bare undici forwarder of the same shape in front of
+// the same socket (and, for information, against the socket directly). Also session start
+// against a raw spawn, and requests on new connections (no target: the front looks up each
+// one's owner).
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -13,9 +15,9 @@ import { call, FIXTURE_AGENT, fixtureHome, readyTask, spawnUntil, startBenchDaem
 import { round, summarize } from './stats.ts';
 
 const AGENT = FIXTURE_AGENT;
-// Session starts not counted, on both sides. For ~0.55 s after it is ready, a new daemon keeps
-// a core busy in V8's helper thread (tiering up PGlite's WebAssembly, measured per thread from
-// /proc): starts on both sides ran 1.5-3x slower until then, the first 15-20 of them.
+// Session starts not counted, on both sides: just after it is ready, a new daemon keeps a core
+// busy in V8's helper thread (tiering up PGlite's WebAssembly), which slows the first starts of
+// both sides.
 const WARM_STARTS = 20;
 
 // `total` requests at `concurrency`; returns requests/s and latency percentiles.
@@ -132,8 +134,8 @@ export async function benchApi(opts: { template: string; requests: number; round
     const { proc: bare } = await spawnUntil(['bench/bare-http.mjs', bareSock, table], process.env, (l) => l === 'ready');
     const barePool = new Pool('http://localhost', { socketPath: bareSock, connections: 32 });
     // What any front of DESIGN's shape (a second HTTP hop through undici) costs: a bare
-    // forwarder in front of the bare server, against the bare server directly.
-    const { proc: fwd, line: fwdPort } = await spawnUntil(['bench/bare-forwarder.mjs', bareSock], process.env, (l) => /^\d+$/.test(l));
+    // forwarder in front of the daemon's socket, as the TCP front is.
+    const { proc: fwd, line: fwdPort } = await spawnUntil(['bench/bare-forwarder.mjs', d.socketPath], process.env, (l) => /^\d+$/.test(l));
     const fwdPool = new Pool(`http://127.0.0.1:${fwdPort}`, { connections: 32 });
     const tcpPool = new Pool(`http://127.0.0.1:${d.port}`, { connections: 32 });
     const out: Record<string, unknown> = {};
@@ -145,10 +147,10 @@ export async function benchApi(opts: { template: string; requests: number; round
         // Warm-up of every server measured (JIT, connections), not only grove's.
         for (const pool of [d.api, barePool, tcpPool, fwdPool]) await load(pool, p, 500, c);
         // Rounds alternate between the servers, and each figure is the median over the rounds:
-        // one burst lasts 0.1-1 s, and a pause of either side (a GC, a checkpoint, the other
-        // processes of this 2-core machine) swung a single burst's ratio by 2x.
+        // a burst is short, and a pause of either side (a GC, a checkpoint, other processes on
+        // the machine) swings a single burst's ratio.
         const rounds: Record<'grove' | 'raw' | 'tcp' | 'forwarded', Load[]> = { grove: [], raw: [], tcp: [], forwarded: [] };
-        // At 32 a round of `requests` lasted ~0.1 s: five times as many keep it near a second.
+        // At 32 a round of `requests` is over too soon to measure: five times as many.
         const n = c === 1 ? opts.requests : opts.requests * 5;
         for (let i = 0; i < opts.rounds; i++) {
           rounds.grove.push(await load(d.api, p, n, c));
@@ -167,7 +169,9 @@ export async function benchApi(opts: { template: string; requests: number; round
           throughput_vs_bare: round(grove.rps / raw.rps),
           tcp_p50_vs_socket: round(tcp.p50_ms / grove.p50_ms),
           bare_forwarder: forwarded,
-          bare_forwarder_p50_vs_bare: round(forwarded.p50_ms / raw.p50_ms),
+          tcp_p50_vs_forwarder: round(tcp.p50_ms / forwarded.p50_ms),
+          // as a cost, like the p50s: the forwarder's rate over the front's
+          tcp_rps_vs_forwarder: round(forwarded.rps / tcp.rps),
         };
       }
     }

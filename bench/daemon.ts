@@ -1,6 +1,6 @@
 // Spawning processes for benchmarks: the daemon, and a baseline process, until a stdout line says ready.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,33 +8,16 @@ import { Pool } from 'undici';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 
+// The daemon as `npm start` runs it (the built `bin/grove.js daemon` with its V8 flags): the
+// arguments of package.json's start script after its `node`.
+const start: string[] = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start.split(' ');
+if (start[0] !== 'node') throw new Error(`npm start does not run node: ${start.join(' ')}`);
+export const DAEMON_ARGS = start.slice(1);
+
+// A process's resident memory; the daemon is one process, its worker threads included.
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
-}
-
-// Pages only this process has (private clean + dirty): what a helper process adds on top of
-// the daemon's RSS, whose shared pages (the node binary) are counted there already.
-function privateMb(pid: number): number {
-  const kb = (name: string, text: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
-  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  return (kb('Private_Clean', text) + kb('Private_Dirty', text)) / 1024;
-}
-
-// The daemon's memory: its RSS plus the private memory of its session spawner process.
-export function daemonMemMb(pid: number): number {
-  let helper = 0;
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid && readFileSync(`/proc/${e}/cmdline`, 'utf8').includes('spawner.mjs')) helper += privateMb(Number(e));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return rssMb(pid) + helper;
 }
 
 // Spawns `node args…` and resolves when a stdout line matches, with the elapsed ms.
@@ -81,8 +64,7 @@ export async function startBenchDaemon(opts: {
   const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home, GROVE_PORT: opts.port ? '0' : 'off', GROVE_LOG_LEVEL: 'info', ...(opts.env ?? {}) };
   // GROVE_BENCH_PROFILE=<folder>: CPU profiles of every bench daemon (all its threads) there.
   const prof = process.env.GROVE_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GROVE_BENCH_PROFILE}`] : [];
-  // The product's own entry, as npm start and the service run it: the start-up bundle.
-  const { ms, line, proc } = await spawnUntil([...prof, '--max-semi-space-size=4', '--v8-pool-size=1', 'daemon/start.mjs'], env, (l) => l.includes('grove daemon ready'));
+  const { ms, line, proc } = await spawnUntil([...prof, ...DAEMON_ARGS], env, (l) => l.includes('grove daemon ready'));
   const ready = JSON.parse(line) as { socket: string; port: number | null };
   const api = new Pool('http://localhost', { socketPath: ready.socket, connections: 64 });
   return {

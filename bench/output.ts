@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
-import { call, daemonMemMb, FIXTURE_AGENT, fixtureHome, readyTask, ROOT, startBenchDaemon } from './daemon.ts';
+import { call, FIXTURE_AGENT, fixtureHome, readyTask, ROOT, rssMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
 const AGENT = FIXTURE_AGENT;
@@ -63,9 +63,9 @@ export async function benchOutput(opts: { template: string; lines: number; lines
     };
     // (6) and (7): GET /api/health and memory while 10 sessions print as fast as they can.
     const idle = await healthLatencies(d2.api, () => false, 300);
-    const memIdle = daemonMemMb(d2.pid);
+    const memIdle = rssMb(d2.pid);
     let peak = memIdle;
-    const sampler = setInterval(() => (peak = Math.max(peak, daemonMemMb(d2.pid))), 100);
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(d2.pid))), 100);
     let done = false;
     const t1 = performance.now();
     const ten = await Promise.all(
@@ -79,7 +79,7 @@ export async function benchOutput(opts: { template: string; lines: number; lines
     const busy = await underLoad;
 
     // The rate: one session printing opts.lines lines, in rounds that alternate with the bare
-    // insert; a single pair of runs swung the ratio by 0.4 on this machine.
+    // insert, as a single pair of runs swings the ratio.
     const groveRounds: number[] = [];
     const bareRounds: number[] = [];
     let allStored = true;

@@ -1,7 +1,7 @@
 // Baseline for output ingestion: a bare PGlite bulk insert of `lines` rows of 80 bytes, `batch`
 // rows per statement, into a copy of the store. In a process of its own, as the daemon's store
-// is: in the bench's process, ~10 s of WebAssembly blocked the bench's event loop, so its
-// keep-alive connections to the daemon went stale unseen. Prints the insert's milliseconds.
+// is: in the bench's process, its WebAssembly blocked the bench's event loop, so its keep-alive
+// connections to the daemon went stale unseen. Prints the insert's milliseconds.
 // Usage: pglite-insert.mjs <pgdata> <settings as JSON> <lines> <batch>
 import { PGlite } from '@electric-sql/pglite';
 

@@ -7,6 +7,7 @@ import { benchStart } from './start.ts';
 import { benchTasks } from './tasks.ts';
 import { benchOutput } from './output.ts';
 import { benchApi } from './api.ts';
+import { benchCli } from './cli.ts';
 import { round } from './stats.ts';
 
 const quick = process.argv.includes('--quick');
@@ -32,41 +33,123 @@ try {
     tasks: await timed('tasks', () => benchTasks({ template, runs: quick ? 5 : 20, files: 5000, concurrent: 20 })),
     api: await timed('api', () => benchApi({ template, requests: quick ? 1000 : 3000, rounds: quick ? 2 : 5, sessionStarts: quick ? 10 : 20 })),
     output: await timed('output', () => benchOutput({ template, lines: quick ? 200_000 : 1_000_000, linesEach: quick ? 20_000 : 100_000, rounds: quick ? 2 : 3 })),
+    cli: await timed('cli', () => benchCli({ template, runs: 20 })),
     start: await timed('start', () => benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 })),
     elapsed_s,
   };
 
-  writeFileSync(path.join(import.meta.dirname, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  const { tasks, start, output, api, cli } = results;
+  const a = api as any;
+  const endpoints = [
+    ['projects_c1', 'GET projects, concurrency 1'],
+    ['projects_c32', 'GET projects, concurrency 32'],
+    ['session_c1', 'GET session, concurrency 1'],
+    ['session_c32', 'GET session, concurrency 32'],
+  ] as const;
+  const rows: Row[] = [
+    { what: 'task creation, 5,000 files, vs raw git worktree add (ms, p50)', grove: tasks.create_ms.grove.median, base: tasks.create_ms.raw.median, ratio: tasks.create_ms.ratio_median, target: le(1.3) },
+    { what: 'task creation, 5,000 files, vs raw git worktree add (ms, p99)', grove: tasks.create_ms.grove.p99, base: tasks.create_ms.raw.p99, ratio: tasks.create_ms.ratio_p99 },
+    {
+      what: `${tasks.concurrent.n} concurrent creations, wall (ms) vs sequential raw (${tasks.concurrent.succeeded}/${tasks.concurrent.n} ok)`,
+      grove: tasks.concurrent.grove_wall_ms,
+      base: tasks.concurrent.raw_sequential_ms,
+      ratio: tasks.concurrent.ratio,
+      target: le(1.3, tasks.concurrent.succeeded === tasks.concurrent.n),
+    },
+    { what: 'session start: 201 vs raw spawn through the same wrapper (ms, p50)', grove: a.session_start_ms.grove.median, base: a.session_start_ms.raw_spawn.median, ratio: a.session_start_ms.ratio_p50, target: le(3) },
+    {
+      what: `output ingestion: ${output.lines} lines until the last is readable vs a bare PGlite insert (ms, median of ${output.rounds}; ratio = rate; all stored: ${output.all_stored})`,
+      grove: output.grove_ms,
+      base: output.bare_pglite_insert_ms,
+      ratio: output.rate_vs_bare_pglite,
+      target: { op: '≥', limit: 0.8, of: 'ratio', ok: output.all_stored },
+    },
+    ...endpoints.flatMap(([k, name]): Row[] => [
+      { what: `TCP front vs bare undici forwarder, ${name} (p50 ms)`, grove: a[k].tcp_front.p50_ms, base: a[k].bare_forwarder.p50_ms, ratio: a[k].tcp_p50_vs_forwarder, target: le(1.2) },
+      { what: `TCP front vs bare undici forwarder, ${name} (req/s; ratio = forwarder's / front's)`, grove: a[k].tcp_front.rps, base: a[k].bare_forwarder.rps, ratio: a[k].tcp_rps_vs_forwarder, target: le(1.2) },
+    ]),
+    { what: `grove status vs node -e 0 (ms, p50 of ${cli.grove_status_ms.n})`, grove: cli.grove_status_ms.median, base: cli.node_e0_ms.median, ratio: cli.ratio_p50, target: le(3) },
+    { what: 'idle RSS vs a bare PGlite open (MB, median)', grove: start.idle_rss_mb.grove.median, base: start.idle_rss_mb.baseline.median, ratio: start.idle_rss_mb.ratio, target: mb(200) },
+    { what: 'peak RSS while 10 sessions print vs idle (MB)', grove: output.mem_mb.peak, base: output.mem_mb.idle, ratio: round(output.mem_mb.peak / output.mem_mb.idle), target: mb(350) },
+    // For information: no target.
+    ...endpoints.flatMap(([k, name]): Row[] => [
+      { what: `${name}: socket vs bare node:http (req/s)`, grove: a[k].socket.rps, base: a[k].bare_node_http.rps, ratio: a[k].throughput_vs_bare },
+      { what: `${name}: TCP front vs socket (p50 ms)`, grove: a[k].tcp_front.p50_ms, base: a[k].socket.p50_ms, ratio: a[k].tcp_p50_vs_socket },
+    ]),
+    { what: 'GET projects on a new connection each: TCP front vs socket (p50 ms)', grove: a.new_connection_ms.tcp_front.median, base: a.new_connection_ms.socket.median, ratio: a.new_connection_ms.ratio_p50 },
+    {
+      what: 'GET projects over the socket while another client opens a TCP connection per request vs alone (p50 ms)',
+      grove: a.socket_while_tcp_connections_churn_ms.churned.p50_ms,
+      base: a.socket_while_tcp_connections_churn_ms.quiet.p50_ms,
+      ratio: a.socket_while_tcp_connections_churn_ms.ratio_p50,
+    },
+    { what: 'output ingestion, the same, against the agent writing to /dev/null (ms)', grove: output.grove_ms, base: output.agent_to_devnull_ms, ratio: round(output.grove_ms / output.agent_to_devnull_ms) },
+    {
+      what: `GET /api/health p99 while 10 sessions print ${output.ten_sessions.lines_each} lines each vs idle (ms; all stored: ${output.ten_sessions.all_stored})`,
+      grove: output.health_ms.under_output.p99,
+      base: output.health_ms.idle.p99,
+      ratio: output.health_ms.p99_ratio,
+    },
+    { what: 'start, existing store, vs a bare PGlite open (ms, median)', grove: start.start_existing_store_ms.grove.median, base: start.start_existing_store_ms.baseline.median, ratio: start.start_existing_store_ms.ratio },
+    { what: 'start, new store, vs a bare PGlite open (ms, median)', grove: start.start_new_store_ms.grove.median, base: start.start_new_store_ms.baseline.median, ratio: start.start_new_store_ms.ratio },
+    {
+      what: `RSS after ${tasks.rss_mb_after_tasks.tasks} tasks vs idle (MB)`,
+      grove: tasks.rss_mb_after_tasks.rss_mb,
+      base: start.idle_rss_mb.grove.median,
+      ratio: round(tasks.rss_mb_after_tasks.rss_mb / start.idle_rss_mb.grove.median),
+    },
+  ];
+  const judged = rows.map((r) => ({ ...r, met: r.target ? met(r) : null }));
+  writeFileSync(
+    path.join(import.meta.dirname, 'results.json'),
+    JSON.stringify({ ...results, targets: judged.filter((r) => r.target).map((r) => ({ row: r.what, ratio: r.ratio, value: round(r.grove), target: targetText(r.target!), met: r.met })) }, null, 2) + '\n',
+  );
   console.log(JSON.stringify(results, null, 2));
 
-  const { tasks, start, output, api } = results;
-  const a = api as any;
-  const rows: Array<[string, number, number, number]> = [
-    ['task creation, 5,000 files (ms, median)', tasks.create_ms.grove.median, tasks.create_ms.raw.median, tasks.create_ms.ratio_median],
-    ['task creation, 5,000 files (ms, p99)', tasks.create_ms.grove.p99, tasks.create_ms.raw.p99, tasks.create_ms.ratio_p99],
-    [`${tasks.concurrent.n} concurrent creations, wall (ms) vs sequential raw (${tasks.concurrent.succeeded}/${tasks.concurrent.n} ok)`, tasks.concurrent.grove_wall_ms, tasks.concurrent.raw_sequential_ms, tasks.concurrent.ratio],
-    ['session start: 201 vs raw spawn through the same wrapper (ms, p50)', a.session_start_ms.grove.median, a.session_start_ms.raw_spawn.median, a.session_start_ms.ratio_p50],
-    ...(['projects_c1', 'projects_c32', 'session_c1', 'session_c32'] as const).flatMap((k): Array<[string, number, number, number]> => [
-      [`GET ${k.replace('_c', ', concurrency ')}: socket vs bare node:http (req/s)`, a[k].socket.rps, a[k].bare_node_http.rps, a[k].throughput_vs_bare],
-      [`GET ${k.replace('_c', ', concurrency ')}: TCP front vs socket (p50 ms)`, a[k].tcp_front.p50_ms, a[k].socket.p50_ms, a[k].tcp_p50_vs_socket],
-      [`GET ${k.replace('_c', ', concurrency ')}: bare undici forwarder vs bare node:http (p50 ms)`, a[k].bare_forwarder.p50_ms, a[k].bare_node_http.p50_ms, a[k].bare_forwarder_p50_vs_bare],
-    ]),
-    ['GET projects on a new connection each: TCP front vs socket (p50 ms)', a.new_connection_ms.tcp_front.median, a.new_connection_ms.socket.median, a.new_connection_ms.ratio_p50],
-    ['GET projects over the socket while another client opens a TCP connection per request vs alone (p50 ms)', a.socket_while_tcp_connections_churn_ms.churned.p50_ms, a.socket_while_tcp_connections_churn_ms.quiet.p50_ms, a.socket_while_tcp_connections_churn_ms.ratio_p50],
-    [`${output.lines} lines of output until the last is readable (ms, median of ${output.rounds}) vs a bare PGlite insert; ratio = rate (all stored: ${output.all_stored})`, output.grove_ms, output.bare_pglite_insert_ms, output.rate_vs_bare_pglite],
-    ['the same, against the agent writing to /dev/null (ms)', output.grove_ms, output.agent_to_devnull_ms, round(output.grove_ms / output.agent_to_devnull_ms)],
-    [`GET /api/health p99 while 10 sessions print ${output.ten_sessions.lines_each} lines each vs idle (ms; all stored: ${output.ten_sessions.all_stored})`, output.health_ms.under_output.p99, output.health_ms.idle.p99, output.health_ms.p99_ratio],
-    ['daemon memory peak while 10 sessions print vs idle (MB)', output.mem_mb.peak, output.mem_mb.idle, round(output.mem_mb.peak / output.mem_mb.idle)],
-    ['start, existing store (ms, median)', start.start_existing_store_ms.grove.median, start.start_existing_store_ms.baseline.median, start.start_existing_store_ms.ratio],
-    ['start, new store (ms, median)', start.start_new_store_ms.grove.median, start.start_new_store_ms.baseline.median, start.start_new_store_ms.ratio],
-    ['idle RSS (MB, median)', start.idle_rss_mb.grove.median, start.idle_rss_mb.baseline.median, start.idle_rss_mb.ratio],
-    [`RSS after ${tasks.rss_mb_after_tasks.tasks} tasks vs idle (MB)`, tasks.rss_mb_after_tasks.rss_mb, start.idle_rss_mb.grove.median, round(tasks.rss_mb_after_tasks.rss_mb / start.idle_rss_mb.grove.median)],
-  ];
-  console.log('\n| measure | grove | raw baseline | ratio |\n|---|---|---|---|');
-  for (const [what, g, b, r] of rows) console.log(`| ${what} | ${fmt(g)} | ${fmt(b)} | ${r.toFixed(2)} |`);
-  console.log(`\nseconds per part: ${Object.entries(elapsed_s).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+  console.log('\n| measure | grove | baseline | ratio | target | met |\n|---|---|---|---|---|---|');
+  for (const r of judged) {
+    console.log(`| ${r.what} | ${fmt(r.grove)} | ${fmt(r.base)} | ${r.ratio.toFixed(2)} | ${r.target ? targetText(r.target) : ''} | ${r.met === null ? '' : r.met ? 'met' : 'missed'} |`);
+  }
+  const missed = judged.filter((r) => r.met === false).length;
+  console.log(`\ntargets: ${judged.filter((r) => r.met !== null).length - missed} met, ${missed} missed`);
+  console.log(`seconds per part: ${Object.entries(elapsed_s).map(([k, v]) => `${k} ${v}`).join(', ')}`);
 } finally {
   rmSync(tplRoot, { recursive: true, force: true });
+}
+
+// A target bounds the ratio (×) or, for memory, grove's own figure (MB); `ok` is any other
+// condition the row needs (every creation succeeded, every line stored).
+interface Target {
+  op: '≤' | '≥';
+  limit: number;
+  of: 'ratio' | 'MB';
+  ok?: boolean;
+}
+
+interface Row {
+  what: string;
+  grove: number;
+  base: number;
+  ratio: number;
+  target?: Target;
+}
+
+function le(limit: number, ok?: boolean): Target {
+  return { op: '≤', limit, of: 'ratio', ...(ok === undefined ? {} : { ok }) };
+}
+
+function mb(limit: number): Target {
+  return { op: '≤', limit, of: 'MB' };
+}
+
+function met(r: Row): boolean {
+  const t = r.target!;
+  const v = t.of === 'MB' ? r.grove : r.ratio;
+  return (t.op === '≤' ? v <= t.limit : v >= t.limit) && t.ok !== false;
+}
+
+function targetText(t: Target): string {
+  return t.of === 'MB' ? `${t.op} ${t.limit} MB` : `${t.op} ${t.limit}×`;
 }
 
 function fmt(n: number): string {

@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
-import { call, daemonMemMb, rssMb, spawnUntil, startBenchDaemon, stopProcess } from './daemon.ts';
+import { call, rssMb, spawnUntil, startBenchDaemon, stopProcess } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
 // From the spawn of the process to its first answer. The store is copied into the new home
@@ -15,7 +15,7 @@ async function daemonStart(template: string | null) {
     await call(d.api, 'GET', '/api/health');
     const ms = d.startMs + (performance.now() - t0);
     await new Promise((r) => setTimeout(r, 1500)); // let start-up garbage settle before reading RSS
-    return { ms, rss: daemonMemMb(d.pid) };
+    return { ms, rss: rssMb(d.pid) };
   } finally {
     await d.stop();
   }

@@ -4,7 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { call, daemonMemMb, startBenchDaemon } from './daemon.ts';
+import { call, rssMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
 const GIT_ENV = {
@@ -43,8 +43,8 @@ function rawAdd(repo: string, i: number): Promise<number> {
   });
 }
 
-// Repositories live on tmpfs where there is one: on this machine's virtual disk a 5,000-file
-// checkout costs 0.3–1.5 s of system time at random, which would swamp what is measured.
+// Repositories live on tmpfs where there is one: on a virtual disk the system time of a large
+// checkout varies at random, which would swamp what is measured.
 function repoRoot(): string {
   const base = process.env.GROVE_BENCH_TMP ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
   return mkdtempSync(path.join(base, 'grove-bench-repo-'));
@@ -94,7 +94,7 @@ export async function benchTasks(opts: { template: string; runs: number; files: 
     for (let i = made; i < 100; i++) await call(d.api, 'POST', '/api/tasks', { project_id: project3.id, name: `m${i}` });
     const tasksNow = (await call(d.api, 'GET', '/api/tasks')).length as number;
     await new Promise((r) => setTimeout(r, 1500)); // as for idle: let garbage settle
-    const memAfter100 = daemonMemMb(d.pid);
+    const memAfter100 = rssMb(d.pid);
 
     const g = summarize(grove);
     const r = summarize(raw);
