@@ -15,7 +15,7 @@ import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import { LIVE, publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
 import { taskEnv } from '../tasks/env.ts';
-import { createFollower, type Follower } from './follower.ts';
+import { createPump, type Pump } from './pump.ts';
 import { startWrapped, type SpawnResult } from './spawn.ts';
 import { sessionFiles } from './wrapper.ts';
 
@@ -34,7 +34,7 @@ export interface SessionServiceDeps {
 }
 
 interface Live {
-  follower: Follower;
+  pump: Pump;
   timer: NodeJS.Timeout | null;
   killing: Promise<void> | null;
 }
@@ -57,7 +57,7 @@ export function createSessionService(deps: SessionServiceDeps) {
 
   function follow(rec: SessionRecord): Live {
     const entry: Live = {
-      follower: createFollower(rec, {
+      pump: createPump(rec, {
         files: sessionFiles(deps.dataDir, rec.id),
         sessions,
         rounds,
@@ -82,7 +82,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       if (rec.pid !== null && rec.pid_start !== null && isSameProcessAlive(rec.pid, rec.pid_start)) return;
       clearInterval(entry.timer!);
       entry.timer = null;
-      if (!entry.killing) void entry.follower.finish({});
+      if (!entry.killing) void entry.pump.finish({});
     }, LIVENESS_MS);
     entry.timer.unref();
   }
@@ -96,7 +96,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       const ours = (rec.pid_start !== null && isSameProcessAlive(pgid, rec.pid_start)) || groupMembers(pgid).length > 0;
       if (ours) await terminate(pgid, { graceMs: GRACE_MS.session });
     }
-    if (entry) await entry.follower.finish({ status: 'killed', exitCode: null });
+    if (entry) await entry.pump.finish({ status: 'killed', exitCode: null });
     else await sessions.end(rec.id, 'killed', null);
   }
 
@@ -185,7 +185,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       void started.exited.then(() => {
         if (live.get(id) !== entry) return; // already ended
         if (entry.killing) return; // the kill records the end itself, as `killed`
-        entry.follower.finish({}).catch((err: unknown) => log.error({ err, session: id }, 'finishing session failed'));
+        entry.pump.finish({}).catch((err: unknown) => log.error({ err, session: id }, 'finishing session failed'));
       });
       started.go();
       log.info({ session: id, task: task.id, agent: agentName, pid }, 'session started');
@@ -228,7 +228,7 @@ export function createSessionService(deps: SessionServiceDeps) {
           log.info({ session: rec.id, pid: rec.pid }, 're-attached to running session');
           if (rec.status === 'starting') await sessions.markRunning(rec.id);
         } else {
-          await entry.follower.finish({});
+          await entry.pump.finish({});
         }
       }
     },
@@ -238,7 +238,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       for (const entry of live.values()) {
         if (entry.timer) clearInterval(entry.timer);
         if (entry.killing) await entry.killing.catch(() => {});
-        await entry.follower.stop();
+        await entry.pump.stop();
       }
       live.clear();
     },

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { SessionStatus } from '../../schemas/session.ts';
 
 // The wrapper leads the session's process group: it runs the agent as its child, waits for it,
 // and writes the exit status to `exit` (atomically) before it exits itself, so the status
@@ -38,4 +40,16 @@ export function sessionFiles(dataDir: string, sessionId: string): SessionFiles {
 // The wrapper's command line (after `sh`) for `command`.
 export function wrapperArgv(files: SessionFiles, command: string[]): string[] {
   return ['-c', WRAPPER, 'grove-session', files.exit, ...command];
+}
+
+// The end the wrapper recorded, read after the fact: nothing recorded (it was killed) is `lost`.
+export function recordedEnd(files: SessionFiles): { status: SessionStatus; exitCode: number | null } {
+  let code: number;
+  try {
+    code = Number(readFileSync(files.exit, 'utf8').trim());
+  } catch {
+    return { status: 'lost', exitCode: null };
+  }
+  if (!Number.isInteger(code)) return { status: 'lost', exitCode: null };
+  return { status: code === 0 ? 'exited' : 'failed', exitCode: code };
 }
