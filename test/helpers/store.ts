@@ -6,8 +6,12 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
+import type { AgentDefinition } from '../../schemas/config.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
+import { createAgents } from '../../daemon/agents/agents.ts';
+import { createProjectConfigs } from '../../daemon/projects/config.ts';
+import { createSessionService, type SessionService } from '../../daemon/sessions/service.ts';
 import { openStore, type Store } from '../../daemon/store/db.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { sessionsTable, type SessionsTable } from '../../daemon/store/sessions.ts';
@@ -85,4 +89,29 @@ export async function until<T>(check: () => T | Promise<T>, what: string, ms = 1
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await delay(20);
   }
+}
+
+// The session service as the daemon wires it, on a test store; closed when the test ends.
+export function sessionService(
+  t: TestContext,
+  s: TestStore,
+  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; log?: Logger } = {},
+): SessionService {
+  const log = opts.log ?? pino({ level: 'silent' });
+  const configs = createProjectConfigs({ log });
+  const service = createSessionService({
+    sessions: s.sessions,
+    getTask: s.getTask,
+    getProject: s.getProject,
+    configs,
+    agents: createAgents({ agents: opts.agents ?? {} }),
+    defaultAgent: opts.defaultAgent,
+    dataDir: s.dataDir,
+    log,
+  });
+  t.after(async () => {
+    await service.close();
+    await configs.close();
+  });
+  return service;
 }
