@@ -1,6 +1,5 @@
-// Turns a byte stream into output lines by DESIGN §3's rules: split on \n, drop a trailing \r,
-// invalid UTF-8 and NUL become U+FFFD, a line over 64 KiB is cut into 64 KiB pieces (never
-// inside a character), and a last line without a newline is kept by end().
+// Turns a byte stream into output lines by DESIGN §3's rules, so every reader of a session's
+// files stores the same lines: \r\n and \n ends, U+FFFD, 64 KiB pieces, a last line by end().
 export const MAX_LINE_BYTES = 64 * 1024;
 
 const decoder = new TextDecoder('utf-8', { fatal: false });

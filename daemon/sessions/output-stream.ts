@@ -18,9 +18,8 @@ export function resumeFrom(req: IncomingMessage, after: number | undefined): num
   return Number(v);
 }
 
-// Streams a session's lines from the store as SSE (`id: <seq>`, `event: line`), following it
-// live until it ends with `event: end` carrying the final session. Lines are read from the
-// store page by page and written only as fast as the client takes them.
+// A session's lines as SSE until `event: end`, read from the store page by page and written only
+// as fast as the client takes them, so a slow follower holds no more than a page.
 export async function streamOutput(opts: { id: string; after: number; res: ServerResponse; sessions: SessionService }): Promise<void> {
   const { id, res, sessions } = opts;
   await sessions.get(id); // 404 before any header is sent

@@ -15,9 +15,8 @@ export type SpawnResult =
     }
   | { ok: false; message: string };
 
-// Starts `command` under the wrapper in its own process group (a new session, in fact), held
-// until `go()` (see wrapper.ts), with stdout/stderr going straight to files: the daemon is not
-// in the data path, so output survives a daemon restart. The agent's stdin is /dev/null.
+// The wrapper in a process group (a session) of its own, held until `go()`, writing straight to
+// files: the daemon is not in the data path, so output survives a daemon restart.
 export function spawnWrapped(opts: { files: SessionFiles; command: string[]; cwd: string; env: Record<string, string> }) {
   mkdirSync(opts.files.dir, { recursive: true, mode: 0o700 });
   // File descriptors, not streams: the child writes to the files itself.

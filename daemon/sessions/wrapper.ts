@@ -1,14 +1,12 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { SessionStatus } from '../../schemas/session.ts';
 
-// The wrapper leads the session's process group: it runs the agent as its child, waits for it,
-// and writes the exit status to `exit` (atomically) before it exits itself, so the status
-// survives a daemon that is down at that moment. A TERM sent to the group is caught by the
-// wrapper (a caught signal is reset to default in the agent, an ignored one would be
-// inherited) and the wait resumes until the agent is really gone. POSIX sh starts an
-// asynchronous command with SIGINT and SIGQUIT ignored; grove stops agents with TERM and KILL.
-// The wrapper holds until a line comes on its stdin, a pipe: the daemon sends it once the
-// session's row (with this pid) is stored, so no agent runs that the store does not know. If
-// the pipe closes first (the daemon died), the wrapper exits 125 and nothing has run.
+// The wrapper leads the session's group and writes the agent's exit status atomically to `exit`,
+// so it survives a daemon that is down then. It holds until the daemon's `go` (see start.ts): a
+// pipe closed first (the daemon died) exits 125 with nothing run.
+// TERM is caught, passed on and waited out (an ignored signal would be inherited by the agent);
+// sh starts the agent with INT and QUIT ignored, which grove never sends.
 const WRAPPER = `st=$1; shift
 IFS= read -r go || exit 125
 "$@" </dev/null &
@@ -38,4 +36,16 @@ export function sessionFiles(dataDir: string, sessionId: string): SessionFiles {
 // The wrapper's command line (after `sh`) for `command`.
 export function wrapperArgv(files: SessionFiles, command: string[]): string[] {
   return ['-c', WRAPPER, 'grove-session', files.exit, ...command];
+}
+
+// The end the wrapper recorded, read after the fact: nothing recorded (it was killed) is `lost`.
+export function recordedEnd(files: SessionFiles): { status: SessionStatus; exitCode: number | null } {
+  let code: number;
+  try {
+    code = Number(readFileSync(files.exit, 'utf8').trim());
+  } catch {
+    return { status: 'lost', exitCode: null };
+  }
+  if (!Number.isInteger(code)) return { status: 'lost', exitCode: null };
+  return { status: code === 0 ? 'exited' : 'failed', exitCode: code };
 }

@@ -1,0 +1,49 @@
+import { GroveError } from '../errors.ts';
+import { groupMembers } from '../proc/group.ts';
+import { GRACE_MS, terminate } from '../proc/terminate.ts';
+import { LIVE, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import type { Live } from './live.ts';
+import { findSession, stillRuns } from './record.ts';
+
+// Kills sessions: TERM to the whole process group, KILL after the grace time (DESIGN §5).
+export function createKill(deps: { sessions: SessionsTable; live: Live }) {
+  const { sessions, live } = deps;
+
+  // Stops the group if it is still ours and records the end as `killed`.
+  async function stop(rec: SessionRecord): Promise<void> {
+    const entry = live.get(rec.id);
+    const pgid = rec.pid;
+    if (pgid !== null) {
+      // The wrapper still being the recorded process, or members left in its group, make the
+      // group id ours; a group with no members may have been reused, so it is not signalled.
+      const ours = stillRuns(rec) || groupMembers(pgid).length > 0;
+      if (ours) await terminate(pgid, { graceMs: GRACE_MS.session });
+    }
+    if (entry) await entry.pump.finish({ status: 'killed', exitCode: null });
+    else await sessions.end(rec.id, 'killed', null);
+  }
+
+  // Resolves once the whole group is gone; a second kill of the same session waits on the first.
+  async function kill(id: string): Promise<{ status: 'killed' }> {
+    const rec = await findSession(sessions, id);
+    if (rec.status === 'killed') return { status: 'killed' };
+    if (!LIVE.includes(rec.status)) {
+      throw new GroveError('SESSION_NOT_RUNNING', `session ${id} has already ended (${rec.status})`);
+    }
+    const entry = live.get(id);
+    const killing = entry?.killing ?? stop(rec);
+    if (entry) entry.killing = killing;
+    await killing;
+    const after = await findSession(sessions, id);
+    if (after.status !== 'killed') throw new GroveError('SESSION_NOT_RUNNING', `session ${id} ended (${after.status}) before it was killed`);
+    return { status: 'killed' };
+  }
+
+  // Every live session of a task (archiving the task).
+  async function killAllOfTask(taskId: string): Promise<void> {
+    const all = await sessions.listByTask(taskId);
+    await Promise.all(all.filter((s) => LIVE.includes(s.status)).map((s) => kill(s.id).catch(() => {})));
+  }
+
+  return { kill, killAllOfTask };
+}

@@ -1,0 +1,157 @@
+import { watch, type FSWatcher } from 'node:fs';
+import type { SessionStatus } from '../../schemas/session.ts';
+import type { Limiter } from '../runtime/limiter.ts';
+import type { Logger } from '../runtime/log.ts';
+import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
+import { readNew, type Offsets } from './reader.ts';
+import { recordedEnd, type SessionFiles } from './wrapper.ts';
+
+// After a failed store (a full disk), the first retry waits this long, doubling up to the max.
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 4000;
+
+// What the session verbs need of a session being followed.
+export interface Pump {
+  /** stores whatever is new (coalesced: one pass at a time, another after it if asked) */
+  poke(): void;
+  /** stores the rest of both files, the last partial lines included, and records the end */
+  finish(outcome: { status?: SessionStatus; exitCode?: number | null }): Promise<void>;
+  /** stops following (daemon shutdown): waits for a round being stored, then lets go of the folder */
+  stop(): Promise<void>;
+}
+
+// Given, not imported: the limiter is shared by all sessions, the callbacks tell their streams.
+export interface PumpDeps {
+  files: SessionFiles;
+  sessions: SessionsTable;
+  /** shared by the pumps of all sessions */
+  rounds: Limiter;
+  log: Logger;
+  onProgress: () => void;
+  onEnd: () => void;
+}
+
+// Follows a session's output files into the store from the stored offsets, and records its end.
+export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
+  const { files, sessions, log } = deps;
+  // What the store holds. Every round reads from here and a failed write leaves it as it was, so
+  // the retry reads the same lines again: no line is skipped and none is stored twice.
+  let stored: Offsets = { stdout: rec.stdout_offset, stderr: rec.stderr_offset };
+  let nextSeq = rec.next_seq;
+
+  // Lines and offsets in one transaction; false when nothing was new. Read only once it may be
+  // stored at once: rounds waiting in the store's queue would only hold their lines in memory.
+  function round(final: boolean): Promise<boolean> {
+    return deps.rounds.run(async () => {
+      const { batch, offsets } = readNew(files, stored, { final });
+      if (offsets.stdout === stored.stdout && offsets.stderr === stored.stderr) return false;
+      await sessions.appendLines(rec.id, nextSeq, batch, offsets);
+      stored = offsets;
+      nextSeq += batch.texts.length;
+      if (batch.texts.length > 0) deps.onProgress();
+      return true;
+    });
+  }
+
+  // Rounds until nothing is new. Reading and splitting is this thread's work: requests get in
+  // between rounds.
+  async function drain(final: boolean): Promise<void> {
+    while (await round(final)) await new Promise((r) => setImmediate(r));
+  }
+
+  // Every drain runs on this one chain: two in flight at once would read from the same offsets
+  // and store the same lines twice.
+  let chain: Promise<void> = Promise.resolve();
+  function serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = chain.then(fn);
+    chain = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  let queued = false;
+  let ended = false;
+  let stopped = false;
+  let finishing: Promise<void> | null = null;
+  // A failed write is tried again later: the agent may be quiet, so no file event would come.
+  let retryMs = RETRY_MIN_MS;
+  let retryTimer: NodeJS.Timeout | null = null;
+
+  function poke(): void {
+    if (queued || ended || stopped) return;
+    queued = true;
+    serial(() => {
+      queued = false;
+      return drain(false);
+    }).then(
+      () => {
+        retryMs = RETRY_MIN_MS;
+      },
+      (err: unknown) => {
+        if (finishing) return; // the end is being stored: that has its own retries
+        log.error({ err, session: rec.id, retry_ms: retryMs }, 'storing session output failed; will retry');
+        retryTimer ??= setTimeout(() => {
+          retryTimer = null;
+          poke();
+        }, retryMs);
+        retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+      },
+    );
+  }
+
+  let watcher: FSWatcher | null = null;
+  try {
+    watcher = watch(files.dir, () => poke());
+    watcher.on('error', () => {});
+  } catch (err) {
+    log.warn({ err, session: rec.id }, 'cannot watch session folder');
+  }
+  poke();
+
+  function unwatch(): void {
+    watcher?.close();
+    watcher = null;
+  }
+
+  // Stores the rest of the output, then the end: the one given (a kill), else the wrapper's record.
+  async function storeEnd(outcome: { status?: SessionStatus; exitCode?: number | null }): Promise<void> {
+    await drain(true);
+    // Safe to repeat: once the rest is stored, another drain reads and stores nothing.
+    const { status, exitCode } = outcome.status !== undefined ? { status: outcome.status, exitCode: outcome.exitCode ?? null } : recordedEnd(files);
+    await sessions.end(rec.id, status, exitCode);
+    ended = true;
+    unwatch();
+    log.info({ session: rec.id, status, exit_code: exitCode, lines: nextSeq - 1 }, 'session ended');
+  }
+
+  return {
+    poke,
+    finish(outcome) {
+      // After stop() the next daemon finishes the session from its files.
+      if (stopped && !finishing) return Promise.resolve();
+      finishing ??= (async () => {
+        for (let delay = RETRY_MIN_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
+          try {
+            await serial(() => storeEnd(outcome));
+            break;
+          } catch (err) {
+            if (stopped) return; // the next daemon finishes it from the files
+            log.error({ err, session: rec.id, retry_ms: delay }, 'storing the end of session output failed; will retry');
+            await new Promise((r) => setTimeout(r, delay));
+          }
+        }
+        if (retryTimer) clearTimeout(retryTimer);
+        deps.onEnd();
+      })();
+      return finishing;
+    },
+    async stop() {
+      stopped = true;
+      if (retryTimer) clearTimeout(retryTimer);
+      await chain;
+      unwatch();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import type { Logger } from '../runtime/log.ts';
+import type { SessionsTable } from '../store/sessions.ts';
+import type { Live } from './live.ts';
+import { stillRuns } from './record.ts';
+
+// A re-attached session is not our child: nothing tells us when it exits, so look every second.
+const LIVENESS_MS = 1000;
+
+// Agents outlive the daemon (DESIGN §5): follow on with those still running, finish the others.
+export function createReattach(deps: { sessions: SessionsTable; live: Live; log: Logger }) {
+  const { sessions, live, log } = deps;
+  // A session's process still runs when pid and start time both match; the others end with the
+  // wrapper's recorded status, or `lost`.
+  return async function reattach(): Promise<void> {
+    for (const rec of await sessions.listLive()) {
+      const entry = live.follow(rec);
+      if (!stillRuns(rec)) {
+        await entry.pump.finish({});
+        continue;
+      }
+      entry.timer = setInterval(() => {
+        if (stillRuns(rec)) return;
+        clearInterval(entry.timer!);
+        entry.timer = null;
+        if (!entry.killing) void entry.pump.finish({});
+      }, LIVENESS_MS);
+      entry.timer.unref();
+      log.info({ session: rec.id, pid: rec.pid }, 're-attached to running session');
+      if (rec.status === 'starting') await sessions.markRunning(rec.id);
+    }
+  };
+}

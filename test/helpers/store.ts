@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { pino, type Logger } from 'pino';
+import type { AgentDefinition } from '../../schemas/config.ts';
+import type { Project } from '../../schemas/project.ts';
+import type { Task } from '../../schemas/task.ts';
+import { createAgents } from '../../daemon/agents/agents.ts';
+import { createProjectConfigs } from '../../daemon/projects/config.ts';
+import { createSessionService, type SessionService } from '../../daemon/sessions/service.ts';
+import { openStore, type Store } from '../../daemon/store/db.ts';
+import { projectsTable } from '../../daemon/store/projects.ts';
+import { sessionsTable, type SessionsTable } from '../../daemon/store/sessions.ts';
+import { tasksTable } from '../../daemon/store/tasks.ts';
+import { createTaskReader } from '../../daemon/tasks/read.ts';
+import { makeTempDir } from './git.ts';
+import { seedStore } from './template.ts';
+
+// A logger that keeps its records, so a test can look for a message.
+export function memoryLog(): { log: Logger; records: any[] } {
+  const records: any[] = [];
+  const log = pino({ level: 'debug' }, { write: (line: string) => void records.push(JSON.parse(line)) });
+  return { log, records };
+}
+
+export interface TestStore {
+  dataDir: string;
+  store: Store;
+  sessions: SessionsTable;
+  getProject: (id: string) => Promise<Project>;
+  getTask: (id: string) => Promise<Task>;
+}
+
+// A real store (PGlite in its thread, as the daemon opens it), in a folder of its own; `cleanup`
+// registers what closes and removes it (t.after, or after() for a store shared by a file's tests).
+export async function openTestStore(cleanup: (fn: () => unknown) => void, log: Logger = pino({ level: 'silent' })): Promise<TestStore> {
+  const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-store-')));
+  let opened: Store | undefined;
+  cleanup(async () => {
+    await opened?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+  const dataDir = path.join(home, 'data');
+  await seedStore(dataDir);
+  const store = (opened = await openStore({ dataDir, log }));
+  const projects = projectsTable(store.db);
+  const getProject = async (id: string) => (await projects.get(id)) ?? assert.fail(`no project ${id}`);
+  const read = createTaskReader({ tasks: tasksTable(store.db), getProject });
+  return { dataDir, store, sessions: sessionsTable(store.db), getProject, getTask: read.get };
+}
+
+// A project (a plain folder) with one task in `status` whose worktree folder exists: sessions
+// need no git, only a folder to run in.
+export async function addTask(t: TestContext, s: TestStore, status: Task['status'] = 'ready'): Promise<Task> {
+  const dir = makeTempDir(t);
+  const project = await projectsTable(s.store.db).insert({ id: randomUUID(), name: path.basename(dir), path: dir });
+  const id = randomUUID();
+  const worktree = '.grove/worktrees/work/';
+  mkdirSync(path.join(project.path, worktree), { recursive: true });
+  await s.store.db.query(
+    `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status) VALUES ($1, $2, 'work', 'grove/work', $3, 'main', 'HEAD', $4)`,
+    [id, project.id, worktree, status],
+  );
+  return s.getTask(id);
+}
+
+// Makes every insert into `table` fail, as a full disk would, until the returned function is
+// called (at the latest when the test ends).
+export async function failInserts(t: TestContext, store: Store, table: 'sessions' | 'session_lines'): Promise<() => Promise<void>> {
+  await store.db.query(`CREATE FUNCTION test_no_room() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no room (test)'; END $$`);
+  await store.db.query(`CREATE TRIGGER test_no_room BEFORE INSERT ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION test_no_room()`);
+  const giveRoom = async () => {
+    await store.db.query(`DROP TRIGGER IF EXISTS test_no_room ON ${table}`);
+    await store.db.query('DROP FUNCTION IF EXISTS test_no_room()');
+  };
+  t.after(giveRoom);
+  return giveRoom;
+}
+
+// Waits until `check` returns a truthy value, and returns it.
+export async function until<T>(check: () => T | Promise<T>, what: string, ms = 10_000): Promise<Exclude<T, null | undefined | false | 0 | ''>> {
+  for (const deadline = Date.now() + ms; ; ) {
+    const v = await check();
+    if (v) return v as Exclude<T, null | undefined | false | 0 | ''>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await delay(20);
+  }
+}
+
+// The session service as the daemon wires it, on a test store; closed when the test ends.
+export function sessionService(
+  t: TestContext,
+  s: TestStore,
+  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; log?: Logger } = {},
+): SessionService {
+  const log = opts.log ?? pino({ level: 'silent' });
+  const configs = createProjectConfigs({ log });
+  const service = createSessionService({
+    sessions: s.sessions,
+    getTask: s.getTask,
+    getProject: s.getProject,
+    configs,
+    agents: createAgents({ agents: opts.agents ?? {} }),
+    defaultAgent: opts.defaultAgent,
+    dataDir: s.dataDir,
+    log,
+  });
+  t.after(async () => {
+    await service.close();
+    await configs.close();
+  });
+  return service;
+}
