@@ -2,7 +2,8 @@ import { cpus } from 'node:os';
 import { Piscina } from 'piscina';
 import { once } from '../runtime/once.ts';
 import { built } from '../runtime/root.ts';
-import type { CreatedWorktree, CreateWorktreeInput, RemoveWorktreeInput, RemovedWorktree } from '../../workers/worktree.ts';
+import type { CreatedWorktree, CreateWorktreeInput } from '../../workers/worktree/create.ts';
+import type { RemovedWorktree, RemoveWorktreeInput } from '../../workers/worktree/remove.ts';
 import type { RunSetupInput, SetupOutcome } from '../../workers/setup.ts';
 import type { Result } from '../../workers/result.ts';
 
