@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import test, { type TestContext } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
+import { processStartTime } from '../daemon/proc/stat.ts';
 import { runSetup, type SetupMessage } from '../workers/setup.ts';
 import { makeTempDir } from './helpers/git.ts';
 import { waitPidGone } from './helpers/state.ts';
@@ -55,8 +56,7 @@ test('commands run in order in cwd with only the given environment; per command:
   const lines = (idx: number) => messages.flatMap((m) => (m.type === 'lines' && m.idx === idx ? m.lines.map((l) => `${l.stream}:${l.text}`) : []));
   assert.deepEqual(lines(0).sort(), ['stderr:two', 'stdout:one']);
   assert.deepEqual(lines(1), [`stdout:${r.cwd}`, 'stdout:this-nohome', 'stdout:tail'], 'a last line without a newline is kept');
-  const spawned = messages.find((m) => m.type === 'spawned');
-  assert.ok(spawned?.type === 'spawned' && spawned.pid > 0 && spawned.pid_start !== null, 'the pid is recorded with its start time');
+  for (const m of messages) if (m.type === 'spawned') assert.ok(m.pid > 0);
 });
 
 test('the first failing command stops the run: its exit code is recorded, later commands never start', async (t) => {
@@ -79,8 +79,20 @@ test('a timeout kills the whole process group, background children included', as
   const dir = makeTempDir(t);
   const pids = path.join(dir, 'pids');
   const t0 = Date.now();
-  const r = run(t, [`sleep 60 & echo $! > '${pids}'; echo started; sleep 60`, 'echo never'], { timeoutMs: 1000, cwd: dir });
+  // The shell lives until the timeout: its recorded start time can be checked against /proc.
+  let recorded: { pid: number; pid_start: string | null; now: string | null } | null = null;
+  const r = run(t, [`sleep 60 & echo $! > '${pids}'; echo started; sleep 60`, 'echo never'], {
+    timeoutMs: 1000,
+    cwd: dir,
+    onMessage: (m) => {
+      if (m.type === 'spawned') recorded = { pid: m.pid, pid_start: m.pid_start, now: processStartTime(m.pid) };
+    },
+  });
   assert.deepEqual(await r.outcome, { ok: true, failed: true, cancelled: false });
+  assert.ok(recorded, 'the pid was recorded');
+  const { pid, pid_start, now } = recorded as { pid: number; pid_start: string | null; now: string | null };
+  assert.ok(pid_start !== null && pid_start === now, 'with its start time, so a reused pid is never taken for it');
+  await waitPidGone(pid, 5000);
   assert.ok(Date.now() - t0 < 20_000, 'it did not wait for the sleeps');
   const end = (await r.messages).find((m) => m.type === 'end');
   assert.ok(end?.type === 'end');
