@@ -33,10 +33,12 @@ export interface TaskServiceDeps {
 // Tasks as the routes and the daemon use them: the verbs (create, archive, recover, setup
 // runs) wired together, with reads of tasks and their setup logs.
 export function createTaskService(deps: TaskServiceDeps) {
-  const { tasks, read, setupLog, pool, getProject, log } = deps;
+  const { tasks, read, setupLog, pool, getProject, ports, configs, journal, killSessions, log } = deps;
   // Parallel `git worktree add`/`remove` on one repository race on its locks: one at a time per project.
   const perProject = createKeyedMutex();
   const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, log });
+  const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, log });
+  const archive = createTaskArchiver({ tasks, read, getProject, pool, killSessions, perProject, setup: setups, log });
 
   return {
     events: setups.events,
@@ -44,14 +46,14 @@ export function createTaskService(deps: TaskServiceDeps) {
     list: read.list,
     setupLinesAfter: (id: string, after: number) => setupLog.linesWithCommand(id, after),
     setupCommands: (id: string) => setupLog.commands(id),
-    create: createTaskCreator({ tasks, read, getProject, pool, ports: deps.ports, configs: deps.configs, journal: deps.journal, perProject, setup: setups, log }),
+    create,
     async setup(id: string): Promise<TaskSetup> {
       const task = await read.get(id);
       const [commands, lines] = await Promise.all([setupLog.commands(id), setupLog.lines(id)]);
       return { status: task.status, commands, lines };
     },
-    archive: createTaskArchiver({ tasks, read, getProject, pool, killSessions: deps.killSessions, perProject, setup: setups, log }),
-    recover: () => recoverTasks({ journal: deps.journal, tasks, setupLog, pool, log }),
+    archive,
+    recover: () => recoverTasks({ journal, tasks, setupLog, pool, log }),
     // Stops running setups (their process groups are killed) and waits for them to be recorded.
     close: () => setups.close(),
   };
