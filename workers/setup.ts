@@ -27,9 +27,10 @@ export type SetupMessage =
 
 // After the shell exits, how long background children may keep its pipes open.
 const DRAIN_MS = 300;
+// Lines cross to the main thread in batches, not one message each: a chatty command would
+// otherwise cost a message and a store write per line.
 const BATCH_MS = 25;
 const BATCH_LINES = 500;
-
 
 // Runs the setup commands in order with `sh -c`, each in its own process group, streaming
 // their lines; the first failure (or a cancel message) stops the run.

@@ -2,9 +2,11 @@ import { cpus } from 'node:os';
 import { Piscina } from 'piscina';
 import { once } from '../runtime/once.ts';
 import { built } from '../runtime/root.ts';
-import type { CreatedWorktree, CreateWorktreeInput, RemoveWorktreeInput, RemovedWorktree } from '../../workers/worktree.ts';
+import type { CreatedWorktree, CreateWorktreeInput } from '../../workers/worktree/create.ts';
+import type { RemovedWorktree, RemoveWorktreeInput } from '../../workers/worktree/remove.ts';
 import type { RunSetupInput, SetupOutcome } from '../../workers/setup.ts';
-import type { Result } from '../../workers/result.ts';
+import type { Fail, Result } from '../../workers/result.ts';
+import { GroveError } from '../errors.ts';
 
 // The worker pool for git worktrees and setup commands (DESIGN §1), typed by task name. The
 // threads run the built JavaScript of workers/ and call git themselves.
@@ -26,3 +28,8 @@ export function createPool(opts: { maxThreads?: number } = {}) {
 }
 
 export type Pool = ReturnType<typeof createPool>;
+
+// A worker's failure as the domain error the API answers with (a field path becomes `errors`).
+export function fromWorker(f: Fail): GroveError {
+  return new GroveError(f.code, f.message, f.path ? { errors: [{ path: f.path, message: f.message }] } : {});
+}

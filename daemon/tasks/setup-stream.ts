@@ -5,7 +5,8 @@ import type { TaskService } from './service.ts';
 // GET /api/tasks/:id/setup with Accept: text/event-stream (an addition to DESIGN §4): the
 // setup as it happens — `event: command` when a command starts (exit_code and ended_at null)
 // and again when it ends (data: its index and record), `event: line` per output line
-// (`id: <seq>`), and `event: end` with the task once setup is over. The CLI shows task creation progress with it.
+// (`id: <seq>`), and `event: end` with the task once setup is over. The CLI shows task
+// creation progress with it.
 export async function streamSetup(opts: { id: string; res: ServerResponse; tasks: TaskService }): Promise<void> {
   const { id, res, tasks } = opts;
   await tasks.get(id);
@@ -18,7 +19,7 @@ export async function streamSetup(opts: { id: string; res: ServerResponse; tasks
     const lines = await tasks.setupLinesAfter(id, after);
     // Starts, lines and ends in the order they happened, so a client can print them as a
     // transcript: commands run one after another, so the command index orders first, then
-    // start, lines, end. Timestamps alone tie within a millisecond.
+    // start, lines, end. Timestamps alone can tie.
     const items: Array<{ idx: number; rank: number; seq: number; text: string }> = [];
     for (const [idx, cmd] of commands.entries()) {
       const a = (announced[idx] ??= { start: false, end: false });

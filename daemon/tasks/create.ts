@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import type { ProjectConfig } from '../../schemas/project-config.ts';
+import type { Project } from '../../schemas/project.ts';
+import type { CreateTask, Task } from '../../schemas/task.ts';
+import type { ProjectConfigs } from '../projects/config.ts';
+import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
+import type { Logger } from '../runtime/log.ts';
+import type { TasksTable } from '../store/tasks.ts';
+import type { Journal } from './journal.ts';
+import { fromWorker, type Pool } from './pool.ts';
+import type { PortAllocator } from './ports.ts';
+import type { TaskReader } from './read.ts';
+import type { SetupRunner } from './setup-run.ts';
+import { slugify } from './slug.ts';
+
+export interface TaskCreatorDeps {
+  tasks: TasksTable;
+  read: TaskReader;
+  getProject: (id: string) => Promise<Project>;
+  pool: Pick<Pool, 'createWorktree' | 'removeWorktree'>;
+  ports: PortAllocator;
+  configs: ProjectConfigs;
+  /** creation intents, so a creation cut short by a kill is undone on the next start */
+  journal: Journal;
+  /** shared with archiving: git worktree changes on one repository take turns */
+  perProject: KeyedMutex;
+  setup: SetupRunner;
+  log: Logger;
+}
+
+// POST /api/tasks: the branch and worktree, then the row with its ports, then setup (waited
+// for unless `wait: false`). A creation that fails part-way leaves nothing behind.
+export function createTaskCreator(deps: TaskCreatorDeps) {
+  const { tasks, pool, journal, log } = deps;
+
+  // Makes the worktree and stores the task; runs inside the project's turn.
+  async function make(id: string, project: Project, config: ProjectConfig, input: CreateTask, status: 'setting_up' | 'ready'): Promise<void> {
+    const made = await pool.createWorktree({
+      repo: project.path,
+      slug: slugify(input.name),
+      ...(input.branch !== undefined ? { branch: input.branch } : {}),
+      ...(input.base !== undefined ? { base: input.base } : {}),
+      taken: await tasks.liveWorktreePaths(project.id),
+      intent: { id, file: journal.fileFor(id) },
+    });
+    if (!made.ok) throw fromWorker(made);
+    try {
+      // Ports are picked and their leases stored with the row, so two creations never share one.
+      await deps.ports.allocate(config.ports ?? [], (ports) =>
+        tasks.insert(
+          {
+            id,
+            project_id: project.id,
+            name: input.name,
+            branch: made.branch,
+            worktree_path: made.worktree_path,
+            base: made.base,
+            base_commit: made.base_commit,
+            status,
+          },
+          ports,
+        ),
+      );
+    } catch (err) {
+      // No row: take the worktree and the new branch back too.
+      await pool.removeWorktree({
+        repo: project.path,
+        worktree_path: made.worktree_path,
+        force: true,
+        deleteBranch: made.branch,
+        deleteBranchAt: made.base_commit,
+      });
+      throw err;
+    } finally {
+      journal.done(id);
+    }
+  }
+
+  return async function create(input: CreateTask): Promise<{ status: 201 | 202; task: Task }> {
+    const project = await deps.getProject(input.project_id);
+    const config = deps.configs.load(project.path);
+    const id = randomUUID();
+    const needsSetup = (config.setup ?? []).length > 0;
+    await deps.perProject.run(project.id, () => make(id, project, config, input, needsSetup ? 'setting_up' : 'ready'));
+
+    const task = await deps.read.get(id);
+    log.info({ task: id, project: project.id, branch: task.branch, ports: task.ports }, 'task created');
+    if (!needsSetup) return { status: input.wait === false ? 202 : 201, task };
+    const setupDone = deps.setup.start(project, task, config);
+    if (input.wait === false) return { status: 202, task };
+    await setupDone;
+    return { status: 201, task: await deps.read.get(id) };
+  };
+}

@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import type { Logger } from '../runtime/log.ts';
+import { isSameProcessAlive } from '../proc/stat.ts';
+import { groupMembers } from '../proc/group.ts';
+import { GRACE_MS, terminate } from '../proc/terminate.ts';
+import type { SetupLogTable } from '../store/setup-log.ts';
+import type { TasksTable } from '../store/tasks.ts';
+import type { Journal } from './journal.ts';
+import type { Pool } from './pool.ts';
+
+export interface RecoverDeps {
+  journal: Journal;
+  tasks: TasksTable;
+  setupLog: SetupLogTable;
+  pool: Pick<Pool, 'removeWorktree'>;
+  log: Logger;
+}
+
+// At start, what a daemon killed mid-work left: creations without a row are undone; setups that
+// can no longer finish are stopped, process groups too, and marked setup_failed.
+export async function recoverTasks(deps: RecoverDeps): Promise<void> {
+  await undoInterruptedCreations(deps);
+  await failInterruptedSetups(deps);
+}
+
+// A journal intent whose task has no row: the branch and worktree it names are taken back.
+async function undoInterruptedCreations({ journal, tasks, pool, log }: RecoverDeps): Promise<void> {
+  for (const { id, intent } of journal.pending()) {
+    if (intent && !(await tasks.get(id))) {
+      const res = await pool.removeWorktree({
+        repo: intent.repo,
+        worktree_path: intent.worktree_path,
+        force: true,
+        deleteBranch: intent.branch,
+        deleteBranchAt: intent.base_commit,
+      });
+      if (!res.ok) log.warn({ task: id, intent, err: res.message }, 'undoing an interrupted task creation failed');
+      else log.warn({ task: id, branch: intent.branch, worktree: intent.worktree_path }, 'undid a task creation interrupted by a daemon stop');
+    }
+    journal.done(id);
+  }
+}
+
+async function failInterruptedSetups({ tasks, setupLog, log }: RecoverDeps): Promise<void> {
+  // The common case, a clean stop, costs one read instead of three writes at every start.
+  if (!(await tasks.anySettingUp())) return;
+  const orphans = await setupLog.endInterrupted();
+  await Promise.all(orphans.map((o) => stopOrphanGroup(o.pid, o.pid_start)));
+  const ids = await tasks.failInterruptedSetups();
+  if (ids.length > 0) log.warn({ tasks: ids, stopped: orphans.filter((o) => o.pid).length }, 'setup was interrupted by a daemon stop; marked setup_failed');
+}
+
+// Stops a setup command's process group that outlived a killed daemon. The group is ours if
+// its leader still has the recorded start time, or if the leader is gone but members remain
+// (the kernel does not hand out a pid while a group of that id exists).
+async function stopOrphanGroup(pid: number | null, pidStart: string | null): Promise<void> {
+  if (!pid) return;
+  const leaderOurs = pidStart !== null && isSameProcessAlive(pid, pidStart);
+  const leaderGone = !leaderOurs && !existsSync(`/proc/${pid}`) && process.platform === 'linux';
+  if (!leaderOurs && !(leaderGone && groupMembers(pid).length > 0)) return;
+  await terminate(pid, { graceMs: GRACE_MS.setup });
+}

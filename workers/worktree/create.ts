@@ -1,0 +1,119 @@
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { git } from '../../daemon/git/run.ts';
+import { writeIntent, type CreationIntent } from '../../daemon/tasks/journal.ts';
+import { fail, type Fail, type Result } from '../result.ts';
+import { ensureExcluded, ensureWorktreesDir, isLink, WORKTREES_DIR } from './folders.ts';
+import { foreignLock, lockedFail, withLockRetry } from './locks.ts';
+import { branchFree, checkBranchName, suffixed } from './names.ts';
+import { firstLine, repoInfo, resolveBase } from './repo.ts';
+
+export interface CreateWorktreeInput {
+  /** the project's canonical root */
+  repo: string;
+  /** the slug made from the task name; suffixed -2, -3… on collision */
+  slug: string;
+  /** an explicit branch name; default grove/<slug> */
+  branch?: string;
+  /** a ref to start from; default the repository's current branch */
+  base?: string;
+  /** worktree paths (relative) that live tasks hold */
+  taken: string[];
+  /** where to record what is about to be made, before git makes it (see daemon/tasks/journal.ts) */
+  intent?: { id: string; file: string };
+}
+
+export interface CreatedWorktree {
+  branch: string;
+  worktree_path: string;
+  base: string;
+  base_commit: string;
+}
+
+// Creates the task's branch and worktree; on any failure nothing is left behind.
+export async function createWorktree(input: CreateWorktreeInput): Promise<Result<CreatedWorktree>> {
+  const { repo } = input;
+  // Independent look-ups run side by side: each git call costs a process start.
+  const [branchCheck, given, info, refsOut] = await Promise.all([
+    input.branch === undefined ? null : checkBranchName(repo, input.branch),
+    input.base === undefined ? null : resolveBase(repo, input.base),
+    repoInfo(repo),
+    git(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/']),
+  ]);
+  if (branchCheck) return branchCheck;
+  if (typeof info === 'string') return fail('INTERNAL', `git rev-parse failed in ${repo}: ${info}`);
+  let base: string;
+  let baseCommit: string;
+  if (given) {
+    if (!given.ok) return given;
+    ({ base, base_commit: baseCommit } = given);
+  } else {
+    if (!info.head) return fail('BASE_NOT_FOUND', 'the repository has no commit to start from');
+    ({ ref: base, commit: baseCommit } = info.head);
+  }
+  ensureExcluded(info.commonDir);
+
+  const unsafe = ensureWorktreesDir(repo);
+  if (unsafe) return fail('CONFIG_INVALID', unsafe);
+
+  const refs = new Set(refsOut.stdout.split('\n').filter(Boolean));
+  if (input.branch !== undefined && !branchFree(input.branch, refs)) {
+    return fail('BRANCH_EXISTS', `branch ${input.branch} exists already, or clashes with an existing branch's path`, '/branch');
+  }
+  const { branch, rel } = freeName(input, refs);
+  const abs = path.join(repo, rel);
+
+  if (input.intent) {
+    const unrecorded = recordIntent(input.intent, { id: input.intent.id, repo, branch, worktree_path: rel, base_commit: baseCommit });
+    if (unrecorded) return unrecorded;
+  }
+  const add = await withLockRetry(() => git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit]));
+  if (add.exitCode !== 0) {
+    await undoCreate(repo, abs, branch, refs);
+    if (input.intent) rmSync(input.intent.file, { force: true });
+    const msg = firstLine(add.stderr);
+    const lock = foreignLock(add.stderr);
+    if (lock) return lockedFail(lock);
+    if (/already exists/.test(msg) && /branch/i.test(msg)) return fail('BRANCH_EXISTS', msg, '/branch');
+    if (/cannot lock ref/.test(msg)) return fail('BRANCH_EXISTS', msg, '/branch');
+    return fail('INTERNAL', `git worktree add failed: ${msg}`);
+  }
+  return { ok: true, branch, worktree_path: rel, base, base_commit: baseCommit };
+}
+
+// The first slug (-2, -3… after it) whose folder is free and, unless a branch was given,
+// whose grove/<slug> branch can be made.
+function freeName(input: CreateWorktreeInput, refs: Set<string>): { branch: string; rel: string } {
+  const taken = new Set(input.taken);
+  for (let n = 1; ; n++) {
+    const slug = suffixed(input.slug, n);
+    const rel = `${WORKTREES_DIR}/${slug}/`;
+    const branch = input.branch ?? `grove/${slug}`;
+    if (taken.has(rel) || existsSync(path.join(input.repo, rel)) || isLink(path.join(input.repo, WORKTREES_DIR, slug))) continue;
+    if (input.branch === undefined && !branchFree(branch, refs)) continue;
+    return { branch, rel };
+  }
+}
+
+// Writes the creation intent durably before git runs; a failure to write it stops the creation.
+function recordIntent(where: { file: string }, intent: CreationIntent): Fail | null {
+  try {
+    writeIntent(where.file, intent);
+    return null;
+  } catch (err) {
+    rmSync(where.file, { force: true });
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return fail('INSUFFICIENT_STORAGE', 'the disk of the data folder is full; free space and try again');
+    return fail('INTERNAL', `recording the creation failed: ${e.message}`);
+  }
+}
+
+// Removes what a failed `worktree add` may have left: its folder, its registration, its branch.
+async function undoCreate(repo: string, abs: string, branch: string, refsBefore: Set<string>): Promise<void> {
+  if (existsSync(abs) && !isLink(abs)) rmSync(abs, { recursive: true, force: true });
+  await git(repo, ['worktree', 'prune']);
+  if (!refsBefore.has(`refs/heads/${branch}`)) {
+    const now = await git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]);
+    if (now.exitCode === 0) await git(repo, ['branch', '-D', '--', branch]);
+  }
+}
