@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, startDaemon } from './helpers/daemon.ts';
+import { addProject, sharedDaemon } from './helpers/daemon.ts';
 import { branches, git, makeRepo, makeTempDir, worktrees } from './helpers/git.ts';
 
+// Tests that need no settings of their own share one daemon (each makes its own repository).
+const daemon = sharedDaemon();
+
 test('archiving keeps the branch and its commits, refuses dirty work without force, releases ports', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t, { files: { 'a.txt': 'a\n', '.grove.json': JSON.stringify({ ports: [3000] }) } });
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'work' } })).json;
@@ -50,7 +53,7 @@ test('archiving keeps the branch and its commits, refuses dirty work without for
 });
 
 test('a clean worktree is archived without force', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'clean' } })).json;
@@ -60,7 +63,7 @@ test('a clean worktree is archived without force', async (t) => {
 });
 
 test('a worktree folder replaced by a symlink: the link goes, its target is untouched', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'linked' } })).json;
@@ -85,7 +88,7 @@ test('a worktree folder replaced by a symlink: the link goes, its target is unto
 });
 
 test('a symlinked .grove/worktrees folder is never followed', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'a' } })).json;
@@ -105,7 +108,7 @@ test('a symlinked .grove/worktrees folder is never followed', async (t) => {
 });
 
 test('a project with live tasks cannot be removed: 409 PROJECT_HAS_TASKS', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'x' } })).json;

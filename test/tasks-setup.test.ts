@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, makeHome, startDaemon } from './helpers/daemon.ts';
+import { addProject, makeHome, sharedDaemon, startDaemon } from './helpers/daemon.ts';
 import { processesMatching } from './helpers/state.ts';
 import { branches, makeRepo, worktrees } from './helpers/git.ts';
+
+// Tests that need no settings of their own share one daemon (each makes its own repository).
+const daemon = sharedDaemon();
 
 function configHome(t: Parameters<typeof makeHome>[0], config: object): string {
   const home = makeHome(t);
@@ -73,7 +76,7 @@ test('a port bound by another program is skipped', async (t) => {
 });
 
 test('the first failing command stops setup: setup_failed with its stderr and exit code', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const grove = { setup: ['echo step one', 'echo about to fail; echo "no such thing" >&2; exit 3', 'echo never'] };
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(grove) } });
   const project = await addProject(d, repo);
@@ -114,7 +117,7 @@ test('a hanging setup command is killed at the timeout with its whole process gr
 });
 
 test('background children of a setup command do not outlive it', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const marker = `${Math.floor(Math.random() * 1e6) + 8_000_000}`;
   const grove = { setup: [`(sleep ${marker} &) ; echo started`] };
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(grove) } });
@@ -125,7 +128,7 @@ test('background children of a setup command do not outlive it', async (t) => {
 });
 
 test('wait:false answers 202 setting_up; the task becomes ready when setup ends', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['sleep 1', 'echo done'] }) } });
   const project = await addProject(d, repo);
   const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'later', wait: false } });
@@ -174,7 +177,7 @@ test('an invalid .grove.json is 422 CONFIG_INVALID naming the file and the JSON 
 });
 
 test('.grove.json is watched: an invalid edit is logged, a fix applies to the next task', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['echo first'] }) } });
   const project = await addProject(d, repo);
   const file = path.join(repo, '.grove.json');
@@ -211,7 +214,7 @@ test('a creation that fails after the worktree was made leaves no branch, worktr
 });
 
 test('archiving a task during its setup stops the setup and its processes', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const marker = `${Math.floor(Math.random() * 1e6) + 6_000_000}`;
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: [`sleep ${marker}`, 'echo never'] }) } });
   const project = await addProject(d, repo);
@@ -228,7 +231,7 @@ test('archiving a task during its setup stops the setup and its processes', asyn
 });
 
 test('GET /api/tasks/:id/setup as an event stream follows setup live to its end', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const { gate, readSse } = await import('./helpers/sessions.ts');
   const g = gate(t);
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['echo one', `read x < '${g.path}'; echo two`] }) } });

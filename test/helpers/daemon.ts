@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import type { TestContext } from 'node:test';
+import { after } from 'node:test';
 import { Pool, request } from 'undici';
 import { seedStore } from './template.ts';
 
@@ -54,10 +54,27 @@ export interface StartOptions {
 }
 
 // A new GROVE_HOME under the temp folder, short enough for a socket path.
-export function makeHome(t: TestContext): string {
+// What a helper needs of a test: somewhere to register cleanup (a TestContext, or a file's scope).
+export interface Cleanup {
+  after(fn: () => unknown): void;
+}
+
+export function makeHome(t: Cleanup): string {
   const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-h-')));
   t.after(() => rmSync(home, { recursive: true, force: true }));
   return home;
+}
+
+// One daemon for the tests of a file that need no settings of their own: started by the first
+// test that asks, stopped (and its home removed) after the file's last test. Call it at the top
+// level of the file, so that the cleanup belongs to the file and not to a test.
+export function sharedDaemon(): () => Promise<TestDaemon> {
+  const cleanups: Array<() => unknown> = [];
+  after(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+  });
+  let daemon: Promise<TestDaemon> | null = null;
+  return () => (daemon ??= startDaemon({ after: (fn) => cleanups.push(fn) }));
 }
 
 // Spawns the real daemon entry point as a process and waits for its "ready" log line.
@@ -95,7 +112,7 @@ export function spawnDaemon(
 }
 
 // Starts a daemon for one test; t.after stops it (TERM, then KILL) and removes its home.
-export async function startDaemon(t: TestContext, opts: StartOptions = {}): Promise<TestDaemon> {
+export async function startDaemon(t: Cleanup, opts: StartOptions = {}): Promise<TestDaemon> {
   const home = opts.home ?? makeHome(t);
   if (!opts.noSeed && !existsSync(path.join(home, 'data', 'pgdata'))) await seedStore(path.join(home, 'data'));
   const { proc, logs, events, ready, exited, stderr } = spawnDaemon(home, opts.env);

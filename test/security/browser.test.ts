@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { sharedDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { rawRequest } from '../helpers/raw.ts';
+
+// Tests that need no settings of their own share one daemon (each makes its own repository).
+const daemon = sharedDaemon();
 
 async function assertNoProjects(d: TestDaemon) {
   assert.deepEqual((await d.socket('GET', '/api/projects')).json, [], 'nothing was created');
 }
 
 test('the TCP front refuses foreign hosts, origins and cross-site fetches with 403, creating nothing', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const port = d.port!;
   const refused: Array<[string, Record<string, string>, string]> = [
@@ -50,7 +53,7 @@ test('the TCP front refuses foreign hosts, origins and cross-site fetches with 4
 });
 
 test('missing Host and absolute-form targets are refused on the TCP front', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const port = d.port!;
   const noHost = await rawRequest({ port }, 'GET /api/health HTTP/1.0\r\n\r\n');
   assert.equal(noHost.status, 403);
@@ -66,7 +69,7 @@ test('missing Host and absolute-form targets are refused on the TCP front', asyn
 });
 
 test('form, text/plain and multipart posts get 415 and create nothing', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const json = JSON.stringify({ path: repo });
   for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1']) {
@@ -85,7 +88,7 @@ test('form, text/plain and multipart posts get 415 and create nothing', async (t
 });
 
 test('a CORS preflight gets no CORS headers', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const r = await d.tcp('OPTIONS', '/api/projects', {
     headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
   });

@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, startDaemon } from '../helpers/daemon.ts';
+import { addProject, sharedDaemon, startDaemon } from '../helpers/daemon.ts';
 import { branches, git, gitSucceeds, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
+
+// Tests that need no settings of their own share one daemon (each makes its own repository).
+const daemon = sharedDaemon();
 
 test('branch and base values that are options, traversal or invalid refs are refused, creating nothing', async (t) => {
   const d = await startDaemon(t);
@@ -49,7 +52,7 @@ test('branch and base values that are options, traversal or invalid refs are ref
 });
 
 test('hostile task names still yield a safe branch and folder', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const project = await addProject(d, repo);
   const names: Array<[string, string]> = [
@@ -74,7 +77,7 @@ test('hostile task names still yield a safe branch and folder', async (t) => {
 });
 
 test('collisions get -2, -3…: names differing in case, kept branches of archived tasks, feat vs feat/x', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const project = await addProject(d, repo);
   const post = (body: object) => d.socket('POST', '/api/tasks', { body: { project_id: project.id, ...body } });
@@ -109,7 +112,7 @@ test('collisions get -2, -3…: names differing in case, kept branches of archiv
 });
 
 test('a repository without commits cannot have tasks: 422 BASE_NOT_FOUND', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const empty = path.join(repo, 'nested-empty');
   git(repo, 'init', '-q', '-b', 'main', empty);
