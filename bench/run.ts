@@ -16,7 +16,7 @@ const template = path.join(tplRoot, 'pgdata');
 await makeMigratedStore(template);
 
 try {
-  // How long each part took, so that the full run's 10 minutes and --quick's 2 can be checked.
+  // How long each part took, printed with the table and kept in results.json.
   const elapsed_s: Record<string, number> = {};
   const timed = async <T>(name: string, part: () => Promise<T>): Promise<T> => {
     const t0 = performance.now();
