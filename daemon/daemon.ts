@@ -78,6 +78,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       configs,
       agents,
       defaultAgent: settings.config.default_agent,
+      defaultMode: settings.config.default_mode,
       dataDir: settings.dataDir,
       log: child('sessions'),
     });

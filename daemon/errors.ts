@@ -25,6 +25,7 @@ export const ERRORS = {
   UNKNOWN_AGENT: { status: 422, title: 'Unknown agent' },
   AGENT_NOT_INSTALLED: { status: 422, title: 'Agent command not found on PATH' },
   BASE_NOT_FOUND: { status: 422, title: 'Base ref not found' },
+  MODE_UNSUPPORTED: { status: 422, title: 'The agent cannot run in this mode' },
   INTERNAL: { status: 500, title: 'Internal error' },
   // Not in DESIGN §4's table: the TCP front answers it when the API socket cannot be reached.
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },

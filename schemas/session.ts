@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, MAX_ARG_BYTES, Timestamp } from './common.ts';
+import { Mode } from './config.ts';
 import { OutputLine } from './output.ts';
 
 export const SessionStatus = Type.Union([
@@ -23,6 +24,8 @@ export const Session = Type.Object(
     created_at: Timestamp,
     exit_code: Type.Union([Type.Integer(), Type.Null()]),
     ended_at: Type.Union([Timestamp, Type.Null()]),
+    mode: Mode,
+    prompt: Type.Union([Type.String(), Type.Null()], { description: 'the prompt the session was started with' }),
   },
   { $id: 'Session' },
 );
@@ -40,6 +43,7 @@ export const CreateSession = Type.Object(
     // the UTF-8 size; the character limit here is the same number.
     prompt: Type.Optional(Type.String({ maxLength: MAX_ARG_BYTES, pattern: '^[^\\u0000]*$', description: 'at most 128 KiB of UTF-8' })),
     args: Type.Optional(Type.Array(Type.String({ maxLength: 65536, pattern: '^[^\\u0000]*$' }), { maxItems: 256 })),
+    mode: Type.Optional(Mode),
   },
   { additionalProperties: false, $id: 'CreateSession' },
 );

@@ -57,7 +57,7 @@ test('grove CLI: projects, tasks, sessions, logs, agents, status — as tables a
   assert.match(show.stdout, /\$ echo prepared {2}→ exit 0/);
   assert.match(show.stdout, /\| prepared/);
 
-  const started = await grove(home, ['session', 'start', made.json.id, '--prompt', 'echo:hello', '--json', '--', 'err:warn', 'exit:0']);
+  const started = await grove(home, ['session', 'start', made.json.id, '--prompt', 'exit:0', '--json', '--', 'echo:hello', 'err:warn']);
   assert.equal(started.code, 0, started.stderr);
   assert.equal(started.json.status, 'starting');
   assert.deepEqual(started.json.command.slice(1), ['echo:hello', 'err:warn', 'exit:0']);
@@ -91,7 +91,7 @@ test('grove logs -f follows a live session to its end; session kill stops one', 
   const p = (await grove(home, ['project', 'add', repo, '--json'])).json;
   const task = (await grove(home, ['task', 'new', p.name, 'follow', '--json'])).json;
   const g = gate(t);
-  const s = (await grove(home, ['session', 'start', task.id, '--prompt', 'echo:before', '--json', '--', `wait:${g.path}`, 'echo:after', 'exit:4'])).json;
+  const s = (await grove(home, ['session', 'start', task.id, '--prompt', 'exit:4', '--json', '--', 'echo:before', `wait:${g.path}`, 'echo:after'])).json;
   const follow = grove(home, ['logs', s.id, '-f']);
   await d.waitForLog((l) => l.msg === 'session running' && l.session === s.id);
   g.release();

@@ -22,7 +22,7 @@ test('agent choice: body, then .grove.json, then default_agent, else 422 AGENT_R
   const explicit = await start({ agent: 'fixture', prompt: 'echo:hi' });
   assert.equal(explicit.json.agent, 'fixture');
   assert.deepEqual(explicit.json.command, [AGENT, 'echo:hi']);
-  // Without a prompt the {prompt} element is dropped; args are appended.
+  // Without a prompt the {prompt} element is dropped; args go where it stood.
   const noPrompt = await start({ agent: 'other', args: ['exit:0'] });
   assert.deepEqual(noPrompt.json.command, [AGENT, 'echo:other', 'exit:0']);
 });

@@ -19,7 +19,7 @@ async function setup(t: TestContext) {
   const { log, records } = memoryLog();
   const task = await addTask(t, shared);
   const id = randomUUID();
-  await shared.sessions.insert({ id, task_id: task.id, agent: 'fixture', command: ['true'] });
+  await shared.sessions.insert({ id, task_id: task.id, agent: 'fixture', command: ['true'], mode: 'edit', prompt: null });
   const files = sessionFiles(shared.dataDir, id);
   mkdirSync(files.dir, { recursive: true });
   const rounds = createLimiter(2);

@@ -5,7 +5,7 @@ import { allLines, gate, readSse, readyTask, waitSessionEnd } from './helpers/se
 test('SSE follows a live session to its end and resumes after Last-Event-ID without gaps or repeats', async (t) => {
   const { d, task } = await readyTask(t);
   const g = gate(t);
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'print:50', args: [`wait:${g.path}`, 'print:60', 'exit:3'] } });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:3', args: ['print:50', `wait:${g.path}`, 'print:60'] } });
   const id = r.json.id;
   const url = `http://127.0.0.1:${d.port}/api/sessions/${id}/output`;
 

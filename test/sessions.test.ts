@@ -8,7 +8,7 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 test("a session with the project's default agent: 201 starting + pid, listed, running, exited with every line", async (t) => {
   const { d, task } = await readyTask(t);
   const g = gate(t);
-  const r = await d.tcp('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:first', args: [`wait:${g.path}`, 'print:100', 'echo:last'] } });
+  const r = await d.tcp('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:last', args: ['echo:first', `wait:${g.path}`, 'print:100'] } });
   assert.equal(r.status, 201, r.text);
   const s = r.json;
   assert.equal(s.status, 'starting');
@@ -53,7 +53,7 @@ test("a session with the project's default agent: 201 starting + pid, listed, ru
 
 test('a non-zero exit is failed with its exit code; stderr lines are marked stderr', async (t) => {
   const { d, task } = await readyTask(t);
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:out', args: ['err:problem', 'exit:7'] } });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:7', args: ['echo:out', 'err:problem'] } });
   await waitSessionEnd(d, r.json.id);
   const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
   assert.equal(s.status, 'failed');

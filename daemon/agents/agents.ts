@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
-import type { AgentDefinition, UserConfig } from '../../schemas/config.ts';
+import type { AgentDefinition, Mode, UserConfig } from '../../schemas/config.ts';
 import { GroveError } from '../errors.ts';
 
 export const PROMPT = '{prompt}';
@@ -31,15 +31,34 @@ export function which(command: string, pathEnv = process.env.PATH ?? ''): string
   return null;
 }
 
-// The `{prompt}` element replaced by the prompt (dropped without one), then the request's args.
-export function buildCommand(def: AgentDefinition, prompt: string | undefined, args: string[] = []): string[] {
-  const out: string[] = [];
-  for (const part of def.command) {
-    if (part === PROMPT) {
-      if (prompt !== undefined && prompt !== '') out.push(prompt);
-    } else out.push(part);
+// The modes an agent can honour, with their arguments: an agent that lists none has `edit` only.
+export function agentModes(def: AgentDefinition): Partial<Record<Mode, string[]>> {
+  return def.modes ?? { edit: [] };
+}
+
+// The arguments of `mode` for agent `name`; MODE_UNSUPPORTED when the agent does not list it.
+export function modeArgs(def: AgentDefinition, name: string, mode: Mode): string[] {
+  const modes = agentModes(def);
+  const args = modes[mode];
+  if (!args) {
+    throw new GroveError('MODE_UNSUPPORTED', `agent ${name} cannot run in mode ${mode}; it supports ${Object.keys(modes).join(', ')}`, {
+      errors: [{ path: '/mode', message: `is not a mode of agent ${name}` }],
+    });
   }
-  return [...out, ...args];
+  return args;
+}
+
+// The command a session runs (DESIGN §8): the mode's arguments, then the request's args, just
+// before `{prompt}` (before the `--` that precedes it, so they stay options), then the prompt as
+// one argument, read as text; without a prompt, `{prompt}` and its `--` are dropped. A command
+// with no `{prompt}` gets the arguments at its end.
+export function buildCommand(def: AgentDefinition, opts: { prompt?: string | undefined; before: string[] }): string[] {
+  const { command } = def;
+  const at = command.indexOf(PROMPT);
+  if (at === -1) return [...command, ...opts.before];
+  const from = at > 0 && command[at - 1] === '--' ? at - 1 : at;
+  const prompt = opts.prompt !== undefined && opts.prompt !== '' ? [...command.slice(from, at), opts.prompt] : [];
+  return [...command.slice(0, from), ...opts.before, ...prompt, ...command.slice(at + 1)];
 }
 
 // The built-in agents with the user's additions and overrides.

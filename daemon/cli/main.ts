@@ -17,7 +17,7 @@ const USAGE = `usage: grove <command> [options]
   task ls [<project>]                      list tasks
   task show <id>                           a task and its setup log
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
-  session start <task> [--agent A] [--prompt P] [-- args…]
+  session start <task> [--agent A] [--mode read|edit|full] [--prompt P] [-- args…]
   session ls <task>                        a task's sessions
   session kill <id>                        kill a session's process group
   logs <session> [-f]                      a session's output; -f follows it to its end
@@ -70,7 +70,7 @@ function print(c: Ctx, data: unknown, human: () => string): void {
 }
 
 const TASK_COLS = ['id', 'name', 'status', 'branch', 'ports'];
-const SESSION_COLS = ['id', 'agent', 'status', 'pid', 'exit_code', 'created_at'];
+const SESSION_COLS = ['id', 'agent', 'mode', 'status', 'pid', 'exit_code', 'created_at'];
 const short = <T extends { id: string }>(rows: T[]) => rows.map((r) => ({ ...r, id: shortId(r.id) }));
 
 // Reads an SSE body into (event, data) pairs.
@@ -183,9 +183,10 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const body: Record<string, unknown> = {};
     if (typeof c.values.agent === 'string') body.agent = c.values.agent;
     if (typeof c.values.prompt === 'string') body.prompt = c.values.prompt;
+    if (typeof c.values.mode === 'string') body.mode = c.values.mode;
     if (c.rest.length > 0) body.args = c.rest;
     const s = await c.api.call('POST', `/api/tasks/${t.id}/sessions`, body);
-    print(c, s, () => `session ${s.id} (${s.agent}) ${s.status}, pid ${s.pid}`);
+    print(c, s, () => `session ${s.id} (${s.agent}, ${s.mode}) ${s.status}, pid ${s.pid}`);
   },
   async 'session ls'(c) {
     const t = await task(c, arg(c, 0, 'task'));
@@ -242,6 +243,7 @@ async function main(argv: string[]): Promise<number> {
         force: { type: 'boolean' },
         agent: { type: 'string' },
         prompt: { type: 'string' },
+        mode: { type: 'string' },
         follow: { type: 'boolean', short: 'f' },
         help: { type: 'boolean', short: 'h' },
         'dry-run': { type: 'boolean' },

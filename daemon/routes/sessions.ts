@@ -26,7 +26,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
       params: IdParams,
       body: CreateSession,
       responses: { 201: Session },
-      errors: ['TASK_NOT_READY', 'AGENT_REQUIRED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'CONFIG_INVALID'],
+      errors: ['TASK_NOT_READY', 'AGENT_REQUIRED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED', 'CONFIG_INVALID'],
       handler: async ({ params, body }) => {
         checkSessionInput(body, agents);
         return { status: 201, body: await sessions.create(params.id, body) };

@@ -1,6 +1,7 @@
 import type { Session } from '../../schemas/session.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
+import type { Mode } from '../../schemas/config.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
@@ -19,6 +20,7 @@ export interface SessionServiceDeps {
   configs: ProjectConfigs;
   agents: Agents;
   defaultAgent: string | undefined;
+  defaultMode: Mode | undefined;
   dataDir: string;
   log: Logger;
 }

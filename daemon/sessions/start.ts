@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { CreateSession, Session } from '../../schemas/session.ts';
-import { buildCommand, which } from '../agents/agents.ts';
+import { buildCommand, modeArgs, which } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import { terminate } from '../proc/terminate.ts';
@@ -21,8 +21,8 @@ export type StartDeps = SessionServiceDeps & { live: Live };
 export function createStart(deps: StartDeps) {
   const { sessions, live, log } = deps;
 
-  // What a new session runs, where and with what environment (DESIGN §5): the agent named by the
-  // body, else by .grove.json, else by the user config.
+  // What a new session runs, where and with what environment (DESIGN §5, §8): the agent and the
+  // mode named by the body, else by .grove.json, else by the user config (the mode else `edit`).
   async function plan(taskId: string, input: CreateSession) {
     const task = await deps.getTask(taskId);
     if (task.status !== 'ready') throw new GroveError('TASK_NOT_READY', `task ${task.name} is ${task.status}; sessions start on ready tasks`);
@@ -33,7 +33,8 @@ export function createStart(deps: StartDeps) {
       throw new GroveError('AGENT_REQUIRED', 'no agent given, and neither the project (.grove.json "agent") nor the user config ("default_agent") names one');
     }
     const def = deps.agents.get(agent);
-    const command = buildCommand(def, input.prompt, input.args);
+    const mode = input.mode ?? config.mode ?? deps.defaultMode ?? 'edit';
+    const command = buildCommand(def, { prompt: input.prompt, before: [...modeArgs(def, agent, mode), ...(input.args ?? [])] });
     if (which(command[0]!) === null) {
       throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${agent}) is not on the daemon's PATH`);
     }
@@ -41,7 +42,7 @@ export function createStart(deps: StartDeps) {
     if (!existsSync(cwd)) throw new GroveError('TASK_NOT_READY', `the worktree of task ${task.name} is missing (${cwd})`);
     const id = randomUUID();
     const env = { ...taskEnv(project, task, config), ...(def.env ?? {}), GROVE_SESSION_ID: id, GROVE_AGENT: agent };
-    return { id, task, agent, command, cwd, env };
+    return { id, task, agent, mode, command, cwd, env };
   }
 
   // `running` once the process is confirmed alive, after the 201 has said `starting`.
@@ -57,7 +58,7 @@ export function createStart(deps: StartDeps) {
   }
 
   return async function start(taskId: string, input: CreateSession): Promise<Session> {
-    const { id, task, agent, command, cwd, env } = await plan(taskId, input);
+    const { id, task, agent, mode, command, cwd, env } = await plan(taskId, input);
     const files = sessionFiles(deps.dataDir, id);
     const undo = async (pgid?: number) => {
       if (pgid !== undefined) await terminate(pgid, { graceMs: 0 });
@@ -72,7 +73,7 @@ export function createStart(deps: StartDeps) {
       await undo();
       throw err;
     }
-    const row = { id, task_id: task.id, agent, command };
+    const row = { id, task_id: task.id, agent, command, mode, prompt: input.prompt ?? null };
     if (!started.ok) {
       log.error({ err: started.message, session: id }, 'session failed to start');
       await sessions.insert(row);

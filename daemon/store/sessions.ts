@@ -1,4 +1,5 @@
 import type { OutputLine } from '../../schemas/output.ts';
+import type { Mode } from '../../schemas/config.ts';
 import type { Session, SessionStatus } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
 
@@ -16,6 +17,8 @@ interface Row {
   stdout_offset: string | number;
   stderr_offset: string | number;
   next_seq: number;
+  mode: Mode;
+  prompt: string | null;
 }
 
 export interface SessionRecord extends Session {
@@ -36,6 +39,8 @@ function toRecord(r: Row): SessionRecord {
     created_at: r.created_at.toISOString(),
     exit_code: r.exit_code,
     ended_at: r.ended_at ? r.ended_at.toISOString() : null,
+    mode: r.mode,
+    prompt: r.prompt,
     pid_start: r.pid_start,
     stdout_offset: Number(r.stdout_offset),
     stderr_offset: Number(r.stderr_offset),
@@ -51,13 +56,17 @@ export function publicSession(s: SessionRecord): Session {
 
 export const LIVE: SessionStatus[] = ['starting', 'running'];
 
+// A session as inserted: its status, timestamps and offsets come from the store.
+export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 'mode' | 'prompt'> & { pid?: number; pid_start?: string | null };
+
 // The sessions and session_lines tables and every query on them.
 export function sessionsTable(db: Db) {
   return {
-    async insert(s: { id: string; task_id: string; agent: string; command: string[]; pid?: number; pid_start?: string | null }): Promise<SessionRecord> {
+    async insert(s: NewSession): Promise<SessionRecord> {
       const { rows } = await db.query<Row>(
-        `INSERT INTO sessions (id, task_id, agent, command, status, pid, pid_start) VALUES ($1, $2, $3, $4, 'starting', $5, $6) RETURNING *`,
-        [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.pid ?? null, s.pid_start ?? null],
+        `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start)
+         VALUES ($1, $2, $3, $4, $5, $6, 'starting', $7, $8) RETURNING *`,
+        [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, s.pid ?? null, s.pid_start ?? null],
       );
       return toRecord(rows[0]!);
     },

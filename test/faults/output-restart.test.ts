@@ -9,7 +9,7 @@ test('the daemon killed with SIGKILL while three sessions print: after a restart
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
     // 20,000 lines, a pause at the gate, 20,000 more, then exit code i.
-    const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'print:20000', args: [`wait:${gates[i]!.path}`, 'print:20000', `exit:${i}`] } });
+    const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: `exit:${i}`, args: ['print:20000', `wait:${gates[i]!.path}`, 'print:20000'] } });
     assert.equal(r.status, 201);
     ids.push(r.json.id);
   }
@@ -47,7 +47,7 @@ test('the daemon killed with SIGKILL while three sessions print: after a restart
 
 test('a session whose process vanished without an exit status while the daemon was down is lost', async (t) => {
   const { d, task } = await readyTask(t);
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:before', args: ['sleep:300'] } });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'sleep:300', args: ['echo:before'] } });
   await d.waitForLog((l) => l.msg === 'session running' && l.session === r.json.id);
   assert.equal(await d.stop('SIGKILL'), 'SIGKILL');
   // The wrapper is killed too: nothing records an exit status.
@@ -64,7 +64,7 @@ test('a session whose process vanished without an exit status while the daemon w
 test('a clean daemon stop leaves agents running; the next daemon follows them', async (t) => {
   const { d, task } = await readyTask(t);
   const g = gate(t);
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:one', args: [`wait:${g.path}`, 'echo:two'] } });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:two', args: ['echo:one', `wait:${g.path}`] } });
   await d.waitForLog((l) => l.msg === 'session running' && l.session === r.json.id);
   assert.equal(await d.stop(), 0);
   assert.ok(liveGroupMembers(r.json.pid).length > 0);

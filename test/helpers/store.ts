@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
-import type { AgentDefinition } from '../../schemas/config.ts';
+import type { AgentDefinition, Mode } from '../../schemas/config.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import { createAgents } from '../../daemon/agents/agents.ts';
@@ -95,7 +95,7 @@ export async function until<T>(check: () => T | Promise<T>, what: string, ms = 1
 export function sessionService(
   t: TestContext,
   s: TestStore,
-  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; log?: Logger } = {},
+  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; defaultMode?: Mode; log?: Logger } = {},
 ): SessionService {
   const log = opts.log ?? pino({ level: 'silent' });
   const configs = createProjectConfigs({ log });
@@ -106,6 +106,7 @@ export function sessionService(
     configs,
     agents: createAgents({ agents: opts.agents ?? {} }),
     defaultAgent: opts.defaultAgent,
+    defaultMode: opts.defaultMode,
     dataDir: s.dataDir,
     log,
   });

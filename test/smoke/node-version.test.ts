@@ -46,7 +46,7 @@ test(`the seed's flow on Node ${process.version}: daemon, CLI, API over the sock
   const worktree = path.join(repo, task.worktree_path);
   assert.ok(existsSync(worktree));
 
-  const session = await groveJson(home, ['session', 'start', task.id, '--prompt', 'echo:hello', '--', 'err:warn', 'exit:0']);
+  const session = await groveJson(home, ['session', 'start', task.id, '--prompt', 'exit:0', '--', 'echo:hello', 'err:warn']);
   assert.equal(session.status, 'starting');
   // Followed through the event stream to the session's end, then read again as pages.
   const followed = (await grove(home, ['logs', session.id, '-f', '--json'])).trim().split('\n').map((l) => JSON.parse(l));
