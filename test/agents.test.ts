@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { agentModes, buildCommand, modeArgs } from '../daemon/agents/agents.ts';
+import { agentModes, BUILTIN_AGENTS, buildCommand, modeArgs } from '../daemon/agents/agents.ts';
 import { GroveError } from '../daemon/errors.ts';
 
 test('buildCommand: mode and request args just before {prompt} (before its --), the prompt as one argument, dropped with its -- when absent', () => {
@@ -11,6 +11,28 @@ test('buildCommand: mode and request args just before {prompt} (before its --), 
   assert.deepEqual(buildCommand({ command: ['tool', '{prompt}'] }, { prompt: '- a', before: ['b'] }), ['tool', 'b', '- a'], 'no -- in the template: right before the prompt');
   assert.deepEqual(buildCommand({ command: ['tool', 'run'] }, { prompt: 'ignored', before: ['b'] }), ['tool', 'run', 'b'], 'no {prompt}: at the end');
   assert.deepEqual(buildCommand({ command: ['{prompt}'] }, { prompt: 'p', before: [] }), ['p']);
+  // Attached, for CLIs that would read a separate `- x` as an option.
+  const attached = { command: ['gem', '-o', 'json', '--prompt={prompt}'] };
+  assert.deepEqual(buildCommand(attached, { prompt: '- fix', before: ['--m'] }), ['gem', '-o', 'json', '--m', '--prompt=- fix']);
+  assert.deepEqual(buildCommand(attached, { prompt: undefined, before: ['--m'] }), ['gem', '-o', 'json', '--m']);
+});
+
+test('built-ins: the prompt after `--` or attached, the mode flags before it, as each CLI was checked (docs/agents.md)', () => {
+  const build = (name: string, mode: 'read' | 'edit' | 'full', prompt = '- fix the failing test') =>
+    buildCommand(BUILTIN_AGENTS[name]!, { prompt, before: modeArgs(BUILTIN_AGENTS[name]!, name, mode) });
+  assert.deepEqual(build('claude', 'edit'), ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', '--', '- fix the failing test']);
+  assert.deepEqual(build('codex', 'read', '--version'), ['codex', 'exec', '--json', '-c', 'sandbox_mode=read-only', '--', '--version']);
+  assert.deepEqual(build('codex', 'full'), ['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--', '- fix the failing test']);
+  assert.deepEqual(build('gemini', 'edit'), ['gemini', '--output-format', 'stream-json', '--skip-trust', '--approval-mode', 'auto_edit', '--prompt=- fix the failing test']);
+  assert.deepEqual(build('amp', 'full'), ['amp', '--stream-json', '--dangerously-allow-all', '--execute=- fix the failing test']);
+  assert.throws(() => build('amp', 'read'), /MODE_UNSUPPORTED|cannot run in mode read/);
+  assert.throws(() => build('opencode', 'read'), /cannot run in mode read/);
+  for (const [name, def] of Object.entries(BUILTIN_AGENTS)) {
+    for (const mode of Object.keys(agentModes(def)) as Array<'read' | 'edit' | 'full'>) {
+      assert.ok(build(name, mode).some((a) => a.endsWith('- fix the failing test')), `${name} ${mode} carries the prompt`);
+      assert.equal(build(name, mode).at(-1)!.endsWith('- fix the failing test'), true, `${name} ${mode}: the prompt is last`);
+    }
+  }
 });
 
 test('modes: an agent without modes has edit only; a mode it does not list is MODE_UNSUPPORTED', () => {

@@ -5,16 +5,40 @@ import { GroveError } from '../errors.ts';
 
 export const PROMPT = '{prompt}';
 
-// Each CLI in its non-interactive mode, with structured (JSON lines) output where it has one.
-// None is given permission-skipping flags: a user who wants them adds an agent of their own.
+// Each CLI in its non-interactive mode, with structured (JSON lines) output where it has one,
+// the prompt where that CLI reads it as text (after `--`, or attached as `--prompt=`), and its
+// own flags per mode; a mode it cannot enforce is left out (docs/agents.md says how each was checked).
 export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
-  claude: { command: ['claude', '-p', PROMPT, '--output-format', 'stream-json', '--verbose'] },
-  codex: { command: ['codex', 'exec', '--json', PROMPT] },
-  gemini: { command: ['gemini', '-p', PROMPT, '--output-format', 'stream-json'] },
-  aider: { command: ['aider', '--message', PROMPT, '--yes-always', '--no-pretty', '--no-stream'] },
-  amp: { command: ['amp', '--execute', PROMPT, '--stream-json'] },
-  opencode: { command: ['opencode', 'run', '--format', 'json', PROMPT] },
-  cursor: { command: ['cursor-agent', '-p', PROMPT, '--output-format', 'stream-json'] },
+  claude: {
+    command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--', PROMPT],
+    modes: {
+      read: ['--permission-mode', 'plan'],
+      edit: ['--permission-mode', 'acceptEdits'],
+      full: ['--permission-mode', 'bypassPermissions'],
+    },
+  },
+  codex: {
+    command: ['codex', 'exec', '--json', '--', PROMPT],
+    modes: {
+      read: ['-c', 'sandbox_mode=read-only'],
+      edit: ['-c', 'sandbox_mode=workspace-write'],
+      full: ['--dangerously-bypass-approvals-and-sandbox'],
+    },
+  },
+  gemini: {
+    command: ['gemini', '--output-format', 'stream-json', '--skip-trust', `--prompt=${PROMPT}`],
+    modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto_edit'], full: ['--approval-mode', 'yolo'] },
+  },
+  aider: {
+    command: ['aider', '--no-pretty', '--no-stream', '--yes-always', `--message=${PROMPT}`],
+    modes: { read: ['--chat-mode', 'ask'], edit: [], full: [] },
+  },
+  amp: { command: ['amp', '--stream-json', `--execute=${PROMPT}`], modes: { edit: [], full: ['--dangerously-allow-all'] } },
+  opencode: { command: ['opencode', 'run', '--format', 'json', '--', PROMPT], modes: { edit: ['--agent', 'build'], full: ['--auto'] } },
+  cursor: {
+    command: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', PROMPT],
+    modes: { read: ['--mode', 'ask'], edit: [], full: ['--force'] },
+  },
 };
 
 // Where `command` resolves: an absolute path as is, a bare name through PATH; null when absent.
@@ -49,15 +73,17 @@ export function modeArgs(def: AgentDefinition, name: string, mode: Mode): string
 }
 
 // The command a session runs (DESIGN §8): the mode's arguments, then the request's args, just
-// before `{prompt}` (before the `--` that precedes it, so they stay options), then the prompt as
-// one argument, read as text; without a prompt, `{prompt}` and its `--` are dropped. A command
-// with no `{prompt}` gets the arguments at its end.
+// before the prompt's element (before the `--` that precedes it, so they stay options), then the
+// prompt as one argument read as text: `{prompt}` alone, or attached (`--prompt={prompt}`) for
+// CLIs that read a leading `-` as an option otherwise. Without a prompt that element and its
+// `--` are dropped; a command with no `{prompt}` gets the arguments at its end.
 export function buildCommand(def: AgentDefinition, opts: { prompt?: string | undefined; before: string[] }): string[] {
   const { command } = def;
-  const at = command.indexOf(PROMPT);
+  const at = command.findIndex((part) => part.endsWith(PROMPT));
   if (at === -1) return [...command, ...opts.before];
   const from = at > 0 && command[at - 1] === '--' ? at - 1 : at;
-  const prompt = opts.prompt !== undefined && opts.prompt !== '' ? [...command.slice(from, at), opts.prompt] : [];
+  const attached = command[at]!.slice(0, -PROMPT.length);
+  const prompt = opts.prompt !== undefined && opts.prompt !== '' ? [...command.slice(from, at), attached + opts.prompt] : [];
   return [...command.slice(0, from), ...opts.before, ...prompt, ...command.slice(at + 1)];
 }
 

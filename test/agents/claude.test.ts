@@ -31,9 +31,9 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
 
   const project = await addProject(d, makeRepo(t));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'claude' } })).json;
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claude', prompt: 'say hello' } });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claude', prompt: '- say hello' } });
   assert.equal(r.status, 201, r.text);
-  assert.deepEqual(r.json.command, ['claude', '-p', 'say hello', '--output-format', 'stream-json', '--verbose']);
+  assert.deepEqual(r.json.command, ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', '--', '- say hello']);
   await waitSessionEnd(d, r.json.id);
   const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
   assert.equal(s.status, 'failed');
@@ -42,6 +42,8 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   const lines = await allLines(d, r.json.id);
   const stdout = lines.filter((l) => l.stream === 'stdout');
   assert.ok(stdout.length >= 1, 'it printed something');
+  // A prompt that starts with `-` reached it as text, not as an option.
+  assert.ok(!lines.some((l) => /unknown option|Usage:/i.test(l.text)), lines.map((l) => l.text).join('\n'));
   const events = stdout.map((l) => JSON.parse(l.text));
   assert.equal(events[0].type, 'system');
   assert.equal(events.at(-1).type, 'result');
