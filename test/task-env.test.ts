@@ -4,7 +4,7 @@ import type { Project } from '../schemas/project.ts';
 import type { Task } from '../schemas/task.ts';
 import { taskEnv } from '../daemon/tasks/env.ts';
 
-const project: Project = { id: 'p-1', name: 'demo', path: '/home/u/demo', created_at: '2026-01-01T00:00:00.000Z' };
+const project: Project = { id: 'p-1', name: 'demo', path: '/projects/demo', created_at: '2026-01-01T00:00:00.000Z' };
 
 function task(ports: Record<string, number>): Task {
   return {
@@ -29,11 +29,11 @@ test('the daemon environment, then the project env, then the GROVE_* values', ()
   assert.equal(env.HOME, '/elsewhere');
   assert.equal(env.KEEP, '1');
   assert.equal(env.GROVE_PROJECT_ID, 'p-1');
-  assert.equal(env.GROVE_PROJECT_PATH, '/home/u/demo');
+  assert.equal(env.GROVE_PROJECT_PATH, '/projects/demo');
   assert.equal(env.GROVE_TASK_ID, 't-1');
   assert.equal(env.GROVE_TASK_NAME, 'Fix login');
   assert.equal(env.GROVE_BRANCH, 'grove/fix-login');
-  assert.equal(env.GROVE_WORKTREE, '/home/u/demo/.grove/worktrees/fix-login', 'absolute, without the trailing slash');
+  assert.equal(env.GROVE_WORKTREE, '/projects/demo/.grove/worktrees/fix-login', 'absolute, without the trailing slash');
 });
 
 test('the project env cannot override a GROVE_* value', () => {

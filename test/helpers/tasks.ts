@@ -1,13 +1,9 @@
 import './env.ts';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { pino } from 'pino';
-import type { Project } from '../../schemas/project.ts';
 import { createProjectConfigs } from '../../daemon/projects/config.ts';
-import { openStore } from '../../daemon/store/db.ts';
 import { portLeasesTable } from '../../daemon/store/port-leases.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { setupLogTable } from '../../daemon/store/setup-log.ts';
@@ -17,34 +13,24 @@ import { createPool } from '../../daemon/tasks/pool.ts';
 import { createPortAllocator } from '../../daemon/tasks/ports.ts';
 import { createTaskReader } from '../../daemon/tasks/read.ts';
 import { makeRepo } from './git.ts';
-import { seedStore } from './template.ts';
+import { openTestStore } from './store.ts';
 
 // What the task verbs are made from, for real and in this process: a PGlite store in its
 // thread, the worker pool on the built workers, the tables, a journal, ports, configs.
 // Everything is closed and removed after the test; a file's subtests share one set.
 export async function taskParts(t: TestContext) {
-  const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-parts-')));
-  const dataDir = path.join(home, 'data');
   const log = pino({ level: 'silent' });
-  await seedStore(dataDir);
-  const store = await openStore({ dataDir, log });
+  const { store, dataDir, getProject } = await openTestStore((fn) => t.after(fn), log);
   const pool = createPool({ maxThreads: 2 });
   const configs = createProjectConfigs({ log });
   t.after(async () => {
     await pool.close();
     await configs.close();
-    await store.close();
-    rmSync(home, { recursive: true, force: true });
   });
 
   const projects = projectsTable(store.db);
   const tasks = tasksTable(store.db);
   const leases = portLeasesTable(store.db);
-  const getProject = async (id: string): Promise<Project> => {
-    const p = await projects.get(id);
-    if (!p) throw new Error(`no project ${id}`);
-    return p;
-  };
   return {
     log,
     pool,
@@ -57,7 +43,7 @@ export async function taskParts(t: TestContext) {
     journal: createJournal(path.join(dataDir, 'journal')),
     ports: createPortAllocator({ leases, range: [20000, 29999] }),
     // A real repository, with `.grove.json` when a config is given, added as a project.
-    async project(config?: object): Promise<Project> {
+    async project(config?: object) {
       const repo = makeRepo(t, config ? { files: { 'README.md': '# fixture\n', '.grove.json': JSON.stringify(config) } } : {});
       return projects.insert({ id: randomUUID(), name: path.basename(repo), path: repo });
     },
