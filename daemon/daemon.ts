@@ -79,6 +79,8 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       agents,
       defaultAgent: settings.config.default_agent,
       defaultMode: settings.config.default_mode,
+      defaultTimeoutS: settings.config.timeout_s,
+      autoResume: { enabled: settings.config.auto_resume ?? true, prompt: settings.config.resume_prompt ?? 'continue' },
       dataDir: settings.dataDir,
       log: child('sessions'),
     });

@@ -17,6 +17,7 @@ export const ERRORS = {
   TASK_NOT_READY: { status: 409, title: 'Task is not ready' },
   WORKTREE_DIRTY: { status: 409, title: 'Worktree has uncommitted changes' },
   SESSION_NOT_RUNNING: { status: 409, title: 'Session is not running' },
+  RESUME_UNAVAILABLE: { status: 409, title: "The agent's session id is not known, so its conversation cannot be continued" },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   NOT_A_GIT_REPO: { status: 422, title: 'Not a git work tree' },
@@ -26,6 +27,7 @@ export const ERRORS = {
   AGENT_NOT_INSTALLED: { status: 422, title: 'Agent command not found on PATH' },
   BASE_NOT_FOUND: { status: 422, title: 'Base ref not found' },
   MODE_UNSUPPORTED: { status: 422, title: 'The agent cannot run in this mode' },
+  RESUME_UNSUPPORTED: { status: 422, title: 'The agent cannot continue a conversation' },
   INTERNAL: { status: 500, title: 'Internal error' },
   // Not in DESIGN §4's table: the TCP front answers it when the API socket cannot be reached.
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },

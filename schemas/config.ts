@@ -14,11 +14,23 @@ export type Mode = Static<typeof Mode>;
 
 const Arg = Type.String({ minLength: 1, pattern: '^[^\\u0000]*$' });
 
+// The output dialects grove reads (DESIGN §8): where a CLI prints its own session id, its
+// result and its usage limits. Amp speaks `claude`.
+export const Format = Type.Union([Type.Literal('claude'), Type.Literal('codex'), Type.Literal('gemini'), Type.Literal('opencode'), Type.Literal('cursor')]);
+export type Format = Static<typeof Format>;
+
+// How long a session may run before it is killed (DESIGN §8), in seconds.
+export const TimeoutS = Type.Number({ exclusiveMinimum: 0, maximum: 7 * 86400 });
+
 // An agent as data (DESIGN §5, §8): `{prompt}` in `command` is replaced by the prompt; a mode's
 // arguments, then the request's args, go just before it. An agent without `modes` has `edit` only.
+// `{session}` in `command` pins a fresh id; in `resume` it is the conversation's id.
 export const AgentDefinition = Type.Object(
   {
     command: Type.Array(Arg, { minItems: 1 }),
+    resume: Type.Optional(Type.Array(Arg, { minItems: 1, description: 'the command that continues a conversation; `{session}` is its id' })),
+    session_id_field: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "the top-level JSON field of the agent's session id in its output" })),
+    format: Type.Optional(Format),
     modes: Type.Optional(
       Type.Object(
         { read: Type.Optional(Type.Array(Arg)), edit: Type.Optional(Type.Array(Arg)), full: Type.Optional(Type.Array(Arg)) },
@@ -44,6 +56,9 @@ export const UserConfig = Type.Object(
     default_mode: Type.Optional(Mode),
     port_range: Type.Optional(Type.Tuple([TcpPort, TcpPort])),
     setup_timeout_s: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+    timeout_s: Type.Optional(TimeoutS),
+    auto_resume: Type.Optional(Type.Boolean({ description: 'continue a conversation when its usage limit resets (default true)' })),
+    resume_prompt: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[^\\u0000]*$' })),
   },
   { additionalProperties: false, $id: 'UserConfig' },
 );

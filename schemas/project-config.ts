@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ENV_NAME_PATTERN, Mode } from './config.ts';
+import { ENV_NAME_PATTERN, Mode, TimeoutS } from './config.ts';
 
 const NO_NUL = '^[^\\u0000]*$';
 // A command with something in it: a blank one runs nothing and succeeds, so it can only be a
@@ -16,6 +16,7 @@ export const ProjectConfig = Type.Object(
     ),
     agent: Type.Optional(Type.String({ minLength: 1, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })),
     mode: Type.Optional(Mode),
+    timeout_s: Type.Optional(TimeoutS),
   },
   { additionalProperties: false, $id: 'ProjectConfig' },
 );

@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, MAX_ARG_BYTES, Timestamp } from './common.ts';
-import { Mode } from './config.ts';
+import { Id, MAX_ARG_BYTES, Timestamp, UUID_PATTERN } from './common.ts';
+import { Mode, TimeoutS } from './config.ts';
 import { OutputLine } from './output.ts';
 
 export const SessionStatus = Type.Union([
+  Type.Literal('queued'),
   Type.Literal('starting'),
   Type.Literal('running'),
   Type.Literal('exited'),
@@ -12,6 +13,19 @@ export const SessionStatus = Type.Union([
   Type.Literal('lost'),
 ]);
 export type SessionStatus = Static<typeof SessionStatus>;
+
+// What an agent reported at its end (DESIGN §8); a field it does not report is null.
+export const SessionResult = Type.Object(
+  {
+    text: Type.Union([Type.String(), Type.Null()]),
+    is_error: Type.Union([Type.Boolean(), Type.Null()]),
+    cost_usd: Type.Union([Type.Number(), Type.Null()]),
+    input_tokens: Type.Union([Type.Integer(), Type.Null()]),
+    output_tokens: Type.Union([Type.Integer(), Type.Null()]),
+  },
+  { $id: 'SessionResult' },
+);
+export type SessionResult = Static<typeof SessionResult>;
 
 export const Session = Type.Object(
   {
@@ -26,6 +40,14 @@ export const Session = Type.Object(
     ended_at: Type.Union([Timestamp, Type.Null()]),
     mode: Mode,
     prompt: Type.Union([Type.String(), Type.Null()], { description: 'the prompt the session was started with' }),
+    conversation_id: Type.String({ pattern: UUID_PATTERN, description: 'the id of the first session of its conversation (its own id when it started one)' }),
+    parent_id: Type.Union([Id, Type.Null()], { description: 'the session this one continues, or null' }),
+    agent_session_id: Type.Union([Type.String(), Type.Null()], { description: "the agent's own session or thread id, pinned at start or read from its output" }),
+    result: Type.Union([SessionResult, Type.Null()], { description: 'what the agent reported at its end, or null' }),
+    limit_resets_at: Type.Union([Timestamp, Type.Null()], { description: "when the agent's usage limit resets, where its output said it was reached" }),
+    not_before: Type.Union([Timestamp, Type.Null()], { description: 'a queued session starts no earlier than this' }),
+    timeout_s: Type.Union([TimeoutS, Type.Null()]),
+    timed_out: Type.Boolean({ description: 'killed because it ran longer than timeout_s' }),
   },
   { $id: 'Session' },
 );
@@ -36,18 +58,31 @@ export const SessionList = Type.Array(Session);
 // The largest output line seq (a 32-bit integer in the store).
 export const MAX_SEQ = 2147483647;
 
+// A longer prompt could only make a session that fails to start (E2BIG). The route checks the
+// UTF-8 size; the character limit here is the same number.
+const Prompt = Type.String({ maxLength: MAX_ARG_BYTES, pattern: '^[^\\u0000]*$', description: 'at most 128 KiB of UTF-8' });
+const Args = Type.Array(Type.String({ maxLength: 65536, pattern: '^[^\\u0000]*$' }), { maxItems: 256 });
+
 export const CreateSession = Type.Object(
   {
     agent: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })),
-    // A longer prompt could only make a session that fails to start (E2BIG). The route checks
-    // the UTF-8 size; the character limit here is the same number.
-    prompt: Type.Optional(Type.String({ maxLength: MAX_ARG_BYTES, pattern: '^[^\\u0000]*$', description: 'at most 128 KiB of UTF-8' })),
-    args: Type.Optional(Type.Array(Type.String({ maxLength: 65536, pattern: '^[^\\u0000]*$' }), { maxItems: 256 })),
+    prompt: Type.Optional(Prompt),
+    args: Type.Optional(Args),
     mode: Type.Optional(Mode),
+    timeout_s: Type.Optional(TimeoutS),
   },
   { additionalProperties: false, $id: 'CreateSession' },
 );
 export type CreateSession = Static<typeof CreateSession>;
+
+// A follow-up in a session's conversation (DESIGN §8): its agent is the conversation's.
+export const CreateMessage = Type.Object(
+  { prompt: Prompt, args: Type.Optional(Args), mode: Type.Optional(Mode), timeout_s: Type.Optional(TimeoutS) },
+  { additionalProperties: false, $id: 'CreateMessage' },
+);
+export type CreateMessage = Static<typeof CreateMessage>;
+
+export const SessionListQuery = Type.Object({ conversation_id: Type.Optional(Id) }, { additionalProperties: false });
 
 export const KillResult = Type.Object({ status: Type.Literal('killed') }, { $id: 'KillResult' });
 
@@ -72,6 +107,7 @@ export const Agent = Type.Object(
   {
     name: Type.String(),
     command: Type.Array(Type.String()),
+    resume: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'the command that continues a conversation, or null: the agent cannot' }),
     available: Type.Boolean(),
     builtin: Type.Boolean(),
   },

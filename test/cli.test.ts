@@ -107,6 +107,38 @@ test('grove logs -f follows a live session to its end; session kill stops one', 
   assert.equal(killed.json.status, 'killed');
 });
 
+test('grove say continues a conversation and follows the new session; session ls shows conversation, mode and result', async (t) => {
+  const stream = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
+  const talk = { command: [stream, '--', '{prompt}'], resume: [stream, '--resume', '{session}', '--', '{prompt}'], format: 'claude', modes: { read: ['--ro'], edit: [] } };
+  const home = agentHome(t, { default_agent: 'talk', agents: { talk } });
+  const d = await startDaemon(t, { home });
+  const p = (await grove(home, ['project', 'add', makeRepo(t), '--json'])).json;
+  const task = (await grove(home, ['task', 'new', p.name, 'talk', '--json'])).json;
+  const first = (await grove(home, ['session', 'start', task.id, '--prompt', 'hi', '--mode', 'read', '--timeout', '90', '--json'])).json;
+  assert.equal(first.timeout_s, 90);
+  await waitSessionEnd(d, first.id);
+  const agentId = (await d.socket('GET', `/api/sessions/${first.id}`)).json.agent_session_id;
+
+  const said = await grove(home, ['say', first.id.slice(0, 8), '--prompt=- next step', '-f']);
+  assert.equal(said.code, 0, said.stderr);
+  assert.deepEqual(JSON.parse(said.stdout.split('\n')[0]!).argv, ['--resume', agentId, '--ro', '--', '- next step'], 'followed: its output on stdout');
+  assert.match(said.stderr, /session [0-9a-f]{8} starting\n[^]*session exited \(exit 0\)/);
+  const json = await grove(home, ['say', first.id, 'and more', '--mode', 'edit', '--json']);
+  assert.equal(json.code, 0, json.stderr);
+  assert.equal(json.json.conversation_id, first.id);
+  assert.equal(json.json.mode, 'edit');
+  await waitSessionEnd(d, json.json.id);
+
+  const ls = await grove(home, ['session', 'ls', task.id]);
+  assert.match(ls.stdout, /^ID\s+CONVERSATION\s+AGENT\s+MODE\s+STATUS\s+EXIT_CODE\s+RESULT/m);
+  assert.match(ls.stdout, new RegExp(`${first.id.slice(0, 8)}\\s+${first.id.slice(0, 8)}\\s+talk\\s+read\\s+exited\\s+0\\s+got 3 arguments \\$0\\.0125`));
+  assert.equal(ls.stdout.trim().split('\n').length, 4);
+  const one = await grove(home, ['session', 'ls', task.id, '--conversation', json.json.id, '--json']);
+  assert.equal(one.json.length, 3, 'the whole conversation of that session');
+  const bad = await grove(home, ['say', first.id, 'x', '--timeout', 'soon']);
+  assert.equal(bad.code, 2);
+});
+
 test('grove exit codes: 1 with the problem code and detail, 2 for usage, 3 when no daemon runs', async (t) => {
   const home = agentHome(t);
   await startDaemon(t, { home });

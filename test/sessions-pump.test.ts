@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import test, { after, type TestContext } from 'node:test';
+import { outputReader } from '../daemon/agents/dialects.ts';
 import { createPump, type Pump } from '../daemon/sessions/pump.ts';
 import { sessionFiles, type SessionFiles } from '../daemon/sessions/wrapper.ts';
 import { createLimiter } from '../daemon/runtime/limiter.ts';
@@ -19,7 +20,7 @@ async function setup(t: TestContext) {
   const { log, records } = memoryLog();
   const task = await addTask(t, shared);
   const id = randomUUID();
-  await shared.sessions.insert({ id, task_id: task.id, agent: 'fixture', command: ['true'], mode: 'edit', prompt: null });
+  await shared.sessions.insert({ id, task_id: task.id, agent: 'fixture', command: ['true'], mode: 'edit', prompt: null, conversation_id: id, parent_id: null });
   const files = sessionFiles(shared.dataDir, id);
   mkdirSync(files.dir, { recursive: true });
   const rounds = createLimiter(2);
@@ -34,6 +35,8 @@ async function setup(t: TestContext) {
       sessions: shared.sessions,
       rounds,
       log,
+      reader: outputReader({ format: 'claude' }),
+      followUp: () => null,
       onProgress: () => counts.progress++,
       onEnd: () => counts.end++,
     });

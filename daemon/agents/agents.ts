@@ -8,9 +8,17 @@ export const PROMPT = '{prompt}';
 // Each CLI in its non-interactive mode, with structured (JSON lines) output where it has one,
 // the prompt where that CLI reads it as text (after `--`, or attached as `--prompt=`), and its
 // own flags per mode; a mode it cannot enforce is left out (docs/agents.md says how each was checked).
+export const SESSION = '{session}';
+
+// Each CLI in its non-interactive mode, with structured (JSON lines) output where it has one,
+// the prompt where that CLI reads it as text (after `--`, or attached as `--prompt=`), its own
+// flags per mode (a mode it cannot enforce is left out), how it continues a conversation and
+// the dialect its output speaks (docs/agents.md says how each was checked).
 export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   claude: {
-    command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--', PROMPT],
+    command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', SESSION, '--', PROMPT],
+    resume: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', SESSION, '--', PROMPT],
+    format: 'claude',
     modes: {
       read: ['--permission-mode', 'plan'],
       edit: ['--permission-mode', 'acceptEdits'],
@@ -19,6 +27,8 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   },
   codex: {
     command: ['codex', 'exec', '--json', '--', PROMPT],
+    resume: ['codex', 'exec', 'resume', '--json', SESSION, '--', PROMPT],
+    format: 'codex',
     modes: {
       read: ['-c', 'sandbox_mode=read-only'],
       edit: ['-c', 'sandbox_mode=workspace-write'],
@@ -26,17 +36,31 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     },
   },
   gemini: {
-    command: ['gemini', '--output-format', 'stream-json', '--skip-trust', `--prompt=${PROMPT}`],
+    command: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--session-id', SESSION, `--prompt=${PROMPT}`],
+    resume: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--resume', SESSION, `--prompt=${PROMPT}`],
+    format: 'gemini',
     modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto_edit'], full: ['--approval-mode', 'yolo'] },
   },
   aider: {
     command: ['aider', '--no-pretty', '--no-stream', '--yes-always', `--message=${PROMPT}`],
     modes: { read: ['--chat-mode', 'ask'], edit: [], full: [] },
   },
-  amp: { command: ['amp', '--stream-json', `--execute=${PROMPT}`], modes: { edit: [], full: ['--dangerously-allow-all'] } },
-  opencode: { command: ['opencode', 'run', '--format', 'json', '--', PROMPT], modes: { edit: ['--agent', 'build'], full: ['--auto'] } },
+  amp: {
+    command: ['amp', '--stream-json', `--execute=${PROMPT}`],
+    resume: ['amp', 'threads', 'continue', SESSION, '--stream-json', `--execute=${PROMPT}`],
+    format: 'claude',
+    modes: { edit: [], full: ['--dangerously-allow-all'] },
+  },
+  opencode: {
+    command: ['opencode', 'run', '--format', 'json', '--', PROMPT],
+    resume: ['opencode', 'run', '--format', 'json', '--session', SESSION, '--', PROMPT],
+    format: 'opencode',
+    modes: { edit: ['--agent', 'build'], full: ['--auto'] },
+  },
   cursor: {
     command: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', PROMPT],
+    resume: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', '--resume', SESSION, PROMPT],
+    format: 'cursor',
     modes: { read: ['--mode', 'ask'], edit: [], full: ['--force'] },
   },
 };
@@ -72,19 +96,25 @@ export function modeArgs(def: AgentDefinition, name: string, mode: Mode): string
   return args;
 }
 
-// The command a session runs (DESIGN §8): the mode's arguments, then the request's args, just
-// before the prompt's element (before the `--` that precedes it, so they stay options), then the
-// prompt as one argument read as text: `{prompt}` alone, or attached (`--prompt={prompt}`) for
-// CLIs that read a leading `-` as an option otherwise. Without a prompt that element and its
+// The command a session runs (DESIGN §8): `command` (or `resume`, to continue a conversation)
+// with `{session}` replaced by the agent's session id, the mode's arguments, then the request's
+// args, just before the prompt's element (before the `--` that precedes it, so they stay options),
+// then the prompt as one argument read as text: `{prompt}` alone, or attached (`--prompt={prompt}`)
+// for CLIs that read a leading `-` as an option otherwise. Without a prompt that element and its
 // `--` are dropped; a command with no `{prompt}` gets the arguments at its end.
-export function buildCommand(def: AgentDefinition, opts: { prompt?: string | undefined; before: string[] }): string[] {
-  const { command } = def;
+export function buildCommand(parts: string[], opts: { prompt?: string | undefined; before: string[]; session?: string | null }): string[] {
+  const command = parts.map((part) => (part.includes(SESSION) && opts.session ? part.replaceAll(SESSION, opts.session) : part));
   const at = command.findIndex((part) => part.endsWith(PROMPT));
   if (at === -1) return [...command, ...opts.before];
   const from = at > 0 && command[at - 1] === '--' ? at - 1 : at;
   const attached = command[at]!.slice(0, -PROMPT.length);
   const prompt = opts.prompt !== undefined && opts.prompt !== '' ? [...command.slice(from, at), attached + opts.prompt] : [];
   return [...command.slice(0, from), ...opts.before, ...prompt, ...command.slice(at + 1)];
+}
+
+// Whether a command pins the agent's session id (`{session}` in it): grove then makes one.
+export function pinsSession(parts: string[]): boolean {
+  return parts.some((part) => part.includes(SESSION));
 }
 
 // The built-in agents with the user's additions and overrides.
@@ -97,6 +127,7 @@ export function createAgents(config: Pick<UserConfig, 'agents'>) {
         .map((name) => ({
           name,
           command: all[name]!.command,
+          resume: all[name]!.resume ?? null,
           available: which(all[name]!.command[0]!) !== null,
           builtin: name in BUILTIN_AGENTS && !(config.agents && name in config.agents),
         }));

@@ -17,8 +17,10 @@ const USAGE = `usage: grove <command> [options]
   task ls [<project>]                      list tasks
   task show <id>                           a task and its setup log
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
-  session start <task> [--agent A] [--mode read|edit|full] [--prompt P] [-- args…]
-  session ls <task>                        a task's sessions
+  session start <task> [--agent A] [--mode read|edit|full] [--prompt P] [--timeout S] [-- args…]
+  session ls <task> [--conversation C]     a task's sessions: conversation, mode, status, result
+  say <session> <prompt>|--prompt=P [--mode M] [--timeout S] [-- args…]
+                                           continue a session's conversation (followed on a terminal, or with -f)
   session kill <id>                        kill a session's process group
   logs <session> [-f]                      a session's output; -f follows it to its end
   agents                                   agents and whether they are installed
@@ -70,8 +72,44 @@ function print(c: Ctx, data: unknown, human: () => string): void {
 }
 
 const TASK_COLS = ['id', 'name', 'status', 'branch', 'ports'];
-const SESSION_COLS = ['id', 'agent', 'mode', 'status', 'pid', 'exit_code', 'created_at'];
+const SESSION_COLS = ['id', 'conversation', 'agent', 'mode', 'status', 'exit_code', 'result', 'created_at'];
+
+// A session as a table row: short ids, and its result (or why it waits) in a few words.
+function sessionRow(s: any): Record<string, unknown> {
+  const r = s.result;
+  const words = r ? [r.is_error ? 'error:' : '', (r.text ?? '').replace(/\s+/g, ' ').slice(0, 40), r.cost_usd !== null ? `$${r.cost_usd.toFixed(4)}` : ''] : [];
+  if (s.limit_resets_at) words.push(`limit until ${s.limit_resets_at}`);
+  if (s.status === 'queued' && s.not_before) words.push(`not before ${s.not_before}`);
+  if (s.timed_out) words.push('timed out');
+  return { ...s, id: shortId(s.id), conversation: shortId(s.conversation_id), result: words.filter(Boolean).join(' ') || null };
+}
 const short = <T extends { id: string }>(rows: T[]) => rows.map((r) => ({ ...r, id: shortId(r.id) }));
+
+// What `session start` and `say` take besides the prompt: mode, time limit, the agent's own args.
+function sessionOptions(c: Ctx): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (typeof c.values.mode === 'string') body.mode = c.values.mode;
+  if (typeof c.values.timeout === 'string') {
+    const n = Number(c.values.timeout);
+    if (!(n > 0)) usage(`--timeout must be a number of seconds, got ${JSON.stringify(c.values.timeout)}`);
+    body.timeout_s = n;
+  }
+  if (c.rest.length > 0) body.args = c.rest;
+  return body;
+}
+
+// A session's output through SSE until it ends (a queued one once it ran); Ctrl-C ends this
+// process, not the session.
+async function followOutput(c: Ctx, id: string): Promise<void> {
+  const body = await c.api.stream(`/api/sessions/${id}/output`, { accept: 'text/event-stream' });
+  for await (const { event, data } of sse(body)) {
+    if (event === 'line') c.out(c.json ? JSON.stringify(data) : data.text);
+    if (event === 'end') {
+      if (!c.json) process.stderr.write(`session ${data.status}${data.exit_code === null ? '' : ` (exit ${data.exit_code})`}${data.timed_out ? ' (timed out)' : ''}\n`);
+      return;
+    }
+  }
+}
 
 // Reads an SSE body into (event, data) pairs.
 async function* sse(body: AsyncIterable<Buffer>): AsyncGenerator<{ event: string; data: any }> {
@@ -183,15 +221,23 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const body: Record<string, unknown> = {};
     if (typeof c.values.agent === 'string') body.agent = c.values.agent;
     if (typeof c.values.prompt === 'string') body.prompt = c.values.prompt;
-    if (typeof c.values.mode === 'string') body.mode = c.values.mode;
-    if (c.rest.length > 0) body.args = c.rest;
-    const s = await c.api.call('POST', `/api/tasks/${t.id}/sessions`, body);
+    const s = await c.api.call('POST', `/api/tasks/${t.id}/sessions`, { ...body, ...sessionOptions(c) });
     print(c, s, () => `session ${s.id} (${s.agent}, ${s.mode}) ${s.status}, pid ${s.pid}`);
   },
   async 'session ls'(c) {
     const t = await task(c, arg(c, 0, 'task'));
-    const list = await c.api.call('GET', `/api/tasks/${t.id}/sessions`);
-    print(c, list, () => table(short(list), SESSION_COLS));
+    const conv = typeof c.values.conversation === 'string' ? (await session(c, c.values.conversation)).conversation_id : null;
+    const list = await c.api.call('GET', `/api/tasks/${t.id}/sessions${conv ? `?conversation_id=${conv}` : ''}`);
+    print(c, list, () => table(list.map(sessionRow), SESSION_COLS));
+  },
+  async say(c) {
+    const s = await session(c, arg(c, 0, 'session'));
+    // A prompt that starts with `-` goes as --prompt=<text>, or it would read as an option here.
+    const prompt = typeof c.values.prompt === 'string' ? c.values.prompt : arg(c, 1, 'prompt');
+    const next = await c.api.call('POST', `/api/sessions/${s.id}/messages`, { prompt, ...sessionOptions(c) });
+    if (c.json || !(c.values.follow || process.stdout.isTTY)) return print(c, next, () => `session ${next.id} ${next.status}`);
+    process.stderr.write(`session ${shortId(next.id)} ${next.status}${next.status === 'queued' ? ' (waits for the conversation)' : ''}\n`);
+    await followOutput(c, next.id);
   },
   async 'session kill'(c) {
     const s = await session(c, arg(c, 0, 'id'));
@@ -209,15 +255,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
         after = page.next;
       }
     }
-    // Follow through SSE until the session ends; Ctrl-C ends this process, not the session.
-    const body = await c.api.stream(`/api/sessions/${s.id}/output`, { accept: 'text/event-stream' });
-    for await (const { event, data } of sse(body)) {
-      if (event === 'line') emit(data);
-      if (event === 'end') {
-        if (!c.json) process.stderr.write(`session ${data.status}${data.exit_code === null ? '' : ` (exit ${data.exit_code})`}\n`);
-        return;
-      }
-    }
+    await followOutput(c, s.id);
   },
   async agents(c) {
     const list = await c.api.call('GET', '/api/agents');
@@ -244,6 +282,8 @@ async function main(argv: string[]): Promise<number> {
         agent: { type: 'string' },
         prompt: { type: 'string' },
         mode: { type: 'string' },
+        timeout: { type: 'string' },
+        conversation: { type: 'string' },
         follow: { type: 'boolean', short: 'f' },
         help: { type: 'boolean', short: 'h' },
         'dry-run': { type: 'boolean' },

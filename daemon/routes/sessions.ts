@@ -1,5 +1,16 @@
 import { IdParams, MAX_ARG_BYTES } from '../../schemas/common.ts';
-import { AgentList, CreateSession, KillResult, MAX_SEQ, OutputPage, OutputQuery, Session, SessionList } from '../../schemas/session.ts';
+import {
+  AgentList,
+  CreateMessage,
+  CreateSession,
+  KillResult,
+  MAX_SEQ,
+  OutputPage,
+  OutputQuery,
+  Session,
+  SessionList,
+  SessionListQuery,
+} from '../../schemas/session.ts';
 import type { Agents } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { route, type Route } from '../http/route.ts';
@@ -14,10 +25,11 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
     route({
       method: 'GET',
       path: '/api/tasks/:id/sessions',
-      summary: "A task's sessions, oldest first",
+      summary: "A task's sessions (or one conversation's), oldest first",
       params: IdParams,
+      query: SessionListQuery,
       responses: { 200: SessionList },
-      handler: async ({ params }) => ({ status: 200, body: await sessions.list(params.id) }),
+      handler: async ({ params, query }) => ({ status: 200, body: await sessions.list(params.id, query.conversation_id) }),
     }),
     route({
       method: 'POST',
@@ -33,6 +45,20 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
       },
     }),
     route({
+      method: 'POST',
+      path: '/api/sessions/:id/messages',
+      summary: "Continue a session's conversation: a new session started with the agent's resume command, or queued (202) behind the conversation's running and queued sessions",
+      params: IdParams,
+      body: CreateMessage,
+      responses: { 201: Session, 202: Session },
+      errors: ['TASK_NOT_READY', 'RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED'],
+      handler: async ({ params, body }) => {
+        checkArgSizes(body);
+        const { status, session } = await sessions.send(params.id, body);
+        return { status, body: session };
+      },
+    }),
+    route({
       method: 'GET',
       path: '/api/sessions/:id',
       summary: 'Get a session',
@@ -43,7 +69,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
     route({
       method: 'DELETE',
       path: '/api/sessions/:id',
-      summary: 'Kill a session: TERM to its process group, KILL after 5 s; answers once the group is gone',
+      summary: 'Kill a session: TERM to its process group, KILL after 5 s; answers once the group is gone. A queued session is cancelled',
       params: IdParams,
       responses: { 200: KillResult },
       errors: ['SESSION_NOT_RUNNING'],
@@ -89,6 +115,10 @@ function checkSessionInput(body: CreateSession, agents: Agents): void {
   if (body.agent !== undefined && !(agents.has(body.agent) && Array.isArray(agents.get(body.agent).command))) {
     throw new GroveError('UNKNOWN_AGENT', `no agent named ${JSON.stringify(body.agent)}; see GET /api/agents`);
   }
+  checkArgSizes(body);
+}
+
+function checkArgSizes(body: Pick<CreateSession, 'prompt' | 'args'>): void {
   const tooLong: Array<{ path: string; message: string }> = [];
   const message = `is longer than ${MAX_ARG_BYTES} bytes of UTF-8, the most one argument of a command may hold`;
   if (body.prompt !== undefined && Buffer.byteLength(body.prompt) > MAX_ARG_BYTES) tooLong.push({ path: '/prompt', message });

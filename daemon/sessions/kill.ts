@@ -10,7 +10,7 @@ export function createKill(deps: { sessions: SessionsTable; live: Live }) {
   const { sessions, live } = deps;
 
   // Stops the group if it is still ours and records the end as `killed`.
-  async function stop(rec: SessionRecord): Promise<void> {
+  async function stop(rec: SessionRecord, timedOut: boolean): Promise<void> {
     const entry = live.get(rec.id);
     const pgid = rec.pid;
     if (pgid !== null) {
@@ -19,19 +19,27 @@ export function createKill(deps: { sessions: SessionsTable; live: Live }) {
       const ours = stillRuns(rec) || groupMembers(pgid).length > 0;
       if (ours) await terminate(pgid, { graceMs: GRACE_MS.session });
     }
-    if (entry) await entry.pump.finish({ status: 'killed', exitCode: null });
-    else await sessions.end(rec.id, 'killed', null);
+    if (entry) await entry.pump.finish({ status: 'killed', exitCode: null, timedOut });
+    else await sessions.end(rec.id, 'killed', null, { timedOut });
   }
 
   // Resolves once the whole group is gone; a second kill of the same session waits on the first.
-  async function kill(id: string): Promise<{ status: 'killed' }> {
-    const rec = await findSession(sessions, id);
+  // A queued session is cancelled: nothing ever ran (DESIGN §8).
+  async function kill(id: string, opts: { timedOut?: boolean } = {}): Promise<{ status: 'killed' }> {
+    let rec = await findSession(sessions, id);
     if (rec.status === 'killed') return { status: 'killed' };
+    if (rec.status === 'queued') {
+      if (await sessions.endQueued(id, 'killed')) {
+        live.ended(id);
+        return { status: 'killed' };
+      }
+      rec = await findSession(sessions, id); // started meanwhile: killed as any other
+    }
     if (!LIVE.includes(rec.status)) {
       throw new GroveError('SESSION_NOT_RUNNING', `session ${id} has already ended (${rec.status})`);
     }
     const entry = live.get(id);
-    const killing = entry?.killing ?? stop(rec);
+    const killing = entry?.killing ?? stop(rec, opts.timedOut === true);
     if (entry) entry.killing = killing;
     await killing;
     const after = await findSession(sessions, id);
@@ -39,9 +47,11 @@ export function createKill(deps: { sessions: SessionsTable; live: Live }) {
     return { status: 'killed' };
   }
 
-  // Every live session of a task (archiving the task).
+  // Every session of a task that runs or waits to (archiving the task); the queued first, so
+  // none of them starts when the one before it ends.
   async function killAllOfTask(taskId: string): Promise<void> {
     const all = await sessions.listByTask(taskId);
+    for (const s of all.filter((s) => s.status === 'queued')) await kill(s.id).catch(() => {});
     await Promise.all(all.filter((s) => LIVE.includes(s.status)).map((s) => kill(s.id).catch(() => {})));
   }
 

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { createLimiter } from '../runtime/limiter.ts';
 import type { Logger } from '../runtime/log.ts';
-import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
+import type { OutputReader } from '../agents/dialects.ts';
+import type { NewSession, SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { createPump, type Pump } from './pump.ts';
 import { sessionFiles } from './wrapper.ts';
 
@@ -9,21 +10,40 @@ import { sessionFiles } from './wrapper.ts';
 export interface LiveSession {
   pump: Pump;
   timer: NodeJS.Timeout | null;
+  /** fires at the session's deadline (timeout_s) */
+  deadline: NodeJS.Timeout | null;
   killing: Promise<void> | null;
 }
 
+// What following a session needs beyond the store: how to read its agent's output, and what to
+// queue after a usage limit.
+export interface LiveDeps {
+  sessions: SessionsTable;
+  dataDir: string;
+  log: Logger;
+  readerOf: (agent: string) => OutputReader | null;
+  followUp: (rec: SessionRecord, resetsAt: string) => NewSession | null;
+}
+
 // The sessions this daemon follows, by id, from their start (or re-attach) until their end is stored.
-export function createLive(deps: { sessions: SessionsTable; dataDir: string; log: Logger }) {
+export function createLive(deps: LiveDeps) {
   const entries = new Map<string, LiveSession>();
   // Output rounds of all sessions, two at a time: one being stored, the next one ready.
   const rounds = createLimiter(2);
   // 'progress:<id>' when lines were stored or the session runs, 'end:<id>' when it ended: what
-  // output streams wait on.
+  // output streams wait on. 'ended' (id) tells the queue, 'deadline' (id) the killer.
   const events = new EventEmitter();
   events.setMaxListeners(0);
 
+  // A session's end is stored: its streams end, its conversation may go on.
+  function ended(id: string): void {
+    events.emit(`end:${id}`);
+    events.emit('ended', id);
+  }
+
   return {
     events,
+    ended,
 
     get: (id: string): LiveSession | undefined => entries.get(id),
 
@@ -35,17 +55,25 @@ export function createLive(deps: { sessions: SessionsTable; dataDir: string; log
           sessions: deps.sessions,
           rounds,
           log: deps.log,
+          reader: deps.readerOf(rec.agent),
+          followUp: deps.followUp,
           onProgress: () => events.emit(`progress:${rec.id}`),
           onEnd: () => {
             const e = entries.get(rec.id);
-            if (e?.timer) clearInterval(e.timer);
+            if (e) clearTimers(e);
             entries.delete(rec.id);
-            events.emit(`end:${rec.id}`);
+            ended(rec.id);
           },
         }),
         timer: null,
+        deadline: null,
         killing: null,
       };
+      // Armed again by a daemon that re-attaches: the deadline is stored, not the delay.
+      if (rec.deadline !== null) {
+        entry.deadline = setTimeout(() => events.emit('deadline', rec.id), Math.max(0, Date.parse(rec.deadline) - Date.now()));
+        entry.deadline.unref();
+      }
       entries.set(rec.id, entry);
       return entry;
     },
@@ -53,13 +81,20 @@ export function createLive(deps: { sessions: SessionsTable; dataDir: string; log
     // The daemon stops following; the agents keep running (DESIGN §5).
     async close(): Promise<void> {
       for (const entry of entries.values()) {
-        if (entry.timer) clearInterval(entry.timer);
+        clearTimers(entry);
         if (entry.killing) await entry.killing.catch(() => {});
         await entry.pump.stop();
       }
       entries.clear();
     },
   };
+}
+
+function clearTimers(entry: LiveSession): void {
+  if (entry.timer) clearInterval(entry.timer);
+  if (entry.deadline) clearTimeout(entry.deadline);
+  entry.timer = null;
+  entry.deadline = null;
 }
 
 // What start, kill and re-attach share.

@@ -2,7 +2,8 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { SessionStatus } from '../../schemas/session.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import type { Logger } from '../runtime/log.ts';
-import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
+import type { OutputReader, Reading } from '../agents/dialects.ts';
+import type { NewSession, SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { readNew, type Offsets } from './reader.ts';
 import { recordedEnd, type SessionFiles } from './wrapper.ts';
 
@@ -15,9 +16,16 @@ export interface Pump {
   /** stores whatever is new (coalesced: one pass at a time, another after it if asked) */
   poke(): void;
   /** stores the rest of both files, the last partial lines included, and records the end */
-  finish(outcome: { status?: SessionStatus; exitCode?: number | null }): Promise<void>;
+  finish(outcome: Outcome): Promise<void>;
   /** stops following (daemon shutdown): waits for a round being stored, then lets go of the folder */
   stop(): Promise<void>;
+}
+
+// How a session ended: given by a kill, else read from the wrapper's record.
+export interface Outcome {
+  status?: SessionStatus;
+  exitCode?: number | null;
+  timedOut?: boolean;
 }
 
 // Given, not imported: the limiter is shared by all sessions, the callbacks tell their streams.
@@ -27,6 +35,10 @@ export interface PumpDeps {
   /** shared by the pumps of all sessions */
   rounds: Limiter;
   log: Logger;
+  /** reads the agent's session id, result and usage limit from its stdout; null: not parsed */
+  reader: OutputReader | null;
+  /** the follow-up to queue when the session ended at a usage limit, if any (DESIGN §8) */
+  followUp: (rec: SessionRecord, resetsAt: string) => NewSession | null;
   onProgress: () => void;
   onEnd: () => void;
 }
@@ -38,6 +50,7 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
   // the retry reads the same lines again: no line is skipped and none is stored twice.
   let stored: Offsets = { stdout: rec.stdout_offset, stderr: rec.stderr_offset };
   let nextSeq = rec.next_seq;
+  let reading: Reading = { agent_session_id: rec.agent_session_id, result: rec.result, limit_resets_at: rec.limit_resets_at };
 
   // Lines and offsets in one transaction; false when nothing was new. Read only once it may be
   // stored at once: rounds waiting in the store's queue would only hold their lines in memory.
@@ -45,8 +58,10 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
     return deps.rounds.run(async () => {
       const { batch, offsets } = readNew(files, stored, { final });
       if (offsets.stdout === stored.stdout && offsets.stderr === stored.stderr) return false;
-      await sessions.appendLines(rec.id, nextSeq, batch, offsets);
+      const read = deps.reader ? deps.reader(reading, batch.texts.filter((_, i) => batch.streams[i] === 'stdout'), batch.at) : reading;
+      await sessions.appendLines(rec.id, nextSeq, batch, offsets, read !== reading ? read : undefined);
       stored = offsets;
+      reading = read;
       nextSeq += batch.texts.length;
       if (batch.texts.length > 0) deps.onProgress();
       return true;
@@ -116,11 +131,15 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
   }
 
   // Stores the rest of the output, then the end: the one given (a kill), else the wrapper's record.
-  async function storeEnd(outcome: { status?: SessionStatus; exitCode?: number | null }): Promise<void> {
+  async function storeEnd(outcome: Outcome): Promise<void> {
     await drain(true);
     // Safe to repeat: once the rest is stored, another drain reads and stores nothing.
-    const { status, exitCode } = outcome.status !== undefined ? { status: outcome.status, exitCode: outcome.exitCode ?? null } : recordedEnd(files);
-    await sessions.end(rec.id, status, exitCode);
+    let { status, exitCode } = outcome.status !== undefined ? { status: outcome.status, exitCode: outcome.exitCode ?? null } : recordedEnd(files);
+    // An agent at its usage limit has not done what it was asked, whatever its exit code.
+    const resetsAt = outcome.status === undefined ? reading.limit_resets_at : null;
+    if (resetsAt !== null && status === 'exited') status = 'failed';
+    const followUp = resetsAt !== null ? deps.followUp(rec, resetsAt) : null;
+    await sessions.end(rec.id, status, exitCode, { timedOut: outcome.timedOut === true, ...(followUp ? { followUp } : {}) });
     ended = true;
     unwatch();
     log.info({ session: rec.id, status, exit_code: exitCode, lines: nextSeq - 1 }, 'session ended');

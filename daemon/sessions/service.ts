@@ -1,18 +1,22 @@
-import type { Session } from '../../schemas/session.ts';
-import type { Project } from '../../schemas/project.ts';
-import type { Task } from '../../schemas/task.ts';
+import { randomUUID } from 'node:crypto';
 import type { Mode } from '../../schemas/config.ts';
+import type { Project } from '../../schemas/project.ts';
+import type { Session } from '../../schemas/session.ts';
+import type { Task } from '../../schemas/task.ts';
 import type { Agents } from '../agents/agents.ts';
-import type { Logger } from '../runtime/log.ts';
+import { outputReader } from '../agents/dialects.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
-import { LIVE, publicSession, type SessionsTable } from '../store/sessions.ts';
+import type { Logger } from '../runtime/log.ts';
+import { BUSY, publicSession, type NewSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import { createConversations } from './conversation.ts';
 import { createKill } from './kill.ts';
 import { createLive } from './live.ts';
 import { createReattach } from './reattach.ts';
 import { findSession } from './record.ts';
 import { createStart } from './start.ts';
 
-// What the daemon gives the sessions: the tables, readers of tasks and projects, agents, where data lives.
+// What the daemon gives the sessions: the tables, readers of tasks and projects, agents, where
+// data lives, and the user config's defaults.
 export interface SessionServiceDeps {
   sessions: SessionsTable;
   getTask: (id: string) => Promise<Task>;
@@ -21,30 +25,62 @@ export interface SessionServiceDeps {
   agents: Agents;
   defaultAgent: string | undefined;
   defaultMode: Mode | undefined;
+  defaultTimeoutS: number | undefined;
+  /** queue a follow-up when a usage limit resets (DESIGN §8), with this prompt */
+  autoResume: { enabled: boolean; prompt: string };
   dataDir: string;
   log: Logger;
 }
 
 // Agent sessions for the routes and the daemon: reads here, each verb in its own module.
 export function createSessionService(deps: SessionServiceDeps) {
-  const { sessions } = deps;
-  const live = createLive({ sessions, dataDir: deps.dataDir, log: deps.log });
+  const { sessions, agents, log } = deps;
+
+  // The follow-up that picks a conversation up where a usage limit stopped it, at the reset time.
+  function limitFollowUp(rec: SessionRecord, resetsAt: string): NewSession | null {
+    if (!deps.autoResume.enabled) return null;
+    const { task_id, agent, mode, args, timeout_s, conversation_id } = rec;
+    return { id: randomUUID(), task_id, agent, command: [], mode, prompt: deps.autoResume.prompt, args, timeout_s, conversation_id, parent_id: rec.id, not_before: resetsAt };
+  }
+
+  const live = createLive({
+    sessions,
+    dataDir: deps.dataDir,
+    log,
+    readerOf: (agent) => (agents.has(agent) ? outputReader(agents.get(agent)) : null),
+    followUp: limitFollowUp,
+  });
   const { kill, killAllOfTask } = createKill({ sessions, live });
+  const starter = createStart({ ...deps, live });
+  const conversations = createConversations({ sessions, live, starter, log });
+
+  // A session that ended lets its conversation go on; one past its deadline is killed.
+  live.events.on('ended', (id: string) => {
+    void sessions.get(id).then(
+      (rec) => rec && conversations.next(rec.conversation_id),
+      (err: unknown) => log.error({ err, session: id }, 'reading an ended session failed'),
+    );
+  });
+  live.events.on('deadline', (id: string) => {
+    log.info({ session: id }, 'session ran past its timeout_s; killing it');
+    kill(id, { timedOut: true }).catch((err: unknown) => log.warn({ err, session: id }, 'killing a timed-out session failed'));
+  });
 
   return {
     // 'progress:<id>' when lines were stored, 'end:<id>' when a session ended.
     events: live.events,
 
-    async list(taskId: string): Promise<Session[]> {
+    async list(taskId: string, conversationId?: string): Promise<Session[]> {
       await deps.getTask(taskId);
-      return (await sessions.listByTask(taskId)).map(publicSession);
+      return (await sessions.listByTask(taskId, conversationId)).map(publicSession);
     },
 
     async get(id: string): Promise<Session> {
       return publicSession(await findSession(sessions, id));
     },
 
-    isLive: (s: Session) => LIVE.includes(s.status),
+    // Not ended yet: running, or waiting to (an output stream follows it on).
+    isLive: (s: Session) => BUSY.includes(s.status),
 
     async lines(id: string, after: number, limit: number) {
       await findSession(sessions, id);
@@ -52,11 +88,19 @@ export function createSessionService(deps: SessionServiceDeps) {
       return { lines, next: lines.length > 0 ? lines[lines.length - 1]!.seq : after };
     },
 
-    create: createStart({ ...deps, live }),
-    kill,
+    create: starter.start,
+    send: conversations.send,
+    kill: (id: string) => kill(id),
     killAllOfTask,
-    reattach: createReattach({ sessions, live, log: deps.log }),
-    close: live.close,
+    // After a restart: sessions still running are followed again, then queued follow-ups get their turn.
+    async reattach(): Promise<void> {
+      await createReattach({ sessions, live, log })();
+      await conversations.resumeAll();
+    },
+    async close(): Promise<void> {
+      conversations.close();
+      await live.close();
+    },
   };
 }
 

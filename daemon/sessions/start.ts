@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import type { Mode } from '../../schemas/config.ts';
+import type { ProjectConfig } from '../../schemas/project-config.ts';
+import type { Project } from '../../schemas/project.ts';
 import type { CreateSession, Session } from '../../schemas/session.ts';
-import { buildCommand, modeArgs, which } from '../agents/agents.ts';
+import type { Task } from '../../schemas/task.ts';
+import { buildCommand, modeArgs, pinsSession, which } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import { terminate } from '../proc/terminate.ts';
-import { publicSession, type SessionRecord } from '../store/sessions.ts';
+import { publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { taskEnv } from '../tasks/env.ts';
 import type { Live } from './live.ts';
 import { findSession } from './record.ts';
@@ -17,32 +21,51 @@ import { sessionFiles } from './wrapper.ts';
 // What the service was given, and the sessions it follows.
 export type StartDeps = SessionServiceDeps & { live: Live };
 
+// What a session is asked to do, in which conversation: from a new session's body, a follow-up's,
+// or a queued row. `resume` is the agent's session id to continue (null: a new conversation).
+export type Ask = Pick<NewSession, 'agent' | 'mode' | 'prompt' | 'conversation_id' | 'parent_id'> & {
+  args: string[];
+  timeout_s: number | null;
+  resume: string | null;
+};
+
+// Where a task's sessions run: a ready task with its worktree.
+export interface Place {
+  task: Task;
+  project: Project;
+  config: ProjectConfig;
+  cwd: string;
+}
+
 // Starts sessions: all is checked before a process runs, and an unrecorded start leaves nothing.
 export function createStart(deps: StartDeps) {
   const { sessions, live, log } = deps;
 
-  // What a new session runs, where and with what environment (DESIGN §5, §8): the agent and the
-  // mode named by the body, else by .grove.json, else by the user config (the mode else `edit`).
-  async function plan(taskId: string, input: CreateSession) {
+  // The task a session runs in, ready, with its worktree there.
+  async function place(taskId: string): Promise<Place> {
     const task = await deps.getTask(taskId);
     if (task.status !== 'ready') throw new GroveError('TASK_NOT_READY', `task ${task.name} is ${task.status}; sessions start on ready tasks`);
     const project = await deps.getProject(task.project_id);
     const config = deps.configs.load(project.path);
-    const agent = input.agent ?? config.agent ?? deps.defaultAgent;
-    if (agent === undefined) {
-      throw new GroveError('AGENT_REQUIRED', 'no agent given, and neither the project (.grove.json "agent") nor the user config ("default_agent") names one');
-    }
-    const def = deps.agents.get(agent);
-    const mode = input.mode ?? config.mode ?? deps.defaultMode ?? 'edit';
-    const command = buildCommand(def, { prompt: input.prompt, before: [...modeArgs(def, agent, mode), ...(input.args ?? [])] });
-    if (which(command[0]!) === null) {
-      throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${agent}) is not on the daemon's PATH`);
-    }
     const cwd = path.join(project.path, task.worktree_path);
     if (!existsSync(cwd)) throw new GroveError('TASK_NOT_READY', `the worktree of task ${task.name} is missing (${cwd})`);
-    const id = randomUUID();
-    const env = { ...taskEnv(project, task, config), ...(def.env ?? {}), GROVE_SESSION_ID: id, GROVE_AGENT: agent };
-    return { id, task, agent, mode, command, cwd, env };
+    return { task, project, config, cwd };
+  }
+
+  // The command line of `ask` (DESIGN §8), and the id it pins for the agent, if its command does.
+  function commandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>): { command: string[]; pinned: string | null } {
+    const def = deps.agents.get(ask.agent);
+    if (ask.resume !== null && !def.resume) {
+      throw new GroveError('RESUME_UNSUPPORTED', `agent ${ask.agent} has no command to continue a conversation ("resume")`);
+    }
+    const parts = ask.resume !== null ? def.resume! : def.command;
+    const pinned = ask.resume === null && pinsSession(parts) ? randomUUID() : null;
+    const before = [...modeArgs(def, ask.agent, ask.mode), ...ask.args];
+    const command = buildCommand(parts, { prompt: ask.prompt ?? undefined, before, session: ask.resume ?? pinned });
+    if (which(command[0]!) === null) {
+      throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
+    }
+    return { command, pinned };
   }
 
   // `running` once the process is confirmed alive, after the 201 has said `starting`.
@@ -57,8 +80,12 @@ export function createStart(deps: StartDeps) {
     });
   }
 
-  return async function start(taskId: string, input: CreateSession): Promise<Session> {
-    const { id, task, agent, mode, command, cwd, env } = await plan(taskId, input);
+  // Runs `ask` as session `id`: a new row, or (`queued`) the queued row of that id, which gets its
+  // process; null when that row was cancelled meanwhile (then nothing runs).
+  async function launch(id: string, at: Place, ask: Ask, queued: boolean): Promise<SessionRecord | null> {
+    const { command, pinned } = commandOf(ask);
+    const def = deps.agents.get(ask.agent);
+    const env = { ...taskEnv(at.project, at.task, at.config), ...(def.env ?? {}), GROVE_SESSION_ID: id, GROVE_AGENT: ask.agent };
     const files = sessionFiles(deps.dataDir, id);
     const undo = async (pgid?: number) => {
       if (pgid !== undefined) await terminate(pgid, { graceMs: 0 });
@@ -68,26 +95,36 @@ export function createStart(deps: StartDeps) {
     // only then does the agent run.
     let started: SpawnResult;
     try {
-      started = await startWrapped({ files, command, cwd, env });
+      started = await startWrapped({ files, command, cwd: at.cwd, env });
     } catch (err) {
       await undo();
       throw err;
     }
-    const row = { id, task_id: task.id, agent, command, mode, prompt: input.prompt ?? null };
+    const deadline = ask.timeout_s !== null ? new Date(Date.now() + ask.timeout_s * 1000).toISOString() : null;
+    const { resume: _, ...fields } = ask;
+    const row: NewSession = { id, task_id: at.task.id, command, ...fields, agent_session_id: pinned, deadline };
+    const record = (pid: number | null, pidStart: string | null) =>
+      queued
+        ? sessions.launch(id, { command, pid, pid_start: pidStart, agent_session_id: pinned, deadline })
+        : sessions.insert({ ...row, ...(pid !== null ? { pid, pid_start: pidStart } : {}) });
     if (!started.ok) {
       log.error({ err: started.message, session: id }, 'session failed to start');
-      await sessions.insert(row);
+      if ((await record(null, null)) === null) return null;
       await sessions.end(id, 'failed', null);
-      return publicSession(await findSession(sessions, id));
+      return findSession(sessions, id);
     }
     const { pid } = started;
     const pidStart = processStartTime(pid);
-    let rec: SessionRecord;
+    let rec: SessionRecord | null;
     try {
-      rec = await sessions.insert({ ...row, pid, pid_start: pidStart });
+      rec = await record(pid, pidStart);
     } catch (err) {
       await undo(pid);
       throw err;
+    }
+    if (rec === null) {
+      await undo(pid);
+      return null;
     }
     const entry = live.follow(rec);
     // Our child: its exit is an event, and the wrapper has written `exit` by then.
@@ -97,8 +134,27 @@ export function createStart(deps: StartDeps) {
       entry.pump.finish({}).catch((err: unknown) => log.error({ err, session: id }, 'finishing session failed'));
     });
     started.go();
-    log.info({ session: id, task: task.id, agent, pid }, 'session started');
+    log.info({ session: id, task: at.task.id, agent: ask.agent, pid, conversation: ask.conversation_id }, 'session started');
     markRunning(id, pid, pidStart);
-    return publicSession(rec);
-  };
+    return rec;
+  }
+
+  // A new session, which starts a conversation: the agent and the mode named by the body, else by
+  // .grove.json, else by the user config (the mode else `edit`); the time limit likewise.
+  async function start(taskId: string, input: CreateSession): Promise<Session> {
+    const at = await place(taskId);
+    const agent = input.agent ?? at.config.agent ?? deps.defaultAgent;
+    if (agent === undefined) {
+      throw new GroveError('AGENT_REQUIRED', 'no agent given, and neither the project (.grove.json "agent") nor the user config ("default_agent") names one');
+    }
+    const id = randomUUID();
+    const mode: Mode = input.mode ?? at.config.mode ?? deps.defaultMode ?? 'edit';
+    const timeout = input.timeout_s ?? at.config.timeout_s ?? deps.defaultTimeoutS ?? null;
+    const ask: Ask = { agent, mode, prompt: input.prompt ?? null, args: input.args ?? [], timeout_s: timeout, conversation_id: id, parent_id: null, resume: null };
+    return publicSession((await launch(id, at, ask, false))!);
+  }
+
+  return { start, launch, place, commandOf };
 }
+
+export type Starter = ReturnType<typeof createStart>;

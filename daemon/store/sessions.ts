@@ -1,6 +1,7 @@
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode } from '../../schemas/config.ts';
-import type { Session, SessionStatus } from '../../schemas/session.ts';
+import type { Session, SessionResult, SessionStatus } from '../../schemas/session.ts';
+import type { Reading } from '../agents/dialects.ts';
 import type { Db } from './db.ts';
 
 interface Row {
@@ -19,6 +20,16 @@ interface Row {
   next_seq: number;
   mode: Mode;
   prompt: string | null;
+  conversation_id: string;
+  parent_id: string | null;
+  agent_session_id: string | null;
+  result: SessionResult | null;
+  limit_resets_at: Date | null;
+  not_before: Date | null;
+  args: string[];
+  timeout_s: number | null;
+  deadline: Date | null;
+  timed_out: boolean;
 }
 
 export interface SessionRecord extends Session {
@@ -26,7 +37,13 @@ export interface SessionRecord extends Session {
   stdout_offset: number;
   stderr_offset: number;
   next_seq: number;
+  /** the request's args, for a queued session started later */
+  args: string[];
+  /** when a session with timeout_s is killed */
+  deadline: string | null;
 }
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 function toRecord(r: Row): SessionRecord {
   return {
@@ -41,41 +58,97 @@ function toRecord(r: Row): SessionRecord {
     ended_at: r.ended_at ? r.ended_at.toISOString() : null,
     mode: r.mode,
     prompt: r.prompt,
+    conversation_id: r.conversation_id,
+    parent_id: r.parent_id,
+    agent_session_id: r.agent_session_id,
+    result: r.result,
+    limit_resets_at: iso(r.limit_resets_at),
+    not_before: iso(r.not_before),
+    timeout_s: r.timeout_s,
+    timed_out: r.timed_out,
     pid_start: r.pid_start,
     stdout_offset: Number(r.stdout_offset),
     stderr_offset: Number(r.stderr_offset),
     next_seq: r.next_seq,
+    args: r.args,
+    deadline: iso(r.deadline),
   };
 }
 
 // The API's view of a session: the bookkeeping columns stay inside.
 export function publicSession(s: SessionRecord): Session {
-  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, ...pub } = s;
+  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, args: _e, deadline: _f, ...pub } = s;
   return pub;
 }
 
+// A session with a process, or about to have one.
 export const LIVE: SessionStatus[] = ['starting', 'running'];
+// A session its conversation waits on: a follow-up queues behind it (DESIGN §8).
+export const BUSY: SessionStatus[] = ['queued', 'starting', 'running'];
 
-// A session as inserted: its status, timestamps and offsets come from the store.
-export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 'mode' | 'prompt'> & { pid?: number; pid_start?: string | null };
+// A session as inserted: its status, timestamps and offsets come from the store. Without a pid it
+// is `queued` (it has no process yet), with one `starting`.
+export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 'mode' | 'prompt' | 'conversation_id' | 'parent_id'> & {
+  pid?: number;
+  pid_start?: string | null;
+  agent_session_id?: string | null;
+  args?: string[];
+  timeout_s?: number | null;
+  deadline?: string | null;
+  not_before?: string | null;
+};
+
+// What a launched queued session gets: its command and process.
+export type Launch = Pick<SessionRecord, 'command' | 'agent_session_id' | 'deadline'> & { pid: number | null; pid_start: string | null };
+
+const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start, conversation_id, parent_id,
+  agent_session_id, args, timeout_s, deadline, not_before)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`;
+
+function insertParams(s: NewSession, status: SessionStatus): unknown[] {
+  return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
+    s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null];
+}
 
 // The sessions and session_lines tables and every query on them.
 export function sessionsTable(db: Db) {
   return {
-    async insert(s: NewSession): Promise<SessionRecord> {
-      const { rows } = await db.query<Row>(
-        `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start)
-         VALUES ($1, $2, $3, $4, $5, $6, 'starting', $7, $8) RETURNING *`,
-        [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, s.pid ?? null, s.pid_start ?? null],
-      );
+    async insert(s: NewSession, status: 'starting' | 'queued' = 'starting'): Promise<SessionRecord> {
+      const { rows } = await db.query<Row>(INSERT, insertParams(s, status));
       return toRecord(rows[0]!);
+    },
+    // A queued session gets its process: null when it was cancelled meanwhile.
+    async launch(id: string, l: Launch): Promise<SessionRecord | null> {
+      const { rows } = await db.query<Row>(
+        `UPDATE sessions SET status = 'starting', command = $2, pid = $3, pid_start = $4, agent_session_id = $5, deadline = $6
+         WHERE id = $1 AND status = 'queued' RETURNING *`,
+        [id, JSON.stringify(l.command), l.pid, l.pid_start, l.agent_session_id, l.deadline],
+      );
+      return rows[0] ? toRecord(rows[0]) : null;
+    },
+    // A queued session that will never run: cancelled (`killed`) or unable to start (`failed`).
+    async endQueued(id: string, status: 'killed' | 'failed'): Promise<boolean> {
+      const res = await db.query(`UPDATE sessions SET status = $2, ended_at = now() WHERE id = $1 AND status = 'queued'`, [id, status]);
+      return (res.affectedRows ?? 0) > 0;
+    },
+    async listConversation(conversationId: string): Promise<SessionRecord[]> {
+      const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE conversation_id = $1 ORDER BY created_at, id', [conversationId]);
+      return rows.map(toRecord);
+    },
+    // Conversations with a session waiting its turn: what the queue looks at after a restart.
+    async queuedConversations(): Promise<string[]> {
+      const { rows } = await db.query<{ conversation_id: string }>(`SELECT DISTINCT conversation_id FROM sessions WHERE status = 'queued'`);
+      return rows.map((r) => r.conversation_id);
     },
     async get(id: string): Promise<SessionRecord | null> {
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);
       return rows[0] ? toRecord(rows[0]) : null;
     },
-    async listByTask(taskId: string): Promise<SessionRecord[]> {
-      const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE task_id = $1 ORDER BY created_at, id', [taskId]);
+    async listByTask(taskId: string, conversationId?: string): Promise<SessionRecord[]> {
+      const { rows } =
+        conversationId === undefined
+          ? await db.query<Row>('SELECT * FROM sessions WHERE task_id = $1 ORDER BY created_at, id', [taskId])
+          : await db.query<Row>('SELECT * FROM sessions WHERE task_id = $1 AND conversation_id = $2 ORDER BY created_at, id', [taskId, conversationId]);
       return rows.map(toRecord);
     },
     async listLive(): Promise<SessionRecord[]> {
@@ -86,16 +159,26 @@ export function sessionsTable(db: Db) {
       const res = await db.query(`UPDATE sessions SET status = 'running' WHERE id = $1 AND status = 'starting'`, [id]);
       return (res.affectedRows ?? 0) > 0;
     },
-    // The final status, once: a session that already ended keeps its first ending.
-    async end(id: string, status: SessionStatus, exitCode: number | null): Promise<boolean> {
-      const res = await (
-        db.query(`UPDATE sessions SET status = $2, exit_code = $3, ended_at = now() WHERE id = $1 AND status IN ('starting', 'running')`, [
-          id,
-          status,
-          exitCode,
-        ])
-      );
-      return (res.affectedRows ?? 0) > 0;
+    // The final status, once: a session that already ended keeps its first ending. With a
+    // follow-up (a usage limit's, DESIGN §8) that is queued in the same transaction, and the
+    // conversation's other queued sessions wait as long as it does.
+    async end(id: string, status: SessionStatus, exitCode: number | null, opts: { timedOut?: boolean; followUp?: NewSession } = {}): Promise<boolean> {
+      return db.transaction(async (tx) => {
+        const res = await tx.query(
+          `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now(), timed_out = $4 WHERE id = $1 AND status IN ('starting', 'running')`,
+          [id, status, exitCode, opts.timedOut === true],
+        );
+        if ((res.affectedRows ?? 0) === 0) return false;
+        const f = opts.followUp;
+        if (f) {
+          const queued = await tx.query(`UPDATE sessions SET not_before = GREATEST(not_before, $2::timestamptz) WHERE conversation_id = $1 AND status = 'queued'`, [
+            f.conversation_id,
+            f.not_before,
+          ]);
+          if ((queued.affectedRows ?? 0) === 0) await tx.query(INSERT, insertParams(f, 'queued'));
+        }
+        return true;
+      });
     },
     // Lines and the file offsets they came from, in one transaction: a restart resumes exactly
     // there. A batch is what one read round found, so its lines share one timestamp.
@@ -104,6 +187,7 @@ export function sessionsTable(db: Db) {
       firstSeq: number,
       batch: { streams: Array<'stdout' | 'stderr'>; texts: string[]; at: string },
       offsets: { stdout: number; stderr: number },
+      reading?: Reading,
     ): Promise<void> {
       await db.transaction(async (tx) => {
         if (batch.texts.length > 0) {
@@ -120,6 +204,15 @@ export function sessionsTable(db: Db) {
           offsets.stderr,
           firstSeq + batch.texts.length,
         ]);
+        // What the agent said about itself, with the lines it came from (see dialects.ts).
+        if (reading) {
+          await tx.query('UPDATE sessions SET agent_session_id = $2, result = $3, limit_resets_at = $4 WHERE id = $1', [
+            id,
+            reading.agent_session_id,
+            reading.result === null ? null : JSON.stringify(reading.result),
+            reading.limit_resets_at,
+          ]);
+        }
       });
     },
     async lines(id: string, after: number, limit: number): Promise<OutputLine[]> {

@@ -107,6 +107,8 @@ export function sessionService(
     agents: createAgents({ agents: opts.agents ?? {} }),
     defaultAgent: opts.defaultAgent,
     defaultMode: opts.defaultMode,
+    defaultTimeoutS: undefined,
+    autoResume: { enabled: true, prompt: 'continue' },
     dataDir: s.dataDir,
     log,
   });

@@ -1,0 +1,170 @@
+import type { AgentDefinition, Format } from '../../schemas/config.ts';
+import type { SessionResult } from '../../schemas/session.ts';
+
+// What a session's output has said so far (DESIGN §8). The pump stores it with the lines it came
+// from, so a restart reads on with it and nothing is read twice or missed.
+export interface Reading {
+  agent_session_id: string | null;
+  result: SessionResult | null;
+  limit_resets_at: string | null;
+}
+
+// One structured stdout line, parsed, and when it was stored.
+type Line = { json: Record<string, unknown>; at: string };
+// A dialect's reading of one line: the fields it changes.
+type Rule = (r: Reading, line: Line) => Partial<Reading>;
+
+const EMPTY_RESULT: SessionResult = { text: null, is_error: null, cost_usd: null, input_tokens: null, output_tokens: null };
+
+// An agent's session id goes into a command line: only a plain token, never one that reads as an option.
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
+const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const add = (a: number | null, b: number | null): number | null => (b === null ? a : (a ?? 0) + b);
+const result = (r: Reading, patch: Partial<SessionResult>): Partial<Reading> => ({ result: { ...(r.result ?? EMPTY_RESULT), ...patch } });
+
+// An epoch in seconds (or milliseconds, when it is that large) as a timestamp.
+function epoch(v: number): string {
+  return new Date(v > 1e12 ? v : v * 1000).toISOString();
+}
+
+// "try again at 9:37 PM": the next time the daemon's clock shows it (the CLI runs on this machine,
+// in its time zone), after `at`.
+export function nextClockTime(text: string, at: string): string | null {
+  const m = /try again at (\d{1,2}):(\d{2})\s*([AP]M)?/i.exec(text);
+  if (!m) return null;
+  let h = Number(m[1]);
+  const min = Number(m[2]);
+  const half = m[3]?.toUpperCase();
+  if (half === 'PM' && h < 12) h += 12;
+  if (half === 'AM' && h === 12) h = 0;
+  if (h > 23 || min > 59) return null;
+  const from = new Date(at);
+  const t = new Date(from);
+  t.setHours(h, min, 0, 0);
+  if (t <= from) t.setDate(t.getDate() + 1);
+  return t.toISOString();
+}
+
+// Claude Code's stream-json (also Amp's and Cursor's): `session_id` on the first line, a final
+// `result`, and a usage limit as a rejected `rate_limit_event` or `…usage limit reached|<epoch>`.
+const claude: Rule = (r, { json }) => {
+  if (json.type === 'rate_limit_event') {
+    const info = obj(json.rate_limit_info);
+    const resets = num(info.resetsAt);
+    return info.status === 'rejected' && resets !== null ? { limit_resets_at: epoch(resets) } : {};
+  }
+  if (json.type !== 'result') return {};
+  const usage = obj(json.usage);
+  const text = str(json.result);
+  const limit = text && /usage limit reached\|(\d{9,13})/.exec(text);
+  return {
+    ...result(r, {
+      text,
+      is_error: typeof json.is_error === 'boolean' ? json.is_error : null,
+      cost_usd: num(json.total_cost_usd),
+      input_tokens: int(usage.input_tokens),
+      output_tokens: int(usage.output_tokens),
+    }),
+    ...(limit ? { limit_resets_at: epoch(Number(limit[1])) } : {}),
+  };
+};
+
+// Codex `exec --json`: the last agent message is the text, tokens from `turn.completed`, a failed
+// turn is an error; its usage limit (in an error or a failed turn) names a clock time only.
+const codex: Rule = (r, { json, at }) => {
+  const item = obj(json.item);
+  if (json.type === 'item.completed' && item.type === 'agent_message' && str(item.text)) return result(r, { text: str(item.text), is_error: false });
+  if (json.type === 'turn.completed') {
+    const usage = obj(json.usage);
+    return result(r, { input_tokens: add(r.result?.input_tokens ?? null, int(usage.input_tokens)), output_tokens: add(r.result?.output_tokens ?? null, int(usage.output_tokens)) });
+  }
+  // An `error` line may be passing ("Reconnecting... 2/5"): only a failed turn is the result.
+  const failed = json.type === 'turn.failed' ? str(obj(json.error).message) : null;
+  const message = failed ?? (json.type === 'error' ? str(json.message) : null);
+  if (message === null) return {};
+  const resets = nextClockTime(message, at);
+  return { ...(failed !== null ? result(r, { text: failed, is_error: true }) : {}), ...(resets ? { limit_resets_at: resets } : {}) };
+};
+
+// Gemini CLI's stream-json: the assistant's message after its last tool call is the text, the
+// final `result` has the tokens and, on a quota error, "retry after <n>s".
+const gemini: Rule = (r, { json, at }) => {
+  if (json.type === 'tool_use') return r.result?.text ? result(r, { text: null }) : {};
+  if (json.type === 'message' && json.role === 'assistant' && typeof json.content === 'string') {
+    return result(r, { text: (json.delta === true ? (r.result?.text ?? '') : '') + json.content });
+  }
+  if (json.type !== 'result') return {};
+  const stats = obj(json.stats);
+  const failed = json.status === 'error';
+  const message = str(obj(json.error).message);
+  const retry = message && /retry after (\d+(?:\.\d+)?)\s*s/i.exec(message);
+  return {
+    ...result(r, {
+      is_error: failed,
+      ...(failed && message ? { text: message } : {}),
+      input_tokens: int(stats.input_tokens),
+      output_tokens: int(stats.output_tokens),
+    }),
+    ...(retry ? { limit_resets_at: new Date(Date.parse(at) + Number(retry[1]) * 1000).toISOString() } : {}),
+  };
+};
+
+// OpenCode `run --format json`: the last text part, and tokens and cost summed over its steps.
+const opencode: Rule = (r, { json }) => {
+  const part = obj(json.part);
+  if (json.type === 'text' && str(part.text)) return result(r, { text: str(part.text), is_error: r.result?.is_error ?? false });
+  if (json.type === 'step_finish') {
+    const tokens = obj(part.tokens);
+    const prev = r.result ?? EMPTY_RESULT;
+    return result(r, { cost_usd: add(prev.cost_usd, num(part.cost)), input_tokens: add(prev.input_tokens, int(tokens.input)), output_tokens: add(prev.output_tokens, int(tokens.output)) });
+  }
+  if (json.type === 'error') {
+    const error = obj(json.error);
+    return result(r, { text: str(obj(error.data).message) ?? str(error.name), is_error: true });
+  }
+  return {};
+};
+
+const RULES: Record<Format, Rule> = { claude, codex, gemini, opencode, cursor: claude };
+
+// Where each dialect prints the agent's own session id: the first line that carries it.
+const ID_FIELD: Record<Format, (json: Record<string, unknown>) => unknown> = {
+  claude: (j) => j.session_id,
+  cursor: (j) => j.session_id,
+  codex: (j) => (j.type === 'thread.started' ? j.thread_id : undefined),
+  gemini: (j) => (j.type === 'init' ? j.session_id : undefined),
+  opencode: (j) => j.sessionID,
+};
+
+// A reader of an agent's output, per its `format` and `session_id_field`; null when the agent
+// declares neither, so its lines are not parsed at all.
+export function outputReader(def: Pick<AgentDefinition, 'format' | 'session_id_field'>) {
+  const { format, session_id_field: field } = def;
+  if (format === undefined && field === undefined) return null;
+  const rule = format ? RULES[format] : null;
+  const idOf = field !== undefined ? (j: Record<string, unknown>) => j[field] : ID_FIELD[format!];
+
+  // The reading after these stdout lines; the same object when none of them changed it.
+  return function read(reading: Reading, texts: string[], at: string): Reading {
+    let r = reading;
+    for (const text of texts) {
+      if (!text.startsWith('{')) continue;
+      let json: Record<string, unknown>;
+      try {
+        json = obj(JSON.parse(text));
+      } catch {
+        continue;
+      }
+      const patch: Partial<Reading> = rule ? rule(r, { json, at }) : {};
+      const id = r.agent_session_id === null ? str(idOf(json)) : null;
+      if (id !== null && ID_PATTERN.test(id)) patch.agent_session_id = id;
+      if (Object.keys(patch).length > 0) r = { ...r, ...patch };
+    }
+    return r;
+  };
+}
+
+export type OutputReader = NonNullable<ReturnType<typeof outputReader>>;

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import type { CreateMessage, Session } from '../../schemas/session.ts';
+import { GroveError } from '../errors.ts';
+import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
+import type { Logger } from '../runtime/log.ts';
+import { BUSY, LIVE, publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import type { Live } from './live.ts';
+import { findSession } from './record.ts';
+import type { Ask, Starter } from './start.ts';
+
+// setTimeout's longest delay; a later `not_before` is waited for in steps.
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+// The agent session id a follow-up continues: the newest one its conversation captured before it.
+function resumeId(conversation: SessionRecord[], before?: SessionRecord): string | null {
+  const upTo = before ? conversation.slice(0, conversation.indexOf(before)) : conversation;
+  return upTo.findLast((s) => s.agent_session_id !== null)?.agent_session_id ?? null;
+}
+
+// Follow-ups in a conversation (DESIGN §8): one session of a conversation runs at a time; the
+// others wait `queued`, in order, each no earlier than its `not_before`, also across restarts.
+export function createConversations(deps: { sessions: SessionsTable; live: Live; starter: Starter; log: Logger }) {
+  const { sessions, live, starter, log } = deps;
+  // One decision at a time per conversation: a follow-up and the end of the session before it race.
+  const turns = createKeyedMutex();
+  const timers = new Map<string, NodeJS.Timeout>();
+  let closed = false;
+
+  // Ends a queued session that cannot start, with the reason as its one output line.
+  async function fail(rec: SessionRecord, reason: string): Promise<void> {
+    log.warn({ session: rec.id, reason }, 'queued session cannot start');
+    await sessions.appendLines(rec.id, 1, { streams: ['stderr'], texts: [`grove: ${reason}`], at: new Date().toISOString() }, { stdout: 0, stderr: 0 });
+    if (await sessions.endQueued(rec.id, 'failed')) live.ended(rec.id);
+  }
+
+  // Starts the conversation's next queued session when nothing of it runs and its time has come.
+  function next(conversationId: string): Promise<void> {
+    return turns.run(conversationId, async () => {
+      clearTimeout(timers.get(conversationId));
+      timers.delete(conversationId);
+      if (closed) return;
+      const conversation = await sessions.listConversation(conversationId);
+      if (conversation.some((s) => LIVE.includes(s.status))) return;
+      const head = conversation.find((s) => s.status === 'queued');
+      if (!head) return;
+      const wait = head.not_before !== null ? Date.parse(head.not_before) - Date.now() : 0;
+      if (wait > 0) {
+        const timer = setTimeout(() => void next(conversationId), Math.min(wait, MAX_DELAY_MS));
+        timer.unref();
+        timers.set(conversationId, timer);
+        return;
+      }
+      const resume = resumeId(conversation, head);
+      if (resume === null) return fail(head, 'cannot continue the conversation: its agent printed no session id');
+      try {
+        const at = await starter.place(head.task_id);
+        const { agent, mode, prompt, args, timeout_s, parent_id } = head;
+        const ask: Ask = { agent, mode, prompt, args, timeout_s, conversation_id: conversationId, parent_id, resume };
+        await starter.launch(head.id, at, ask, true);
+      } catch (err) {
+        if (err instanceof GroveError) return fail(head, err.detail);
+        throw err;
+      }
+    }).catch((err: unknown) => log.error({ err, conversation: conversationId }, 'starting a queued session failed; it stays queued'));
+  }
+
+  // POST /api/sessions/:id/messages: a new session in the conversation of `id`, started now (201)
+  // or queued behind the conversation's running or queued sessions (202). It continues with the
+  // mode and time limit of the session it follows unless told otherwise.
+  async function send(id: string, body: CreateMessage): Promise<{ status: 201 | 202; session: Session }> {
+    const parent = await findSession(sessions, id);
+    const at = await starter.place(parent.task_id);
+    const mode = body.mode ?? parent.mode;
+    const args = body.args ?? [];
+    // Checked now, with a stand-in id: an agent that cannot resume, a mode it lacks, a CLI gone.
+    starter.commandOf({ agent: parent.agent, mode, prompt: body.prompt, args, resume: 'x' });
+    return turns.run(parent.conversation_id, async () => {
+      const conversation = await sessions.listConversation(parent.conversation_id);
+      const last = conversation.at(-1)!;
+      const ask: Ask = {
+        agent: parent.agent,
+        mode,
+        prompt: body.prompt,
+        args,
+        timeout_s: body.timeout_s ?? parent.timeout_s,
+        conversation_id: parent.conversation_id,
+        parent_id: last.id,
+        resume: null,
+      };
+      const newId = randomUUID();
+      if (conversation.some((s) => BUSY.includes(s.status))) {
+        const { resume: _, ...fields } = ask;
+        const rec = await sessions.insert({ id: newId, task_id: parent.task_id, command: [], ...fields }, 'queued');
+        log.info({ session: newId, conversation: parent.conversation_id }, 'follow-up queued');
+        return { status: 202 as const, session: publicSession(rec) };
+      }
+      const resume = resumeId(conversation);
+      if (resume === null) {
+        throw new GroveError('RESUME_UNAVAILABLE', `no session of this conversation printed its agent's session id, so ${parent.agent} cannot be told which conversation to continue`);
+      }
+      const rec = await starter.launch(newId, at, { ...ask, resume }, false);
+      return { status: 201 as const, session: publicSession(rec!) };
+    });
+  }
+
+  // After a restart: every conversation with a queued session gets its turn (or its timer).
+  async function resumeAll(): Promise<void> {
+    for (const id of await sessions.queuedConversations()) await next(id);
+  }
+
+  return {
+    send,
+    next,
+    resumeAll,
+    close() {
+      closed = true;
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+    },
+  };
+}
