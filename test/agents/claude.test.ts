@@ -1,8 +1,10 @@
 // `npm run test:agents`: the built-in `claude` agent against the real Claude Code CLI,
 // installed from npm into a temporary folder (never a dependency of grove). Without
-// credentials it prints a few stream-json lines and exits 1; grove must capture all of them.
+// credentials it prints a few stream-json lines and exits 1; grove must capture all of them,
+// with the session id it pinned, and a follow-up must run `claude … --resume <that id>`.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -10,7 +12,7 @@ import { addProject, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
-test('the built-in claude agent runs the real CLI; without credentials it fails with exit 1, every line captured', async (t) => {
+test('the built-in claude agent runs the real CLI; without credentials it fails with exit 1, every line captured; a follow-up resumes its session id', async (t) => {
   const prefix = makeTempDir(t, 'grove-claude-');
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, '@anthropic-ai/claude-code'], {
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -33,7 +35,9 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'claude' } })).json;
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claude', prompt: '- say hello' } });
   assert.equal(r.status, 201, r.text);
-  assert.deepEqual(r.json.command, ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', '--', '- say hello']);
+  const id = r.json.agent_session_id;
+  assert.match(id, /^[0-9a-f-]{36}$/);
+  assert.deepEqual(r.json.command, ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', id, '--permission-mode', 'acceptEdits', '--', '- say hello']);
   await waitSessionEnd(d, r.json.id);
   const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
   assert.equal(s.status, 'failed');
@@ -46,13 +50,18 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   assert.ok(!lines.some((l) => /unknown option|Usage:/i.test(l.text)), lines.map((l) => l.text).join('\n'));
   const events = stdout.map((l) => JSON.parse(l.text));
   assert.equal(events[0].type, 'system');
+  assert.equal(events[0].session_id, id, 'Claude Code took the pinned session id');
   assert.equal(events.at(-1).type, 'result');
+  assert.equal(s.agent_session_id, id);
+  assert.equal(s.result.is_error, true, 'its result, read from the last line');
+  assert.equal(s.result.text, events.at(-1).result);
 
   // The same command run directly, in the same place with the same environment, prints as many lines.
   const cleanEnv = { ...process.env, ...env } as NodeJS.ProcessEnv;
   delete cleanEnv.ANTHROPIC_API_KEY;
   delete cleanEnv.CLAUDE_CODE_OAUTH_TOKEN;
-  const direct = spawnSync(path.join(bin, 'claude'), r.json.command.slice(1), {
+  // A fresh session id: Claude Code refuses one that is already taken.
+  const direct = spawnSync(path.join(bin, 'claude'), r.json.command.slice(1).map((a: string) => (a === id ? randomUUID() : a)), {
     cwd: path.join(project.path, task.worktree_path),
     env: cleanEnv,
     encoding: 'utf8',
@@ -63,4 +72,14 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   const count = (s: string) => s.split('\n').filter((l, i, a) => l !== '' || i < a.length - 1).length;
   assert.equal(stdout.length, count(direct.stdout), 'stdout lines');
   assert.equal(lines.length - stdout.length, count(direct.stderr), 'stderr lines');
+
+  // A follow-up: Claude Code's resume command with the captured id, the mode again, the prompt as text.
+  const f = await d.tcp('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: '- and now?' } });
+  assert.equal(f.status, 201, f.text);
+  assert.deepEqual(f.json.command, ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', id, '--permission-mode', 'acceptEdits', '--', '- and now?']);
+  assert.equal(f.json.conversation_id, r.json.id);
+  await waitSessionEnd(d, f.json.id);
+  const fLines = await allLines(d, f.json.id);
+  assert.ok(fLines.length >= 1);
+  assert.ok(!fLines.some((l) => /unknown option|Usage:/i.test(l.text)), fLines.map((l) => l.text).join('\n'));
 });
