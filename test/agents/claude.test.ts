@@ -82,4 +82,15 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   const fLines = await allLines(d, f.json.id);
   assert.ok(fLines.length >= 1);
   assert.ok(!fLines.some((l) => /unknown option|Usage:/i.test(l.text)), fLines.map((l) => l.text).join('\n'));
+
+  // As root, Claude Code refuses its no-prompt mode: grove does not work around it, the session
+  // fails with Claude Code's own message in its output.
+  if (process.getuid?.() === 0) {
+    const full = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claude', prompt: 'hi', mode: 'full' } });
+    assert.ok(full.json.command.includes('bypassPermissions'));
+    await waitSessionEnd(d, full.json.id);
+    assert.equal((await d.socket('GET', `/api/sessions/${full.json.id}`)).json.status, 'failed');
+    const said = (await allLines(d, full.json.id)).map((l) => l.text).join('\n');
+    assert.match(said, /root|sudo/i, said);
+  }
 });
