@@ -17,6 +17,7 @@ export const ERRORS = {
   TASK_NOT_READY: { status: 409, title: 'Task is not ready' },
   WORKTREE_DIRTY: { status: 409, title: 'Worktree has uncommitted changes' },
   SESSION_NOT_RUNNING: { status: 409, title: 'Session is not running' },
+  NOTHING_TO_COMMIT: { status: 409, title: 'Nothing to commit' },
   RESUME_UNAVAILABLE: { status: 409, title: "The agent's session id is not known, so its conversation cannot be continued" },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
@@ -28,6 +29,8 @@ export const ERRORS = {
   BASE_NOT_FOUND: { status: 422, title: 'Base ref not found' },
   MODE_UNSUPPORTED: { status: 422, title: 'The agent cannot run in this mode' },
   RESUME_UNSUPPORTED: { status: 422, title: 'The agent cannot continue a conversation' },
+  // Not in DESIGN §4's table: git refused a commit (a hook failed, no identity), with its message.
+  COMMIT_FAILED: { status: 422, title: 'git refused the commit' },
   INTERNAL: { status: 500, title: 'Internal error' },
   // Not in DESIGN §4's table: the TCP front answers it when the API socket cannot be reached.
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },

@@ -16,6 +16,9 @@ const ENDPOINTS = [
   'get /api/tasks/{id}',
   'get /api/tasks/{id}/setup',
   'delete /api/tasks/{id}',
+  'get /api/tasks/{id}/changes',
+  'get /api/tasks/{id}/diff',
+  'post /api/tasks/{id}/commit',
   'get /api/tasks/{id}/sessions',
   'post /api/tasks/{id}/sessions',
   'get /api/sessions/{id}',
@@ -28,7 +31,7 @@ const ENDPOINTS = [
 const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDEN_ORIGIN NOT_FOUND METHOD_NOT_ALLOWED
   PROJECT_EXISTS PROJECT_HAS_TASKS BRANCH_EXISTS TASK_NOT_READY WORKTREE_DIRTY SESSION_NOT_RUNNING PAYLOAD_TOO_LARGE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
-  MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED`.split(/\s+/);
+  MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));
@@ -54,6 +57,7 @@ test('GET /api/openapi.json describes every endpoint, body, response and error, 
   }
   assert.ok(doc.paths['/api/tasks'].post.requestBody.content['application/json'].schema);
   assert.ok(doc.paths['/api/sessions/{id}/output'].get.responses['200'].content['text/event-stream']);
+  assert.deepEqual(Object.keys(doc.paths['/api/tasks/{id}/diff'].get.responses['200'].content), ['text/x-diff']);
   assert.deepEqual(
     doc.paths['/api/tasks/{id}'].delete.parameters.map((p: any) => [p.name, p.in]),
     [

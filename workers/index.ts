@@ -2,3 +2,6 @@
 export { createWorktree } from './worktree/create.ts';
 export { removeWorktree } from './worktree/remove.ts';
 export { runSetup } from './setup.ts';
+export { taskChanges } from './review/changes.ts';
+export { taskDiff } from './review/diff.ts';
+export { commitTask } from './review/commit.ts';

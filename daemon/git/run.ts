@@ -6,7 +6,9 @@ export interface GitResult {
   stderr: string;
 }
 
-export type Git = (cwd: string, args: string[]) => Promise<GitResult>;
+// `env` adds variables after the cleaning below (a temporary index: GIT_INDEX_FILE); `input` is
+// git's stdin (a commit message), else it has none.
+export type Git = (cwd: string, args: string[], opts?: { env?: Record<string, string>; input?: string }) => Promise<GitResult>;
 
 // Variables that would point git at another repository than the one we name with -C.
 const REPO_ENV = [
@@ -29,11 +31,11 @@ export function gitEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv
 }
 
 // Runs git with an argument array (never a shell) in `cwd`; failures are data, not throws.
-export const git: Git = async (cwd, args) => {
+export const git: Git = async (cwd, args, opts = {}) => {
   const res = await execa('git', ['-C', cwd, ...args], {
     reject: false,
-    stdin: 'ignore',
-    env: gitEnv(),
+    ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' as const }),
+    env: { ...gitEnv(), ...(opts.env ?? {}) },
     extendEnv: false,
     stripFinalNewline: true,
   });

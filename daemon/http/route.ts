@@ -27,6 +27,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   body?: B;
   /** status → response body schema (null: no body); used for the OpenAPI document. */
   responses: Record<number, TSchema | null>;
+  /** the media type of the success answers when it is not JSON (the handler writes them itself) */
+  produces?: string;
   /** error codes this endpoint can answer besides the generic ones. */
   errors?: ErrorCode[];
   handler: (ctx: Context<Static<P>, Static<Q>, Static<B>>) => Promise<Reply>;

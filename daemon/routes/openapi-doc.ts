@@ -50,7 +50,7 @@ export function buildOpenApi(routes: Route[], version: string): unknown {
     const responses: Record<string, unknown> = {};
     for (const [status, s] of Object.entries(r.responses)) {
       responses[status] = s
-        ? { description: ERRORS_DESCRIPTION[status] ?? 'success', content: { 'application/json': { schema: plain(s, named) } } }
+        ? { description: ERRORS_DESCRIPTION[status] ?? 'success', content: { [r.produces ?? 'application/json']: { schema: plain(s, named) } } }
         : { description: 'no content' };
     }
     const codes = new Set<ErrorCode>([

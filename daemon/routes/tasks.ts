@@ -1,4 +1,6 @@
 import { IdParams } from '../../schemas/common.ts';
+import { Type } from '@sinclair/typebox';
+import { Changes, CommitBody, CommitResult, DiffQuery } from '../../schemas/review.ts';
 import { CreateTask, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
 import { route, type Route } from '../http/route.ts';
 import type { TaskService } from '../tasks/service.ts';
@@ -50,6 +52,47 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
         }
         return { status: 200, body: await tasks.setup(params.id) };
       },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/tasks/:id/changes',
+      summary: 'What the task changed since the merge-base with its base: committed, uncommitted and untracked files',
+      params: IdParams,
+      responses: { 200: Changes },
+      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND'],
+      handler: async ({ params }) => ({ status: 200, body: await tasks.review.changes(params.id) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/tasks/:id/diff',
+      summary: 'The unified diff of the same (binary files included, as git apply takes them); over 10 MiB it is cut, with Grove-Diff-Truncated: true',
+      params: IdParams,
+      query: DiffQuery,
+      responses: { 200: Type.String() },
+      produces: 'text/x-diff',
+      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND'],
+      handler: async ({ params, query, req, res }) => {
+        const { diff, truncated } = await tasks.review.diff(params.id, query.path);
+        res.writeHead(200, {
+          'content-type': 'text/x-diff; charset=utf-8',
+          'content-length': Buffer.byteLength(diff),
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+          ...(truncated ? { 'grove-diff-truncated': 'true' } : {}),
+        });
+        res.end(req.method === 'HEAD' ? undefined : diff);
+        return null;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/tasks/:id/commit',
+      summary: "Commit everything uncommitted in the task's worktree (untracked included, ignored excluded) on its branch",
+      params: IdParams,
+      body: CommitBody,
+      responses: { 201: CommitResult },
+      errors: ['TASK_NOT_READY', 'NOTHING_TO_COMMIT', 'COMMIT_FAILED'],
+      handler: async ({ params, body }) => ({ status: 201, body: await tasks.review.commit(params.id, body.message) }),
     }),
     route({
       method: 'DELETE',

@@ -6,6 +6,9 @@ import type { CreatedWorktree, CreateWorktreeInput } from '../../workers/worktre
 import type { RemovedWorktree, RemoveWorktreeInput } from '../../workers/worktree/remove.ts';
 import type { RunSetupInput, SetupOutcome } from '../../workers/setup.ts';
 import type { Fail, Result } from '../../workers/result.ts';
+import type { Changes, ChangesInput } from '../../workers/review/changes.ts';
+import type { DiffInput } from '../../workers/review/diff.ts';
+import type { CommitInput } from '../../workers/review/commit.ts';
 import { GroveError } from '../errors.ts';
 
 // The worker pool for git worktrees and setup commands (DESIGN §1), typed by task name. The
@@ -23,6 +26,9 @@ export function createPool(opts: { maxThreads?: number } = {}) {
     createWorktree: (input: CreateWorktreeInput) => piscina.run(input, { name: 'createWorktree' }) as Promise<Result<CreatedWorktree>>,
     removeWorktree: (input: RemoveWorktreeInput) => piscina.run(input, { name: 'removeWorktree' }) as Promise<Result<RemovedWorktree>>,
     runSetup: (input: RunSetupInput) => piscina.run(input, { name: 'runSetup', transferList: [input.port] }) as Promise<Result<SetupOutcome>>,
+    taskChanges: (input: ChangesInput) => piscina.run(input, { name: 'taskChanges' }) as Promise<Result<Changes>>,
+    taskDiff: (input: DiffInput) => piscina.run(input, { name: 'taskDiff' }) as Promise<Result<{ diff: string; truncated: boolean }>>,
+    commitTask: (input: CommitInput) => piscina.run(input, { name: 'commitTask' }) as Promise<Result<{ commit: string; files: string[] }>>,
     close: once(() => piscina.destroy()),
   };
 }

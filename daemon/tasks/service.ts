@@ -12,6 +12,7 @@ import type { Pool } from './pool.ts';
 import type { PortAllocator } from './ports.ts';
 import type { TaskReader } from './read.ts';
 import { recoverTasks } from './recover.ts';
+import { createReview } from './review.ts';
 import { createSetupRunner } from './setup-run.ts';
 
 export interface TaskServiceDeps {
@@ -39,6 +40,7 @@ export function createTaskService(deps: TaskServiceDeps) {
   const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, log });
   const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, log });
   const archive = createTaskArchiver({ tasks, read, getProject, pool, killSessions, perProject, setup: setups, log });
+  const review = createReview({ read, getProject, pool, perProject });
 
   return {
     events: setups.events,
@@ -53,6 +55,7 @@ export function createTaskService(deps: TaskServiceDeps) {
       return { status: task.status, commands, lines };
     },
     archive,
+    review,
     recover: () => recoverTasks({ journal, tasks, setupLog, pool, log }),
     // Stops running setups (their process groups are killed) and waits for them to be recorded.
     close: () => setups.close(),

@@ -1,0 +1,43 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+// A task's work since the merge-base with its base (DESIGN §9).
+export const ChangedFile = Type.Object(
+  {
+    path: Type.String(),
+    old_path: Type.Optional(Type.String({ description: 'the path before a rename' })),
+    status: Type.Union([Type.Literal('added'), Type.Literal('modified'), Type.Literal('deleted'), Type.Literal('renamed'), Type.Literal('untracked')]),
+    additions: Type.Integer({ minimum: 0 }),
+    deletions: Type.Integer({ minimum: 0 }),
+    binary: Type.Boolean(),
+  },
+  { $id: 'ChangedFile' },
+);
+
+export const Changes = Type.Object(
+  {
+    base: Type.String(),
+    merge_base: Type.String(),
+    head: Type.String(),
+    ahead: Type.Integer({ minimum: 0, description: "commits on the task's branch that its base lacks" }),
+    behind: Type.Integer({ minimum: 0, description: "commits on the base that the task's branch lacks" }),
+    uncommitted: Type.Integer({ minimum: 0, description: 'files that differ between HEAD and the worktree, untracked included' }),
+    files: Type.Array(ChangedFile),
+  },
+  { $id: 'Changes' },
+);
+export type Changes = Static<typeof Changes>;
+
+export const DiffQuery = Type.Object(
+  { path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[^\\u0000]*$', description: "one file's diff: its path in the worktree, literally" })) },
+  { additionalProperties: false },
+);
+
+export const CommitBody = Type.Object(
+  { message: Type.String({ minLength: 1, maxLength: 65536, pattern: '^(?=\\s*\\S)[^\\u0000]*$' }) },
+  { additionalProperties: false, $id: 'CommitBody' },
+);
+
+export const CommitResult = Type.Object(
+  { commit: Type.String(), files: Type.Array(Type.String(), { description: 'the paths the commit changed' }) },
+  { $id: 'CommitResult' },
+);

@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { git } from '../../daemon/git/run.ts';
+import { firstLine } from '../worktree/repo.ts';
+import { fail, type Result } from '../result.ts';
+import { gitOut } from './snapshot.ts';
+
+export interface CommitInput {
+  worktree: string;
+  message: string;
+}
+
+// POST /api/tasks/:id/commit: everything uncommitted in the task's worktree, untracked files
+// included and ignored ones not, as one commit on its branch. The repository's hooks run as for
+// any commit; if git refuses, the worktree's index is put back as it was.
+export async function commitTask(input: CommitInput): Promise<Result<{ commit: string; files: string[] }>> {
+  const { worktree } = input;
+  const status = await gitOut(worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+  if (!status.ok) return status;
+  if (status.out === '') return fail('NOTHING_TO_COMMIT', 'the worktree has no uncommitted changes');
+  const index = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
+  if (!index.ok) return index;
+  const saved = path.join(tmpdir(), `grove-index-${randomUUID()}`);
+  copyFileSync(index.out.trim(), saved);
+  try {
+    const add = await git(worktree, ['add', '--all', '--', '.']);
+    const commit = add.exitCode === 0 ? await git(worktree, ['commit', '--quiet', '--file=-', '--cleanup=verbatim'], { input: input.message }) : add;
+    if (commit.exitCode !== 0) {
+      copyFileSync(saved, index.out.trim());
+      return fail('COMMIT_FAILED', `git refused the commit: ${firstLine(commit.stderr || commit.stdout)}`);
+    }
+  } finally {
+    rmSync(saved, { force: true });
+  }
+  const head = await gitOut(worktree, ['rev-parse', 'HEAD']);
+  if (!head.ok) return head;
+  const files = await gitOut(worktree, ['diff-tree', '--root', '--no-commit-id', '--name-only', '-r', '-z', 'HEAD']);
+  if (!files.ok) return files;
+  return { ok: true, commit: head.out.trim(), files: files.out.split('\0').filter(Boolean) };
+}

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { git } from '../../daemon/git/run.ts';
+import { firstLine } from '../worktree/repo.ts';
+import { fail, type Result } from '../result.ts';
+
+// git's empty tree: the merge-base of histories that share none.
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+// A task's work as git sees it (DESIGN §9): its base's tip, the merge-base, HEAD, and `tree`, the
+// working state as a tree (committed, uncommitted and untracked; ignored files excluded).
+export interface Snapshot {
+  baseTip: string;
+  mergeBase: string;
+  head: string;
+  tree: string;
+  /** files git does not track, not ignored */
+  untracked: Set<string>;
+}
+
+// Runs git and returns its stdout, or a failure naming what failed.
+export async function gitOut(cwd: string, args: string[], opts?: { env?: Record<string, string> }): Promise<Result<{ out: string }>> {
+  const r = await git(cwd, args, opts);
+  if (r.exitCode !== 0) return fail('INTERNAL', `git ${args[0]} failed: ${firstLine(r.stderr)}`);
+  return { ok: true, out: r.stdout };
+}
+
+// The commit `base` names: the branch of that name first, else any ref or commit.
+export async function resolveBase(worktree: string, base: string): Promise<Result<{ tip: string }>> {
+  for (const ref of [`refs/heads/${base}`, base]) {
+    const r = await git(worktree, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]);
+    if (r.exitCode === 0) return { ok: true, tip: r.stdout.trim() };
+  }
+  return fail('BASE_NOT_FOUND', `the task's base ${JSON.stringify(base)} no longer names a commit`);
+}
+
+// The worktree's files as a tree, made in a copy of its index so that its own index is never
+// touched: the copy keeps the file stats, so only changed files are read again.
+export async function workingTree(worktree: string): Promise<Result<{ tree: string }>> {
+  const index = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
+  if (!index.ok) return index;
+  const tmp = path.join(tmpdir(), `grove-index-${randomUUID()}`);
+  try {
+    try {
+      copyFileSync(index.out.trim(), tmp);
+    } catch {
+      // no index yet: git starts from an empty one
+    }
+    const env = { GIT_INDEX_FILE: tmp };
+    const add = await gitOut(worktree, ['add', '--all', '--', '.'], { env });
+    if (!add.ok) return add;
+    const tree = await gitOut(worktree, ['write-tree'], { env });
+    return tree.ok ? { ok: true, tree: tree.out.trim() } : tree;
+  } finally {
+    rmSync(tmp, { force: true });
+    rmSync(`${tmp}.lock`, { force: true });
+  }
+}
+
+// Everything the review endpoints start from; nothing in the repository changes but new objects.
+export async function snapshot(worktree: string, base: string): Promise<Result<Snapshot>> {
+  const tip = await resolveBase(worktree, base);
+  if (!tip.ok) return tip;
+  const head = await gitOut(worktree, ['rev-parse', '--verify', 'HEAD^{commit}']);
+  if (!head.ok) return head;
+  const mb = await git(worktree, ['merge-base', tip.tip, head.out.trim()]);
+  const tree = await workingTree(worktree);
+  if (!tree.ok) return tree;
+  const others = await gitOut(worktree, ['ls-files', '--others', '--exclude-standard', '-z']);
+  if (!others.ok) return others;
+  return {
+    ok: true,
+    baseTip: tip.tip,
+    mergeBase: mb.exitCode === 0 ? mb.stdout.trim() : EMPTY_TREE,
+    head: head.out.trim(),
+    tree: tree.tree,
+    untracked: new Set(others.out.split('\0').filter(Boolean)),
+  };
+}
