@@ -18,6 +18,8 @@ export const ERRORS = {
   WORKTREE_DIRTY: { status: 409, title: 'Worktree has uncommitted changes' },
   SESSION_NOT_RUNNING: { status: 409, title: 'Session is not running' },
   NOTHING_TO_COMMIT: { status: 409, title: 'Nothing to commit' },
+  CONFLICT: { status: 409, title: 'The changes conflict' },
+  BASE_CHECKOUT_DIRTY: { status: 409, title: 'The checkout of the base branch has uncommitted changes' },
   RESUME_UNAVAILABLE: { status: 409, title: "The agent's session id is not known, so its conversation cannot be continued" },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
@@ -28,6 +30,8 @@ export const ERRORS = {
   AGENT_NOT_INSTALLED: { status: 422, title: 'Agent command not found on PATH' },
   BASE_NOT_FOUND: { status: 422, title: 'Base ref not found' },
   MODE_UNSUPPORTED: { status: 422, title: 'The agent cannot run in this mode' },
+  NO_REMOTE: { status: 422, title: 'The repository has no such remote' },
+  REMOTE_FAILED: { status: 502, title: 'The remote refused or could not be reached' },
   RESUME_UNSUPPORTED: { status: 422, title: 'The agent cannot continue a conversation' },
   // Not in DESIGN §4's table: git refused a commit (a hook failed, no identity), with its message.
   COMMIT_FAILED: { status: 422, title: 'git refused the commit' },
@@ -54,8 +58,10 @@ export class GroveError extends Error {
   readonly detail: string;
   readonly errors: ValidationIssue[] | undefined;
   readonly headers: Record<string, string> | undefined;
+  /** the files a CONFLICT is about (DESIGN §9) */
+  readonly files: string[] | undefined;
 
-  constructor(code: ErrorCode, detail: string, opts: { errors?: ValidationIssue[]; headers?: Record<string, string> } = {}) {
+  constructor(code: ErrorCode, detail: string, opts: { errors?: ValidationIssue[]; headers?: Record<string, string>; files?: string[] } = {}) {
     super(detail);
     this.name = 'GroveError';
     this.code = code;
@@ -63,11 +69,12 @@ export class GroveError extends Error {
     this.detail = detail;
     this.errors = opts.errors;
     this.headers = opts.headers;
+    this.files = opts.files;
   }
 }
 
 // The one body shape for every error answer (RFC 9457).
-export function problemBody(code: ErrorCode, detail: string, errors?: ValidationIssue[]): Problem {
+export function problemBody(code: ErrorCode, detail: string, errors?: ValidationIssue[], files?: string[]): Problem {
   const { status, title } = ERRORS[code];
   const body: Problem = {
     type: `urn:grove:problem:${code.toLowerCase().replaceAll('_', '-')}`,
@@ -77,6 +84,7 @@ export function problemBody(code: ErrorCode, detail: string, errors?: Validation
     code,
   };
   if (errors && errors.length > 0) body.errors = errors;
+  if (files) body.files = files;
   return body;
 }
 

@@ -41,6 +41,7 @@ export const Problem = Type.Object(
     detail: Type.String(),
     code: Type.String(),
     errors: Type.Optional(Type.Array(ValidationIssue)),
+    files: Type.Optional(Type.Array(Type.String(), { description: 'with CONFLICT: the files that conflict' })),
   },
   { $id: 'Problem' },
 );

@@ -41,3 +41,34 @@ export const CommitResult = Type.Object(
   { commit: Type.String(), files: Type.Array(Type.String(), { description: 'the paths the commit changed' }) },
   { $id: 'CommitResult' },
 );
+
+export const MergeBody = Type.Object(
+  {
+    strategy: Type.Optional(Type.Union([Type.Literal('merge'), Type.Literal('squash'), Type.Literal('ff')], { description: 'merge (default): a merge commit unless it fast-forwards' })),
+    message: Type.Optional(Type.String({ minLength: 1, maxLength: 65536, pattern: '^(?=\\s*\\S)[^\\u0000]*$' })),
+  },
+  { additionalProperties: false, $id: 'MergeBody' },
+);
+
+export const MergeResult = Type.Object(
+  { base: Type.String(), commit: Type.String({ description: 'where the base branch is now' }), strategy: Type.String() },
+  { $id: 'MergeResult' },
+);
+
+export const PushBody = Type.Object(
+  { remote: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^(?!-)[^\\u0000-\\u001f\\u007f]*$' })) },
+  { additionalProperties: false, $id: 'PushBody' },
+);
+
+export const PushResult = Type.Object({ remote: Type.String(), branch: Type.String() }, { $id: 'PushResult' });
+
+export const ConflictList = Type.Array(
+  Type.Object(
+    {
+      task_id: Type.String(),
+      with: Type.String({ description: 'another task id, or "base"' }),
+      files: Type.Array(Type.String()),
+    },
+    { $id: 'Conflict' },
+  ),
+);

@@ -23,6 +23,8 @@ export const Task = Type.Object(
     ports: Type.Record(Type.String({ pattern: '^[0-9]+$' }), Type.Integer()),
     created_at: Timestamp,
     archived_at: Type.Union([Timestamp, Type.Null()]),
+    merged_at: Type.Union([Timestamp, Type.Null()], { description: "when the task's branch was last merged into its base" }),
+    merged_commit: Type.Union([Type.String(), Type.Null()], { description: 'the commit its base branch was at after that merge' }),
     worktree_missing: Type.Boolean({
       description: 'true when a live task\'s worktree folder is gone (deleted by hand); DELETE cleans up',
     }),

@@ -19,6 +19,10 @@ const ENDPOINTS = [
   'get /api/tasks/{id}/changes',
   'get /api/tasks/{id}/diff',
   'post /api/tasks/{id}/commit',
+  'post /api/tasks/{id}/rebase',
+  'post /api/tasks/{id}/merge',
+  'post /api/tasks/{id}/push',
+  'get /api/projects/{id}/conflicts',
   'get /api/tasks/{id}/sessions',
   'post /api/tasks/{id}/sessions',
   'get /api/sessions/{id}',
@@ -31,7 +35,8 @@ const ENDPOINTS = [
 const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDEN_ORIGIN NOT_FOUND METHOD_NOT_ALLOWED
   PROJECT_EXISTS PROJECT_HAS_TASKS BRANCH_EXISTS TASK_NOT_READY WORKTREE_DIRTY SESSION_NOT_RUNNING PAYLOAD_TOO_LARGE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
-  MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT`.split(/\s+/);
+  MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
+  CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));

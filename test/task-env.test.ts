@@ -18,6 +18,8 @@ function task(ports: Record<string, number>): Task {
     status: 'ready',
     ports,
     created_at: '2026-01-01T00:00:00.000Z',
+    merged_at: null,
+    merged_commit: null,
     archived_at: null,
     worktree_missing: false,
   };

@@ -5,3 +5,7 @@ export { runSetup } from './setup.ts';
 export { taskChanges } from './review/changes.ts';
 export { taskDiff } from './review/diff.ts';
 export { commitTask } from './review/commit.ts';
+export { rebaseTask } from './review/rebase.ts';
+export { mergeTask } from './review/merge.ts';
+export { pushTask } from './review/push.ts';
+export { projectConflicts } from './review/conflicts.ts';

@@ -7,8 +7,8 @@ export interface GitResult {
 }
 
 // `env` adds variables after the cleaning below (a temporary index: GIT_INDEX_FILE); `input` is
-// git's stdin (a commit message), else it has none.
-export type Git = (cwd: string, args: string[], opts?: { env?: Record<string, string>; input?: string }) => Promise<GitResult>;
+// git's stdin (a commit message), else it has none; `timeoutMs` kills a git that takes longer.
+export type Git = (cwd: string, args: string[], opts?: { env?: Record<string, string>; input?: string; timeoutMs?: number }) => Promise<GitResult>;
 
 // Variables that would point git at another repository than the one we name with -C.
 const REPO_ENV = [
@@ -36,12 +36,13 @@ export const git: Git = async (cwd, args, opts = {}) => {
     reject: false,
     ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' as const }),
     env: { ...gitEnv(), ...(opts.env ?? {}) },
+    ...(opts.timeoutMs !== undefined ? { timeout: opts.timeoutMs } : {}),
     extendEnv: false,
     stripFinalNewline: true,
   });
   return {
     exitCode: res.exitCode ?? (res.failed ? 128 : 0),
     stdout: String(res.stdout ?? ''),
-    stderr: String(res.stderr ?? res.message ?? ''),
+    stderr: res.timedOut ? `git timed out after ${opts.timeoutMs} ms` : String(res.stderr ?? res.message ?? ''),
   };
 };

@@ -64,7 +64,9 @@ export function createApiHandler(opts: { routes: Route[]; log: Logger }) {
     const withBody = hasBody(req);
     if (withBody) assertJsonContentType(req);
     if (v.body) {
-      body = withBody ? await readJson(req) : undefined;
+      // No body where every field is optional is the empty object (a merge with the defaults).
+      const optional = ((route.body as { required?: string[] }).required ?? []).length === 0;
+      body = withBody ? await readJson(req) : optional ? {} : undefined;
       if (!v.body(body)) {
         const issues = body === undefined ? [{ path: '/', message: 'a JSON body is required' }] : v.body.issues();
         throw new GroveError('VALIDATION_FAILED', 'the request body is invalid', { errors: issues });
@@ -140,7 +142,7 @@ export function sendError(req: IncomingMessage, res: ServerResponse, err: unknow
     res.destroy();
     return;
   }
-  writeProblem(req, res, code, detail, ge?.errors, ge?.headers);
+  writeProblem(req, res, code, detail, ge ? { errors: ge.errors, headers: ge.headers, files: ge.files } : {});
 }
 
 // The one way a problem document is written, by the API and by the TCP front alike.
@@ -149,16 +151,15 @@ export function writeProblem(
   res: ServerResponse,
   code: ErrorCode,
   detail: string,
-  errors?: ValidationIssue[],
-  extra: Record<string, string> = {},
+  opts: { errors?: ValidationIssue[] | undefined; headers?: Record<string, string> | undefined; files?: string[] | undefined } = {},
 ): void {
-  const body = problemBody(code, detail, errors);
+  const body = problemBody(code, detail, opts.errors, opts.files);
   const text = JSON.stringify(body);
   const headers: Record<string, string | number> = {
     ...COMMON_HEADERS,
     'content-type': PROBLEM_CONTENT_TYPE,
     'content-length': Buffer.byteLength(text),
-    ...extra,
+    ...(opts.headers ?? {}),
   };
   if (drainUnread(req).close) headers.connection = 'close';
   res.writeHead(body.status, headers);

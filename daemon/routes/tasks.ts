@@ -1,6 +1,6 @@
 import { IdParams } from '../../schemas/common.ts';
 import { Type } from '@sinclair/typebox';
-import { Changes, CommitBody, CommitResult, DiffQuery } from '../../schemas/review.ts';
+import { Changes, CommitBody, CommitResult, ConflictList, DiffQuery, MergeBody, MergeResult, PushBody, PushResult } from '../../schemas/review.ts';
 import { CreateTask, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
 import { route, type Route } from '../http/route.ts';
 import type { TaskService } from '../tasks/service.ts';
@@ -93,6 +93,43 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       responses: { 201: CommitResult },
       errors: ['TASK_NOT_READY', 'NOTHING_TO_COMMIT', 'COMMIT_FAILED'],
       handler: async ({ params, body }) => ({ status: 201, body: await tasks.review.commit(params.id, body.message) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/tasks/:id/rebase',
+      summary: "Rebase the task's branch onto its base's tip; on a conflict the rebase is aborted and the branch left as it was",
+      params: IdParams,
+      responses: { 200: Task },
+      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND'],
+      handler: async ({ params }) => ({ status: 200, body: await tasks.review.rebase(params.id) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/tasks/:id/merge',
+      summary: "Merge the task's branch into its base branch without a checkout; a checkout of the base must be clean and moves with it",
+      params: IdParams,
+      body: MergeBody,
+      responses: { 200: MergeResult },
+      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'BASE_CHECKOUT_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'COMMIT_FAILED'],
+      handler: async ({ params, body }) => ({ status: 200, body: await tasks.review.merge(params.id, body) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/tasks/:id/push',
+      summary: "Push the task's branch with its upstream set; never waits for a credential prompt",
+      params: IdParams,
+      body: PushBody,
+      responses: { 200: PushResult },
+      errors: ['TASK_NOT_READY', 'NO_REMOTE', 'REMOTE_FAILED'],
+      handler: async ({ params, body }) => ({ status: 200, body: await tasks.review.push(params.id, body.remote) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/projects/:id/conflicts',
+      summary: "Which live tasks would conflict with each other or with their base, uncommitted work included; nothing is checked out",
+      params: IdParams,
+      responses: { 200: ConflictList },
+      handler: async ({ params }) => ({ status: 200, body: await tasks.review.conflicts(params.id) }),
     }),
     route({
       method: 'DELETE',

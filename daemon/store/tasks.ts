@@ -13,6 +13,8 @@ interface Row {
   created_at: Date;
   archived_at: Date | null;
   ports: Record<string, number> | null;
+  merged_at: Date | null;
+  merged_commit: string | null;
 }
 
 // Ports come from the live leases, so an archived task shows none.
@@ -35,11 +37,13 @@ function toTask(r: Row): StoredTask {
     ports: r.ports ?? {},
     created_at: r.created_at.toISOString(),
     archived_at: r.archived_at ? r.archived_at.toISOString() : null,
+    merged_at: r.merged_at ? r.merged_at.toISOString() : null,
+    merged_commit: r.merged_commit,
   };
 }
 
 // A task as inserted: its ports come as leases, its timestamps from the store.
-export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at' | 'worktree_missing'>;
+export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit'>;
 
 // The tasks table and every query on it.
 export function tasksTable(db: Db) {
@@ -60,6 +64,9 @@ export function tasksTable(db: Db) {
         [projectId],
       );
       return rows.map((r) => r.worktree_path);
+    },
+    async markMerged(id: string, commit: string): Promise<void> {
+      await db.query('UPDATE tasks SET merged_at = now(), merged_commit = $2 WHERE id = $1', [id, commit]);
     },
     async countLive(projectId: string): Promise<number> {
       const { rows } = await db.query<{ n: number }>(

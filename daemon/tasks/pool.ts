@@ -9,6 +9,10 @@ import type { Fail, Result } from '../../workers/result.ts';
 import type { Changes, ChangesInput } from '../../workers/review/changes.ts';
 import type { DiffInput } from '../../workers/review/diff.ts';
 import type { CommitInput } from '../../workers/review/commit.ts';
+import type { RebaseInput } from '../../workers/review/rebase.ts';
+import type { MergeInput, Merged } from '../../workers/review/merge.ts';
+import type { PushInput } from '../../workers/review/push.ts';
+import type { ConflictPair, ConflictsInput } from '../../workers/review/conflicts.ts';
 import { GroveError } from '../errors.ts';
 
 // The worker pool for git worktrees and setup commands (DESIGN §1), typed by task name. The
@@ -29,6 +33,10 @@ export function createPool(opts: { maxThreads?: number } = {}) {
     taskChanges: (input: ChangesInput) => piscina.run(input, { name: 'taskChanges' }) as Promise<Result<Changes>>,
     taskDiff: (input: DiffInput) => piscina.run(input, { name: 'taskDiff' }) as Promise<Result<{ diff: string; truncated: boolean }>>,
     commitTask: (input: CommitInput) => piscina.run(input, { name: 'commitTask' }) as Promise<Result<{ commit: string; files: string[] }>>,
+    rebaseTask: (input: RebaseInput) => piscina.run(input, { name: 'rebaseTask' }) as Promise<Result<{ head: string }>>,
+    mergeTask: (input: MergeInput) => piscina.run(input, { name: 'mergeTask' }) as Promise<Result<Merged>>,
+    pushTask: (input: PushInput) => piscina.run(input, { name: 'pushTask' }) as Promise<Result<{ remote: string; branch: string }>>,
+    projectConflicts: (input: ConflictsInput) => piscina.run(input, { name: 'projectConflicts' }) as Promise<Result<{ conflicts: ConflictPair[] }>>,
     close: once(() => piscina.destroy()),
   };
 }
@@ -37,5 +45,5 @@ export type Pool = ReturnType<typeof createPool>;
 
 // A worker's failure as the domain error the API answers with (a field path becomes `errors`).
 export function fromWorker(f: Fail): GroveError {
-  return new GroveError(f.code, f.message, f.path ? { errors: [{ path: f.path, message: f.message }] } : {});
+  return new GroveError(f.code, f.message, { ...(f.path ? { errors: [{ path: f.path, message: f.message }] } : {}), ...(f.files ? { files: f.files } : {}) });
 }

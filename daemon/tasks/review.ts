@@ -3,18 +3,22 @@ import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
+import type { TasksTable } from '../store/tasks.ts';
+import type { MergeStrategy } from '../../workers/review/merge.ts';
 import { fromWorker, type Pool } from './pool.ts';
 import type { TaskReader } from './read.ts';
 
 export interface ReviewDeps {
+  tasks: TasksTable;
   read: TaskReader;
   getProject: (id: string) => Promise<Project>;
-  pool: Pick<Pool, 'taskChanges' | 'taskDiff' | 'commitTask'>;
+  pool: Pick<Pool, 'taskChanges' | 'taskDiff' | 'commitTask' | 'rebaseTask' | 'mergeTask' | 'pushTask' | 'projectConflicts'>;
   /** git that writes refs takes turns per project, with worktree creation and removal */
   perProject: KeyedMutex;
 }
 
-// Review of a task's work (DESIGN §9): what changed, the diff, a commit. All git runs in the pool.
+// Review and landing of a task's work (DESIGN §9). All git runs in the pool; what writes refs
+// takes turns per project.
 export function createReview(deps: ReviewDeps) {
   const { pool } = deps;
 
@@ -48,6 +52,38 @@ export function createReview(deps: ReviewDeps) {
       const res = await deps.perProject.run(project.id, () => pool.commitTask({ worktree, message }));
       if (!res.ok) throw fromWorker(res);
       return { commit: res.commit, files: res.files };
+    },
+    async rebase(id: string): Promise<Task> {
+      const { task, project, worktree } = await worktreeOf(id);
+      const res = await deps.perProject.run(project.id, () => pool.rebaseTask({ worktree, base: task.base }));
+      if (!res.ok) throw fromWorker(res);
+      return deps.read.get(id);
+    },
+    async merge(id: string, opts: { strategy?: MergeStrategy | undefined; message?: string | undefined }) {
+      const { task, project, worktree } = await worktreeOf(id);
+      const strategy = opts.strategy ?? 'merge';
+      const input = { repo: project.path, worktree, base: task.base, branch: task.branch, strategy, message: opts.message, title: task.name };
+      return deps.perProject.run(project.id, async () => {
+        const res = await pool.mergeTask(input);
+        if (!res.ok) throw fromWorker(res);
+        await deps.tasks.markMerged(id, res.commit);
+        return { base: res.base, commit: res.commit, strategy: res.strategy };
+      });
+    },
+    async push(id: string, remote?: string) {
+      const { task, project } = await worktreeOf(id);
+      const res = await pool.pushTask({ repo: project.path, branch: task.branch, remote });
+      if (!res.ok) throw fromWorker(res);
+      return { remote: res.remote, branch: res.branch };
+    },
+    // Every live task with its worktree, against the others and against its base.
+    async conflicts(projectId: string) {
+      const project = await deps.getProject(projectId);
+      const live = (await deps.read.list(projectId)).filter((t) => (t.status === 'ready' || t.status === 'setup_failed') && !t.worktree_missing);
+      const tasks = live.map((t) => ({ id: t.id, worktree: path.join(project.path, t.worktree_path), base: t.base }));
+      const res = await pool.projectConflicts({ repo: project.path, tasks });
+      if (!res.ok) throw fromWorker(res);
+      return res.conflicts;
     },
   };
 }

@@ -40,7 +40,7 @@ export function createTaskService(deps: TaskServiceDeps) {
   const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, log });
   const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, log });
   const archive = createTaskArchiver({ tasks, read, getProject, pool, killSessions, perProject, setup: setups, log });
-  const review = createReview({ read, getProject, pool, perProject });
+  const review = createReview({ tasks, read, getProject, pool, perProject });
 
   return {
     events: setups.events,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { git } from '../../daemon/git/run.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { fail, type Result } from '../result.ts';
-import { gitOut } from './snapshot.ts';
+import { dirtyFiles, gitOut } from './snapshot.ts';
 
 export interface CommitInput {
   worktree: string;
@@ -17,9 +17,9 @@ export interface CommitInput {
 // any commit; if git refuses, the worktree's index is put back as it was.
 export async function commitTask(input: CommitInput): Promise<Result<{ commit: string; files: string[] }>> {
   const { worktree } = input;
-  const status = await gitOut(worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
-  if (!status.ok) return status;
-  if (status.out === '') return fail('NOTHING_TO_COMMIT', 'the worktree has no uncommitted changes');
+  const dirty = await dirtyFiles(worktree, { untracked: true });
+  if (!dirty.ok) return dirty;
+  if (dirty.files.length === 0) return fail('NOTHING_TO_COMMIT', 'the worktree has no uncommitted changes');
   const index = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
   if (!index.ok) return index;
   const saved = path.join(tmpdir(), `grove-index-${randomUUID()}`);

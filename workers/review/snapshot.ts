@@ -27,6 +27,21 @@ export async function gitOut(cwd: string, args: string[], opts?: { env?: Record<
   return { ok: true, out: r.stdout };
 }
 
+// Uncommitted or untracked files in a checkout (ignored ones do not count); none when clean.
+export async function dirtyFiles(checkout: string, opts: { untracked: boolean }): Promise<Result<{ files: string[] }>> {
+  const st = await gitOut(checkout, ['status', '--porcelain=v1', '-z', `--untracked-files=${opts.untracked ? 'all' : 'no'}`]);
+  if (!st.ok) return st;
+  const files: string[] = [];
+  const parts = st.out.split('\0');
+  for (let i = 0; i < parts.length; i++) {
+    const rec = parts[i]!;
+    if (rec === '') continue;
+    files.push(rec.slice(3));
+    if (rec[0] === 'R' || rec[0] === 'C') i++; // a rename's old path follows
+  }
+  return { ok: true, files };
+}
+
 // The commit `base` names: the branch of that name first, else any ref or commit.
 export async function resolveBase(worktree: string, base: string): Promise<Result<{ tip: string }>> {
   for (const ref of [`refs/heads/${base}`, base]) {

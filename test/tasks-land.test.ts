@@ -1,0 +1,257 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { test } from 'node:test';
+import { addProject, sharedDaemon, type TestDaemon } from './helpers/daemon.ts';
+import { git, makeRepo, makeTempDir } from './helpers/git.ts';
+
+const daemon = sharedDaemon();
+
+const porcelain = (dir: string) => execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' });
+const gitPath = (dir: string, what: string) => git(dir, 'rev-parse', '--path-format=absolute', '--git-path', what);
+
+// Nothing half-done in a checkout: no merge or rebase in progress, no stray index lock.
+function settled(...dirs: string[]): void {
+  for (const dir of dirs) {
+    for (const what of ['MERGE_HEAD', 'rebase-merge', 'rebase-apply', 'index.lock', 'CHERRY_PICK_HEAD']) {
+      assert.ok(!existsSync(gitPath(dir, what)), `${what} left in ${dir}`);
+    }
+  }
+}
+
+// A project whose main checkout has `main` checked out, and a ready task on it.
+async function project(t: test.TestContext, d: TestDaemon, files: Record<string, string> = { 'f.txt': 'one\ntwo\nthree\n', 'g.txt': 'g\n' }) {
+  const repo = makeRepo(t, { files });
+  const p = await addProject(d, repo);
+  const task = async (name: string) => {
+    const tk = (await d.socket('POST', '/api/tasks', { body: { project_id: p.id, name } })).json;
+    assert.equal(tk.status, 'ready');
+    return { ...tk, wt: path.join(repo, tk.worktree_path) };
+  };
+  return { repo, p, task };
+}
+
+// Writes a file in a checkout and commits it there.
+function commitFile(dir: string, file: string, text: string, message = `edit ${file}`): string {
+  writeFileSync(path.join(dir, file), text);
+  git(dir, 'add', file);
+  git(dir, 'commit', '-qm', message);
+  return git(dir, 'rev-parse', 'HEAD');
+}
+
+test('merge: a fast-forward, then a merge commit into the checked-out base, which moves with it and stays clean; merged_at and merged_commit', async (t) => {
+  const d = await daemon();
+  const { repo, task } = await project(t, d);
+  const a = await task('first');
+  const tip = commitFile(a.wt, 'new.txt', 'new\n');
+  const r = await d.tcp('POST', `/api/tasks/${a.id}/merge`, { body: {} });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json, { base: 'main', commit: tip, strategy: 'merge' });
+  assert.equal(git(repo, 'rev-parse', 'main'), tip, 'fast-forwarded');
+  assert.equal(readFileSync(path.join(repo, 'new.txt'), 'utf8'), 'new\n', "the main checkout's files moved with it");
+  assert.equal(porcelain(repo), '');
+  const merged = (await d.socket('GET', `/api/tasks/${a.id}`)).json;
+  assert.equal(merged.merged_commit, tip);
+  assert.ok(merged.merged_at);
+
+  // The base moves on; the next task's merge makes a merge commit, with no body at all.
+  const b = await task('second');
+  const bTip = commitFile(b.wt, 'g.txt', 'g changed\n');
+  const baseTip = commitFile(repo, 'f.txt', 'one\ntwo\nthree\nfour\n');
+  const m = await d.socket('POST', `/api/tasks/${b.id}/merge`);
+  assert.equal(m.status, 200, m.text);
+  assert.equal(git(repo, 'rev-parse', 'main'), m.json.commit);
+  assert.equal(git(repo, 'rev-parse', 'main^1'), baseTip);
+  assert.equal(git(repo, 'rev-parse', 'main^2'), bTip);
+  assert.equal(git(repo, 'log', '-1', '--format=%s', 'main'), `Merge branch '${b.branch}' into main`);
+  assert.equal(readFileSync(path.join(repo, 'g.txt'), 'utf8'), 'g changed\n');
+  assert.equal(porcelain(repo), '');
+  assert.equal(porcelain(b.wt), '');
+  settled(repo, b.wt);
+  // Merging again changes nothing.
+  assert.equal((await d.socket('POST', `/api/tasks/${b.id}/merge`)).json.commit, m.json.commit);
+});
+
+test('merge: squash and ff; a dirty base checkout 409 with nothing moved; a base checked out nowhere moves alone; a conflict 409 with files', async (t) => {
+  const d = await daemon();
+  const { repo, task } = await project(t, d);
+  const a = await task('squashed');
+  commitFile(a.wt, 'a1.txt', '1\n');
+  commitFile(a.wt, 'a2.txt', '2\n');
+  const before = git(repo, 'rev-parse', 'main');
+  // A dirty tracked file in the main checkout: refused, nothing moved, the edit kept.
+  writeFileSync(path.join(repo, 'f.txt'), 'edited by hand\n');
+  const dirty = await d.socket('POST', `/api/tasks/${a.id}/merge`, { body: { strategy: 'squash' } });
+  assert.equal(dirty.status, 409, dirty.text);
+  assert.equal(dirty.json.code, 'BASE_CHECKOUT_DIRTY');
+  assert.equal(git(repo, 'rev-parse', 'main'), before);
+  assert.equal(porcelain(repo), ' M f.txt\n');
+  git(repo, 'checkout', '--', 'f.txt');
+
+  const sq = await d.socket('POST', `/api/tasks/${a.id}/merge`, { body: { strategy: 'squash' } });
+  assert.equal(sq.status, 200, sq.text);
+  assert.equal(git(repo, 'rev-parse', 'main^'), before, 'one parent');
+  assert.throws(() => git(repo, 'rev-parse', '--verify', '--quiet', 'main^2'));
+  assert.match(git(repo, 'log', '-1', '--format=%B', 'main'), /^squashed\n\nSquashed from grove\/squashed:\n\* edit a1\.txt\n\* edit a2\.txt/);
+  assert.ok(existsSync(path.join(repo, 'a2.txt')));
+
+  // ff when the base moved on: refused, nothing changed.
+  const b = await task('ff');
+  commitFile(b.wt, 'b.txt', 'b\n');
+  commitFile(repo, 'g.txt', 'base\n');
+  const mainNow = git(repo, 'rev-parse', 'main');
+  const ff = await d.socket('POST', `/api/tasks/${b.id}/merge`, { body: { strategy: 'ff' } });
+  assert.equal(ff.status, 409);
+  assert.equal(ff.json.code, 'CONFLICT');
+  assert.equal(git(repo, 'rev-parse', 'main'), mainNow);
+
+  // The base checked out nowhere (the main checkout on another branch): only the ref moves.
+  const c = await task('lonely');
+  assert.equal(c.base, 'main');
+  const cTip = commitFile(c.wt, 'c.txt', 'c\n');
+  git(repo, 'checkout', '-q', '-b', 'elsewhere');
+  const lone = await d.socket('POST', `/api/tasks/${c.id}/merge`, { body: { strategy: 'ff' } });
+  assert.equal(lone.status, 200, lone.text);
+  assert.equal(git(repo, 'rev-parse', 'main'), cTip);
+  assert.equal(git(repo, 'symbolic-ref', 'HEAD'), 'refs/heads/elsewhere');
+  assert.ok(!existsSync(path.join(repo, 'c.txt')), "the other checkout's files are untouched");
+  assert.equal(porcelain(repo), '');
+  git(repo, 'checkout', '-q', 'main');
+
+  // Both sides change the same line: 409 CONFLICT naming the file; refs and checkouts as they were.
+  const e = await task('clash');
+  commitFile(e.wt, 'f.txt', 'ONE\ntwo\nthree\n');
+  commitFile(repo, 'f.txt', 'uno\ntwo\nthree\n');
+  const refs = git(repo, 'for-each-ref');
+  const clash = await d.socket('POST', `/api/tasks/${e.id}/merge`);
+  assert.equal(clash.status, 409);
+  assert.equal(clash.json.code, 'CONFLICT');
+  assert.deepEqual(clash.json.files, ['f.txt']);
+  assert.equal(git(repo, 'for-each-ref'), refs);
+  assert.equal(porcelain(repo), '');
+  assert.equal(porcelain(e.wt), '');
+  settled(repo, e.wt);
+  // Uncommitted work in the task: commit first.
+  writeFileSync(path.join(e.wt, 'loose.txt'), 'x\n');
+  assert.equal((await d.socket('POST', `/api/tasks/${e.id}/merge`)).json.code, 'WORKTREE_DIRTY');
+  assert.equal((await d.socket('POST', `/api/tasks/${e.id}/merge`, { body: { strategy: 'rebase' } })).json.code, 'VALIDATION_FAILED');
+});
+
+test('rebase: onto the moved base; a conflict aborts it with the files and the branch as it was; uncommitted work is 409', async (t) => {
+  const d = await daemon();
+  const { repo, task } = await project(t, d);
+  const a = await task('rebased');
+  commitFile(a.wt, 'mine.txt', 'mine\n');
+  const baseTip = commitFile(repo, 'g.txt', 'base moved\n');
+  const r = await d.tcp('POST', `/api/tasks/${a.id}/rebase`);
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.id, a.id);
+  assert.equal(git(a.wt, 'rev-parse', 'HEAD^'), baseTip);
+  assert.equal(git(a.wt, 'log', '-1', '--format=%s'), 'edit mine.txt');
+  assert.equal(readFileSync(path.join(a.wt, 'g.txt'), 'utf8'), 'base moved\n');
+  assert.equal(porcelain(a.wt), '');
+
+  const b = await task('clashing');
+  const bTip = commitFile(b.wt, 'f.txt', 'mine\ntwo\nthree\n');
+  commitFile(repo, 'f.txt', 'theirs\ntwo\nthree\n');
+  const c = await d.socket('POST', `/api/tasks/${b.id}/rebase`);
+  assert.equal(c.status, 409, c.text);
+  assert.equal(c.json.code, 'CONFLICT');
+  assert.deepEqual(c.json.files, ['f.txt']);
+  assert.equal(git(b.wt, 'rev-parse', 'HEAD'), bTip);
+  assert.equal(git(b.wt, 'symbolic-ref', 'HEAD'), `refs/heads/${b.branch}`);
+  assert.equal(porcelain(b.wt), '');
+  settled(b.wt, repo);
+
+  writeFileSync(path.join(b.wt, 'f.txt'), 'uncommitted\n');
+  assert.equal((await d.socket('POST', `/api/tasks/${b.id}/rebase`)).json.code, 'WORKTREE_DIRTY');
+  assert.equal(git(b.wt, 'rev-parse', 'HEAD'), bTip);
+});
+
+test('push: to origin with upstream set; NO_REMOTE; REMOTE_FAILED with git\'s message; a remote asking for a password fails at once', async (t) => {
+  const d = await daemon();
+  const { repo, task } = await project(t, d);
+  const a = await task('pushed');
+  const tip = commitFile(a.wt, 'p.txt', 'p\n');
+  const none = await d.socket('POST', `/api/tasks/${a.id}/push`, { body: {} });
+  assert.equal(none.status, 422);
+  assert.equal(none.json.code, 'NO_REMOTE');
+
+  const bare = makeTempDir(t);
+  git(bare, 'init', '-q', '--bare');
+  git(repo, 'remote', 'add', 'origin', bare);
+  const r = await d.tcp('POST', `/api/tasks/${a.id}/push`);
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json, { remote: 'origin', branch: a.branch });
+  assert.equal(git(bare, 'rev-parse', a.branch), tip);
+  assert.equal(git(repo, 'config', `branch.${a.branch}.remote`), 'origin');
+  assert.equal((await d.socket('POST', `/api/tasks/${a.id}/push`, { body: { remote: 'nope' } })).json.code, 'NO_REMOTE');
+
+  git(repo, 'remote', 'add', 'gone', path.join(bare, 'no-such-repo'));
+  const gone = await d.socket('POST', `/api/tasks/${a.id}/push`, { body: { remote: 'gone' } });
+  assert.equal(gone.status, 502);
+  assert.equal(gone.json.code, 'REMOTE_FAILED');
+  assert.match(gone.json.detail, /does not appear to be a git repository|not found|Could not read/i);
+
+  // An HTTP remote that wants a password: no prompt is waited for.
+  const server = createServer((_req, res) => res.writeHead(401, { 'www-authenticate': 'Basic realm="grove test"' }).end());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  git(repo, 'remote', 'add', 'locked', `http://127.0.0.1:${(server.address() as AddressInfo).port}/repo.git`);
+  const started = Date.now();
+  const locked = await d.socket('POST', `/api/tasks/${a.id}/push`, { body: { remote: 'locked' } });
+  assert.equal(locked.status, 502, locked.text);
+  assert.ok(Date.now() - started < 30_000);
+});
+
+test('conflicts: pairs of tasks (uncommitted work included) and a task against its newer base, reported exactly, with nothing changed', async (t) => {
+  const d = await daemon();
+  const { repo, p, task } = await project(t, d, { 'f.txt': 'one\ntwo\nthree\n', 'g.txt': 'g1\ng2\n', 'h.txt': 'h\n' });
+  const t1 = await task('one');
+  const t2 = await task('two');
+  const t3 = await task('three');
+  const t4 = await task('four');
+  commitFile(t1.wt, 'f.txt', 'ONE\ntwo\nthree\n');
+  writeFileSync(path.join(t2.wt, 'f.txt'), 'uno\ntwo\nthree\n'); // uncommitted
+  commitFile(t3.wt, 'g.txt', 'G1\ng2\n');
+  writeFileSync(path.join(t4.wt, 'h.txt'), 'h changed\n');
+  commitFile(repo, 'g.txt', 'gee\ng2\n'); // the base moves on against t3
+  const snapshot = () => ({
+    refs: git(repo, 'for-each-ref'),
+    status: [repo, t1.wt, t2.wt, t3.wt, t4.wt].map(porcelain),
+    index: [repo, t1.wt, t2.wt, t3.wt, t4.wt].map((w) => readFileSync(gitPath(w, 'index')).toString('base64')),
+    files: [t2.wt, t4.wt].map((w) => execFileSync('git', ['-C', w, 'diff'], { encoding: 'utf8' })),
+  });
+  const before = snapshot();
+  const r = await d.tcp('GET', `/api/projects/${p.id}/conflicts`);
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json, [
+    { task_id: t3.id, with: 'base', files: ['g.txt'] },
+    { task_id: t1.id, with: t2.id, files: ['f.txt'] },
+  ]);
+  assert.deepEqual(snapshot(), before, 'no ref, index or file changed');
+  assert.equal((await d.socket('GET', `/api/projects/${crypto.randomUUID()}/conflicts`)).status, 404);
+});
+
+test('a merge racing a commit and a rebase on the same task: each is answered, one at a time, and the branch is whole', async (t) => {
+  const d = await daemon();
+  const { repo, task } = await project(t, d);
+  const a = await task('race');
+  commitFile(a.wt, 'r1.txt', '1\n');
+  writeFileSync(path.join(a.wt, 'r2.txt'), '2\n');
+  commitFile(repo, 'g.txt', 'moved\n');
+  const answers = await Promise.all([
+    d.socket('POST', `/api/tasks/${a.id}/merge`),
+    d.socket('POST', `/api/tasks/${a.id}/commit`, { body: { message: 'the rest' } }),
+    d.socket('POST', `/api/tasks/${a.id}/rebase`),
+  ]);
+  for (const r of answers) assert.ok([200, 201, 409].includes(r.status), `${r.status} ${r.text}`);
+  assert.equal(answers[1]!.status, 201, 'the commit always lands');
+  settled(repo, a.wt);
+  assert.equal(porcelain(a.wt), '');
+  execFileSync('git', ['-C', repo, 'fsck', '--no-dangling'], { stdio: 'ignore' });
+  assert.ok(git(a.wt, 'log', '--format=%s').includes('the rest'));
+});

@@ -1,0 +1,114 @@
+import { git } from '../../daemon/git/run.ts';
+import { firstLine } from '../worktree/repo.ts';
+import { conflict, fail, type Result } from '../result.ts';
+import { dirtyFiles, gitOut } from './snapshot.ts';
+
+export type MergeStrategy = 'merge' | 'squash' | 'ff';
+
+export interface MergeInput {
+  repo: string;
+  worktree: string;
+  /** the base branch (a branch name) and the task's */
+  base: string;
+  branch: string;
+  strategy: MergeStrategy;
+  message?: string | undefined;
+  /** the task's name, for a squash commit's default message */
+  title: string;
+}
+
+export interface Merged {
+  base: string;
+  commit: string;
+  strategy: MergeStrategy;
+}
+
+// Where a branch is checked out (the main checkout or a worktree), if anywhere.
+async function checkoutOf(repo: string, ref: string): Promise<Result<{ path: string | null }>> {
+  const list = await gitOut(repo, ['worktree', 'list', '--porcelain', '-z']);
+  if (!list.ok) return list;
+  let current: string | null = null;
+  for (const line of list.out.split('\0')) {
+    if (line.startsWith('worktree ')) current = line.slice('worktree '.length);
+    else if (line === `branch ${ref}`) return { ok: true, path: current };
+  }
+  return { ok: true, path: null };
+}
+
+// The merged tree of two commits, computed without a checkout; the files when they conflict.
+async function mergeTree(repo: string, ours: string, theirs: string): Promise<Result<{ tree: string }>> {
+  const r = await git(repo, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs]);
+  const [tree, ...files] = r.stdout.split('\0');
+  if (r.exitCode === 0) return { ok: true, tree: tree! };
+  if (r.exitCode === 1) {
+    const names = [...new Set(files.filter(Boolean))];
+    return conflict(`the task's branch conflicts with its base in ${names.join(', ')}; nothing was changed`, names);
+  }
+  return fail('INTERNAL', `git merge-tree failed: ${firstLine(r.stderr)}`);
+}
+
+// POST /api/tasks/:id/merge: the task's branch into its base branch, computed without a checkout
+// (merge-tree, commit-tree) and landed with update-ref against the old value. Where the base is
+// checked out, that checkout must be clean and moves with it; nothing is ever left half-merged.
+export async function mergeTask(input: MergeInput): Promise<Result<Merged>> {
+  const { repo, strategy } = input;
+  const baseRef = `refs/heads/${input.base}`;
+  const dirty = await dirtyFiles(input.worktree, { untracked: true });
+  if (!dirty.ok) return dirty;
+  if (dirty.files.length > 0) {
+    return fail('WORKTREE_DIRTY', `the task's worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); commit them first`);
+  }
+  const oldTip = await git(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`]);
+  if (oldTip.exitCode !== 0) return fail('BASE_NOT_FOUND', `the task's base ${JSON.stringify(input.base)} is not a branch to merge into`);
+  const old = oldTip.stdout.trim();
+  const head = await gitOut(repo, ['rev-parse', '--verify', `refs/heads/${input.branch}^{commit}`]);
+  if (!head.ok) return head;
+  const tip = head.out.trim();
+  const mb = await git(repo, ['merge-base', old, tip]);
+  const mergeBase = mb.exitCode === 0 ? mb.stdout.trim() : null;
+  if (mergeBase === tip) return { ok: true, base: input.base, commit: old, strategy }; // already in the base
+  const fastForward = mergeBase === old;
+
+  let next: string;
+  if (strategy === 'ff' || (strategy === 'merge' && fastForward)) {
+    if (!fastForward) return conflict(`${input.base} has moved on since the task's branch left it: it cannot be fast-forwarded; rebase the task first`, []);
+    next = tip;
+  } else {
+    const merged = await mergeTree(repo, old, tip);
+    if (!merged.ok) return merged;
+    const subjects = await gitOut(repo, ['log', '--reverse', '--format=* %s', `${old}..${tip}`]);
+    const message =
+      input.message ??
+      (strategy === 'squash' ? `${input.title}\n\nSquashed from ${input.branch}:\n${subjects.ok ? subjects.out : ''}` : `Merge branch '${input.branch}' into ${input.base}`);
+    const parents = strategy === 'squash' ? ['-p', old] : ['-p', old, '-p', tip];
+    const commit = await git(repo, ['commit-tree', merged.tree, ...parents, '-F', '-'], { input: message });
+    if (commit.exitCode !== 0) return fail('COMMIT_FAILED', `git refused the merge commit: ${firstLine(commit.stderr)}`);
+    next = commit.stdout.trim();
+  }
+  return land(input, baseRef, old, next);
+}
+
+// Moves the base branch from `old` to `next`, and its checkout's files with it where it has one.
+async function land(input: MergeInput, baseRef: string, old: string, next: string): Promise<Result<Merged>> {
+  const done: Result<Merged> = { ok: true, base: input.base, commit: next, strategy: input.strategy };
+  const reason = `grove: merge ${input.branch} (${input.strategy})`;
+  const where = await checkoutOf(input.repo, baseRef);
+  if (!where.ok) return where;
+  if (where.path === null) {
+    const moved = await git(input.repo, ['update-ref', '-m', reason, baseRef, next, old]);
+    return moved.exitCode === 0 ? done : fail('CONFLICT', `${input.base} moved while merging: ${firstLine(moved.stderr)}; nothing was changed`);
+  }
+  const checkout = where.path;
+  const dirty = await dirtyFiles(checkout, { untracked: false });
+  if (!dirty.ok) return dirty;
+  if (dirty.files.length > 0) {
+    return fail('BASE_CHECKOUT_DIRTY', `${input.base} is checked out in ${checkout} with uncommitted changes (${dirty.files.slice(0, 10).join(', ')}); nothing was changed`);
+  }
+  // Index and files first (git checks every file before it writes one), then the branch.
+  const files = await git(checkout, ['read-tree', '-m', '-u', old, next]);
+  if (files.exitCode !== 0) return fail('BASE_CHECKOUT_DIRTY', `the checkout of ${input.base} in ${checkout} cannot be updated: ${firstLine(files.stderr)}; nothing was changed`);
+  const moved = await git(input.repo, ['update-ref', '-m', reason, baseRef, next, old]);
+  if (moved.exitCode === 0) return done;
+  await git(checkout, ['read-tree', '-m', '-u', next, old]);
+  return fail('CONFLICT', `${input.base} moved while merging: ${firstLine(moved.stderr)}; nothing was changed`);
+}

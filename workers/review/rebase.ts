@@ -1,0 +1,38 @@
+import { git } from '../../daemon/git/run.ts';
+import { firstLine } from '../worktree/repo.ts';
+import { conflict, fail, type Result } from '../result.ts';
+import { dirtyFiles, gitOut, resolveBase } from './snapshot.ts';
+
+export interface RebaseInput {
+  worktree: string;
+  base: string;
+}
+
+// No editor ever opens: git would wait for one that nobody sees.
+export const NO_EDITOR = { GIT_EDITOR: 'true', GIT_SEQUENCE_EDITOR: 'true' };
+
+// POST /api/tasks/:id/rebase: the task's branch onto its base's tip, in its worktree. A conflict
+// aborts the rebase: the branch, its worktree and index are as they were, and the files are named.
+export async function rebaseTask(input: RebaseInput): Promise<Result<{ head: string }>> {
+  const { worktree } = input;
+  const dirty = await dirtyFiles(worktree, { untracked: true });
+  if (!dirty.ok) return dirty;
+  if (dirty.files.length > 0) {
+    return fail('WORKTREE_DIRTY', `the worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); commit them first`);
+  }
+  const tip = await resolveBase(worktree, input.base);
+  if (!tip.ok) return tip;
+  const before = await gitOut(worktree, ['rev-parse', 'HEAD']);
+  if (!before.ok) return before;
+  const r = await git(worktree, ['rebase', '--quiet', '--no-autostash', tip.tip], { env: NO_EDITOR });
+  if (r.exitCode === 0) {
+    const head = await gitOut(worktree, ['rev-parse', 'HEAD']);
+    return head.ok ? { ok: true, head: head.out.trim() } : head;
+  }
+  const unmerged = await gitOut(worktree, ['diff', '--name-only', '--diff-filter=U', '-z']);
+  const abort = await git(worktree, ['rebase', '--abort']);
+  if (abort.exitCode !== 0) return fail('INTERNAL', `git rebase failed and could not be aborted: ${firstLine(abort.stderr)}`);
+  const files = unmerged.ok ? unmerged.out.split('\0').filter(Boolean) : [];
+  if (files.length === 0) return fail('INTERNAL', `git rebase failed: ${firstLine(r.stderr || r.stdout)}`);
+  return conflict(`rebasing onto ${input.base} conflicts in ${files.join(', ')}; the rebase was aborted and the branch is as it was`, files);
+}
