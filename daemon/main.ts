@@ -1,5 +1,6 @@
 // `npm start` / `grove daemon`: runs the supervisor in the foreground until SIGTERM or SIGINT.
 import { startDaemon } from './daemon.ts';
+import { gitProblem } from './git/version.ts';
 import { LockHeldError } from './runtime/lock.ts';
 import { createLogger, earlyLevel, type Logger } from './runtime/log.ts';
 import { loadSettings, SettingsError } from './runtime/settings.ts';
@@ -8,6 +9,7 @@ import { SocketInUseError } from './http/unix-socket.ts';
 // Exit statuses a service manager can tell apart (sysexits.h); both mean "restarting won't help".
 export const EXIT_CONFIG = 78;
 export const EXIT_ALREADY_RUNNING = 75;
+export const EXIT_UNAVAILABLE = 69;
 
 // Prints `message` where a person or the service manager sees it, then exits with `code`.
 function exitWith(log: Logger, code: number, message: string, fields: Record<string, unknown> = {}): never {
@@ -27,6 +29,8 @@ export async function runDaemon(): Promise<void> {
     throw err;
   }
   log.level = settings.logLevel;
+  const git = gitProblem();
+  if (git !== null) exitWith(log, EXIT_UNAVAILABLE, git);
 
   let daemon;
   try {
