@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { makeHome, ROOT, startDaemon } from './helpers/daemon.ts';
@@ -137,6 +138,43 @@ test('grove say continues a conversation and follows the new session; session ls
   assert.equal(one.json.length, 3, 'the whole conversation of that session');
   const bad = await grove(home, ['say', first.id, 'x', '--timeout', 'soon']);
   assert.equal(bad.code, 2);
+});
+
+test('grove changes, diff, commit, rebase, merge, push and conflicts: the review and landing of a task', async (t) => {
+  const home = agentHome(t);
+  await startDaemon(t, { home });
+  const repo = makeRepo(t, { files: { 'f.txt': 'one\n' } });
+  const p = (await grove(home, ['project', 'add', repo, '--json'])).json;
+  const task = (await grove(home, ['task', 'new', p.name, 'land it', '--json'])).json;
+  const wt = path.join(repo, task.worktree_path);
+  writeFileSync(path.join(wt, 'f.txt'), 'one\ntwo\n');
+  writeFileSync(path.join(wt, 'new.txt'), 'new\n');
+
+  const changes = await grove(home, ['changes', 'land it']);
+  assert.equal(changes.code, 0, changes.stderr);
+  assert.match(changes.stdout, /grove\/land-it: 0 commit\(s\) ahead of main, 0 behind; 2 uncommitted file\(s\)/);
+  assert.match(changes.stdout, /modified\s+\+1 -0\s+f\.txt/);
+  assert.match(changes.stdout, /untracked\s+\+1 -0\s+new\.txt/);
+  const diff = await grove(home, ['diff', 'land it', 'f.txt']);
+  assert.equal(diff.code, 0, diff.stderr);
+  assert.match(diff.stdout, /^diff --git a\/f\.txt b\/f\.txt\n[^]*^\+two$/m);
+  assert.doesNotMatch(diff.stdout, /\x1b\[/, 'no colour when not on a terminal');
+
+  const committed = await grove(home, ['commit', 'land it', '-m', 'work done', '--json']);
+  assert.equal(committed.code, 0, committed.stderr);
+  assert.deepEqual(committed.json.files.sort(), ['f.txt', 'new.txt']);
+  assert.equal((await grove(home, ['commit', 'land it', '-m', 'again'])).code, 1, 'nothing to commit');
+  assert.equal((await grove(home, ['rebase', 'land it'])).code, 0);
+  const conflicts = await grove(home, ['conflicts', p.name]);
+  assert.equal(conflicts.stdout.trim(), 'no conflicts');
+  const merged = await grove(home, ['merge', 'land it', '--squash', '-m', 'land it']);
+  assert.equal(merged.code, 0, merged.stderr);
+  assert.match(merged.stdout, /merged grove\/land-it into main \(squash\)/);
+  assert.equal(execFileSync('git', ['-C', repo, 'log', '-1', '--format=%s'], { encoding: 'utf8' }).trim(), 'land it');
+  const push = await grove(home, ['push', 'land it', '--json']);
+  assert.equal(push.code, 1);
+  assert.equal(push.json.code, 'NO_REMOTE');
+  assert.equal((await grove(home, ['merge', 'land it', '--squash', '--ff'])).code, 2);
 });
 
 test('grove exit codes: 1 with the problem code and detail, 2 for usage, 3 when no daemon runs', async (t) => {

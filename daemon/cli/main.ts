@@ -23,6 +23,13 @@ const USAGE = `usage: grove <command> [options]
                                            continue a session's conversation (followed on a terminal, or with -f)
   session kill <id>                        kill a session's process group
   logs <session> [-f]                      a session's output; -f follows it to its end
+  changes <task>                           what the task changed: committed, uncommitted, untracked
+  diff <task> [path]                       its diff against the merge-base (paged and coloured on a terminal)
+  commit <task> -m <message>               commit everything uncommitted in its worktree
+  rebase <task>                            its branch onto its base's tip
+  merge <task> [--squash|--ff] [-m <msg>]  its branch into its base branch
+  push <task> [--remote R]                 its branch, with upstream set
+  conflicts <project>                      which live tasks would conflict, with each other or their base
   agents                                   agents and whether they are installed
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
@@ -54,7 +61,7 @@ function pick<T extends { id: string; name?: string }>(list: T[], key: string, w
 }
 
 const project = async (c: Ctx, key: string) => pick<{ id: string; name: string; path: string }>(await c.api.call('GET', '/api/projects'), key, 'project');
-const task = async (c: Ctx, key: string) => pick(await c.api.call('GET', '/api/tasks'), key, 'task');
+const task = async (c: Ctx, key: string) => pick<{ id: string; name: string; branch: string; base: string }>(await c.api.call('GET', '/api/tasks'), key, 'task');
 async function session(c: Ctx, key: string) {
   const tasks: Array<{ id: string }> = await c.api.call('GET', '/api/tasks');
   const all = (await Promise.all(tasks.map((t) => c.api.call('GET', `/api/tasks/${t.id}/sessions`)))).flat();
@@ -109,6 +116,34 @@ async function followOutput(c: Ctx, id: string): Promise<void> {
       return;
     }
   }
+}
+
+// A diff coloured as git colours it: headers bold, hunks cyan, removals red, additions green.
+function colourDiff(text: string): string {
+  const paint = (code: string, line: string) => `\x1b[${code}m${line}\x1b[0m`;
+  return text
+    .split('\n')
+    .map((l) =>
+      /^(diff --git|index |--- |\+\+\+ |rename |similarity |new file|deleted file)/.test(l)
+        ? paint('1', l)
+        : l.startsWith('@@')
+          ? paint('36', l)
+          : l.startsWith('+')
+            ? paint('32', l)
+            : l.startsWith('-')
+              ? paint('31', l)
+              : l,
+    )
+    .join('\n');
+}
+
+// Shows text through the user's pager (PAGER, else less), which quits at once when it fits.
+async function page(text: string): Promise<void> {
+  const { spawn } = await import('node:child_process');
+  const pager = spawn('sh', ['-c', process.env.PAGER || 'less'], { stdio: ['pipe', 'inherit', 'inherit'], env: { LESS: 'FRX', ...process.env } });
+  pager.stdin.on('error', () => {}); // the pager was quit before it read everything
+  pager.stdin.end(text);
+  await new Promise((r) => pager.once('close', r));
 }
 
 // Reads an SSE body into (event, data) pairs.
@@ -257,6 +292,62 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     }
     await followOutput(c, s.id);
   },
+  async changes(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const ch = await c.api.call('GET', `/api/tasks/${t.id}/changes`);
+    print(c, ch, () =>
+      [
+        `${t.branch}: ${ch.ahead} commit(s) ahead of ${ch.base}, ${ch.behind} behind; ${ch.uncommitted} uncommitted file(s)`,
+        table(
+          ch.files.map((f: any) => ({ ...f, path: f.old_path ? `${f.old_path} → ${f.path}` : f.path, lines: f.binary ? 'binary' : `+${f.additions} -${f.deletions}` })),
+          ['status', 'lines', 'path'],
+        ),
+      ].join('\n'),
+    );
+  },
+  async diff(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const file = c.positionals[1];
+    const res = await c.api.stream(`/api/tasks/${t.id}/diff${file ? `?path=${encodeURIComponent(file)}` : ''}`, {});
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const truncated = (res as { headers?: Record<string, unknown> }).headers?.['grove-diff-truncated'] === 'true';
+    if (c.json) return c.out(JSON.stringify({ diff: text, truncated }));
+    if (truncated) process.stderr.write('grove: the diff is over 10 MiB and was cut\n');
+    if (!process.stdout.isTTY) return void process.stdout.write(text);
+    await page(colourDiff(text));
+  },
+  async commit(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    if (typeof c.values.message !== 'string') usage('commit needs -m <message>');
+    const r = await c.api.call('POST', `/api/tasks/${t.id}/commit`, { message: c.values.message });
+    print(c, r, () => `committed ${r.files.length} file(s) on ${t.branch}: ${r.commit.slice(0, 12)}`);
+  },
+  async rebase(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const r = await c.api.call('POST', `/api/tasks/${t.id}/rebase`);
+    print(c, r, () => `rebased ${r.branch} onto ${r.base}`);
+  },
+  async merge(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    if (c.values.squash && c.values.ff) usage('merge takes --squash or --ff, not both');
+    const body: Record<string, unknown> = { strategy: c.values.squash ? 'squash' : c.values.ff ? 'ff' : 'merge' };
+    if (typeof c.values.message === 'string') body.message = c.values.message;
+    const r = await c.api.call('POST', `/api/tasks/${t.id}/merge`, body);
+    print(c, r, () => `merged ${t.branch} into ${r.base} (${r.strategy}): ${r.base} is at ${r.commit.slice(0, 12)}`);
+  },
+  async push(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const r = await c.api.call('POST', `/api/tasks/${t.id}/push`, typeof c.values.remote === 'string' ? { remote: c.values.remote } : {});
+    print(c, r, () => `pushed ${r.branch} to ${r.remote}`);
+  },
+  async conflicts(c) {
+    const p = await project(c, arg(c, 0, 'project'));
+    const [list, tasks] = await Promise.all([c.api.call('GET', `/api/projects/${p.id}/conflicts`), c.api.call('GET', `/api/tasks?project_id=${p.id}`)]);
+    const name = (id: string) => (id === 'base' ? 'its base' : (tasks.find((x: any) => x.id === id)?.name ?? id));
+    print(c, list, () => (list.length === 0 ? 'no conflicts' : table(list.map((x: any) => ({ task: name(x.task_id), with: name(x.with), files: x.files.join(' ') })), ['task', 'with', 'files'])));
+  },
   async agents(c) {
     const list = await c.api.call('GET', '/api/agents');
     print(c, list, () => table(list.map((a: any) => ({ ...a, command: a.command.join(' ') })), ['name', 'available', 'command']));
@@ -284,6 +375,10 @@ async function main(argv: string[]): Promise<number> {
         mode: { type: 'string' },
         timeout: { type: 'string' },
         conversation: { type: 'string' },
+        message: { type: 'string', short: 'm' },
+        squash: { type: 'boolean' },
+        ff: { type: 'boolean' },
+        remote: { type: 'string' },
         follow: { type: 'boolean', short: 'f' },
         help: { type: 'boolean', short: 'h' },
         'dry-run': { type: 'boolean' },
