@@ -8,6 +8,7 @@ import { benchTasks } from './tasks.ts';
 import { benchOutput } from './output.ts';
 import { benchApi } from './api.ts';
 import { benchCli } from './cli.ts';
+import { benchReview } from './review.ts';
 import { round } from './stats.ts';
 
 const quick = process.argv.includes('--quick');
@@ -34,11 +35,12 @@ try {
     api: await timed('api', () => benchApi({ template, requests: quick ? 1000 : 3000, rounds: quick ? 2 : 5, sessionStarts: quick ? 10 : 20 })),
     output: await timed('output', () => benchOutput({ template, lines: quick ? 200_000 : 1_000_000, linesEach: quick ? 20_000 : 100_000, rounds: quick ? 2 : 3 })),
     cli: await timed('cli', () => benchCli({ template, runs: 20 })),
+    review: await timed('review', () => benchReview({ template, files: 5000, modified: 1000, tasks: 20, rounds: quick ? 3 : 7 })),
     start: await timed('start', () => benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 })),
     elapsed_s,
   };
 
-  const { tasks, start, output, api, cli } = results;
+  const { tasks, start, output, api, cli, review } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -68,6 +70,15 @@ try {
       { what: `TCP front vs bare undici forwarder, ${name} (p50 ms)`, grove: a[k].tcp_front.p50_ms, base: a[k].bare_forwarder.p50_ms, ratio: a[k].tcp_p50_vs_forwarder, target: le(1.2) },
       { what: `TCP front vs bare undici forwarder, ${name} (req/s; ratio = forwarder's / front's)`, grove: a[k].tcp_front.rps, base: a[k].bare_forwarder.rps, ratio: a[k].tcp_rps_vs_forwarder, target: le(1.2) },
     ]),
+    { what: `changes of a task that modified ${review.modified} of ${review.files} files vs raw git diff --numstat (ms, median)`, grove: review.changes_ms.grove, base: review.changes_ms.raw_numstat, ratio: review.changes_ms.ratio, target: le(2) },
+    { what: `diff of the same vs raw git diff --binary (ms, median)`, grove: review.diff_ms.grove, base: review.diff_ms.raw_diff, ratio: review.diff_ms.ratio, target: le(2) },
+    {
+      what: `conflicts of ${review.conflicts_ms.tasks} tasks vs the ${review.conflicts_ms.pairs + review.conflicts_ms.tasks} merge-tree calls run one after another (ms, median; grove's own figure must be ≤ 2,000 ms)`,
+      grove: review.conflicts_ms.grove,
+      base: review.conflicts_ms.raw_sequential,
+      ratio: review.conflicts_ms.ratio,
+      target: le(1.5, review.conflicts_ms.grove <= 2000),
+    },
     { what: `grove status vs node -e 0 (ms, p50 of ${cli.grove_status_ms.n})`, grove: cli.grove_status_ms.median, base: cli.node_e0_ms.median, ratio: cli.ratio_p50, target: le(3) },
     { what: 'idle RSS vs a bare PGlite open (MB, median)', grove: start.idle_rss_mb.grove.median, base: start.idle_rss_mb.baseline.median, ratio: start.idle_rss_mb.ratio, target: mb(200) },
     { what: 'peak RSS while 10 sessions print vs idle (MB)', grove: output.mem_mb.peak, base: output.mem_mb.idle, ratio: round(output.mem_mb.peak / output.mem_mb.idle), target: mb(350) },

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { call, rssMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
-const GIT_ENV = {
+export const GIT_ENV = {
   ...process.env,
   GIT_AUTHOR_NAME: 'bench',
   GIT_AUTHOR_EMAIL: 'bench@grove.invalid',
@@ -45,7 +45,7 @@ function rawAdd(repo: string, i: number): Promise<number> {
 
 // Repositories live on tmpfs where there is one: on a virtual disk the system time of a large
 // checkout varies at random, which would swamp what is measured.
-function repoRoot(): string {
+export function repoRoot(): string {
   const base = process.env.GROVE_BENCH_TMP ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
   return mkdtempSync(path.join(base, 'grove-bench-repo-'));
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -207,31 +207,42 @@ test('push: to origin with upstream set; NO_REMOTE; REMOTE_FAILED with git\'s me
   assert.ok(Date.now() - started < 30_000);
 });
 
-test('conflicts: pairs of tasks (uncommitted work included) and a task against its newer base, reported exactly, with nothing changed', async (t) => {
+test('conflicts: pairs of tasks (uncommitted work included), a file where another has a folder, a folder renamed under another, a task against its newer base; reported exactly, nothing changed', async (t) => {
   const d = await daemon();
-  const { repo, p, task } = await project(t, d, { 'f.txt': 'one\ntwo\nthree\n', 'g.txt': 'g1\ng2\n', 'h.txt': 'h\n' });
-  const t1 = await task('one');
-  const t2 = await task('two');
-  const t3 = await task('three');
-  const t4 = await task('four');
-  commitFile(t1.wt, 'f.txt', 'ONE\ntwo\nthree\n');
-  writeFileSync(path.join(t2.wt, 'f.txt'), 'uno\ntwo\nthree\n'); // uncommitted
-  commitFile(t3.wt, 'g.txt', 'G1\ng2\n');
-  writeFileSync(path.join(t4.wt, 'h.txt'), 'h changed\n');
+  const { repo, p, task } = await project(t, d, { 'f.txt': 'one\ntwo\nthree\n', 'g.txt': 'g1\ng2\n', 'h.txt': 'h\n', 'd/one': '1\n', 'd/two': '2\n' });
+  const [t1, t2, t3, t4, t5, t6, t7, t8] = await Promise.all(['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight'].map(task));
+  commitFile(t1!.wt, 'f.txt', 'ONE\ntwo\nthree\n');
+  writeFileSync(path.join(t2!.wt, 'f.txt'), 'uno\ntwo\nthree\n'); // uncommitted
+  commitFile(t3!.wt, 'g.txt', 'G1\ng2\n');
+  writeFileSync(path.join(t4!.wt, 'h.txt'), 'h changed\n');
+  commitFile(t5!.wt, 'zz', 'a file\n');
+  mkdirSync(path.join(t6!.wt, 'zz'));
+  commitFile(t6!.wt, 'zz/inner.txt', 'in a folder\n');
+  git(t7!.wt, 'mv', 'd', 'e');
+  git(t7!.wt, 'commit', '-qm', 'rename d to e');
+  commitFile(t8!.wt, 'd/three', '3\n');
   commitFile(repo, 'g.txt', 'gee\ng2\n'); // the base moves on against t3
+  const all = [repo, ...[t1, t2, t3, t4, t5, t6, t7, t8].map((x) => x!.wt)];
   const snapshot = () => ({
     refs: git(repo, 'for-each-ref'),
-    status: [repo, t1.wt, t2.wt, t3.wt, t4.wt].map(porcelain),
-    index: [repo, t1.wt, t2.wt, t3.wt, t4.wt].map((w) => readFileSync(gitPath(w, 'index')).toString('base64')),
-    files: [t2.wt, t4.wt].map((w) => execFileSync('git', ['-C', w, 'diff'], { encoding: 'utf8' })),
+    status: all.map(porcelain),
+    index: all.map((w) => readFileSync(gitPath(w, 'index')).toString('base64')),
+    files: [t2!.wt, t4!.wt].map((w) => execFileSync('git', ['-C', w, 'diff'], { encoding: 'utf8' })),
   });
   const before = snapshot();
   const r = await d.tcp('GET', `/api/projects/${p.id}/conflicts`);
   assert.equal(r.status, 200, r.text);
-  assert.deepEqual(r.json, [
-    { task_id: t3.id, with: 'base', files: ['g.txt'] },
-    { task_id: t1.id, with: t2.id, files: ['f.txt'] },
+  const got = r.json.map((c: any) => [c.task_id, c.with, c.files]);
+  assert.deepEqual(got.slice(0, 2), [
+    [t3!.id, 'base', ['g.txt']],
+    [t1!.id, t2!.id, ['f.txt']],
   ]);
+  assert.deepEqual(got.slice(2).map((c: any) => [c[0], c[1]]), [
+    [t5!.id, t6!.id],
+    [t7!.id, t8!.id],
+  ]);
+  assert.match(got[2][2].join(), /^zz/, 'the file/folder clash');
+  assert.deepEqual(got[3][2], ['e/three'], 'the new file in a renamed folder');
   assert.deepEqual(snapshot(), before, 'no ref, index or file changed');
   assert.equal((await d.socket('GET', `/api/projects/${crypto.randomUUID()}/conflicts`)).status, 404);
 });

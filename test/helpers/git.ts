@@ -1,6 +1,6 @@
 import './env.ts';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
@@ -16,7 +16,10 @@ export function makeRepo(t: TestContext, opts: { files?: Record<string, string>;
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   git(dir, 'init', '-q', '-b', 'main');
   const files = opts.files ?? { 'README.md': '# fixture\n' };
-  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), content);
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    writeFileSync(path.join(dir, name), content);
+  }
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'initial');
   return dir;

@@ -51,15 +51,27 @@ export async function resolveBase(worktree: string, base: string): Promise<Resul
   return fail('BASE_NOT_FOUND', `the task's base ${JSON.stringify(base)} no longer names a commit`);
 }
 
+// A worktree's HEAD, HEAD's tree and index file, in one git call.
+export async function headOf(worktree: string): Promise<Result<{ head: string; headTree: string; index: string }>> {
+  const r = await gitOut(worktree, ['rev-parse', '--path-format=absolute', 'HEAD', 'HEAD^{tree}', '--git-path', 'index']);
+  if (!r.ok) return r;
+  const [head, headTree, index] = r.out.split('\n') as [string, string, string];
+  return { ok: true, head, headTree, index };
+}
+
 // The worktree's files as a tree, made in a copy of its index so that its own index is never
 // touched: the copy keeps the file stats, so only changed files are read again.
-export async function workingTree(worktree: string): Promise<Result<{ tree: string }>> {
-  const index = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
-  if (!index.ok) return index;
+export async function workingTree(worktree: string, index?: string): Promise<Result<{ tree: string }>> {
+  let indexFile = index;
+  if (indexFile === undefined) {
+    const h = await headOf(worktree);
+    if (!h.ok) return h;
+    indexFile = h.index;
+  }
   const tmp = path.join(tmpdir(), `grove-index-${randomUUID()}`);
   try {
     try {
-      copyFileSync(index.out.trim(), tmp);
+      copyFileSync(indexFile, tmp);
     } catch {
       // no index yet: git starts from an empty one
     }
@@ -78,10 +90,10 @@ export async function workingTree(worktree: string): Promise<Result<{ tree: stri
 export async function snapshot(worktree: string, base: string): Promise<Result<Snapshot>> {
   const tip = await resolveBase(worktree, base);
   if (!tip.ok) return tip;
-  const head = await gitOut(worktree, ['rev-parse', '--verify', 'HEAD^{commit}']);
+  const head = await headOf(worktree);
   if (!head.ok) return head;
-  const mb = await git(worktree, ['merge-base', tip.tip, head.out.trim()]);
-  const tree = await workingTree(worktree);
+  const mb = await git(worktree, ['merge-base', tip.tip, head.head]);
+  const tree = await workingTree(worktree, head.index);
   if (!tree.ok) return tree;
   const others = await gitOut(worktree, ['ls-files', '--others', '--exclude-standard', '-z']);
   if (!others.ok) return others;
@@ -89,7 +101,7 @@ export async function snapshot(worktree: string, base: string): Promise<Result<S
     ok: true,
     baseTip: tip.tip,
     mergeBase: mb.exitCode === 0 ? mb.stdout.trim() : EMPTY_TREE,
-    head: head.out.trim(),
+    head: head.head,
     tree: tree.tree,
     untracked: new Set(others.out.split('\0').filter(Boolean)),
   };
