@@ -159,6 +159,13 @@ test('grove changes, diff, commit, rebase, merge, push and conflicts: the review
   assert.equal(diff.code, 0, diff.stderr);
   assert.match(diff.stdout, /^diff --git a\/f\.txt b\/f\.txt\n[^]*^\+two$/m);
   assert.doesNotMatch(diff.stdout, /\x1b\[/, 'no colour when not on a terminal');
+  // On a terminal (script(1) gives it one): coloured, through the pager.
+  const onTty = execFileSync('script', ['-qec', `${process.execPath} ${GROVE} diff 'land it' f.txt`, '/dev/null'], {
+    env: { ...process.env, GROVE_HOME: home, PAGER: 'cat' },
+    encoding: 'utf8',
+  });
+  assert.match(onTty, /\x1b\[32m\+two\x1b\[0m/);
+  assert.match(onTty, /\x1b\[1mdiff --git a\/f\.txt b\/f\.txt/);
 
   const committed = await grove(home, ['commit', 'land it', '-m', 'work done', '--json']);
   assert.equal(committed.code, 0, committed.stderr);

@@ -1,20 +1,26 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { addProject, sharedDaemon, type TestDaemon } from './helpers/daemon.ts';
 import { git, makeRepo, makeTempDir } from './helpers/git.ts';
 
-const daemon = sharedDaemon();
+// The daemon's temporary folder is the file's own, so that no temporary index can be left unseen.
+const tmp = mkdtempSync(path.join(tmpdir(), 'grove-land-tmp-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+const daemon = sharedDaemon({ env: { TMPDIR: tmp } });
 
 const porcelain = (dir: string) => execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' });
 const gitPath = (dir: string, what: string) => git(dir, 'rev-parse', '--path-format=absolute', '--git-path', what);
 
-// Nothing half-done in a checkout: no merge or rebase in progress, no stray index lock.
+// Nothing half-done in a checkout: no merge or rebase in progress, no stray index lock, no
+// temporary index left behind.
 function settled(...dirs: string[]): void {
+  assert.deepEqual(readdirSync(tmp), [], 'no temporary index left');
   for (const dir of dirs) {
     for (const what of ['MERGE_HEAD', 'rebase-merge', 'rebase-apply', 'index.lock', 'CHERRY_PICK_HEAD']) {
       assert.ok(!existsSync(gitPath(dir, what)), `${what} left in ${dir}`);
@@ -244,6 +250,7 @@ test('conflicts: pairs of tasks (uncommitted work included), a file where anothe
   assert.match(got[2][2].join(), /^zz/, 'the file/folder clash');
   assert.deepEqual(got[3][2], ['e/three'], 'the new file in a renamed folder');
   assert.deepEqual(snapshot(), before, 'no ref, index or file changed');
+  settled(...all);
   assert.equal((await d.socket('GET', `/api/projects/${crypto.randomUUID()}/conflicts`)).status, 404);
 });
 

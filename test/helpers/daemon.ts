@@ -65,16 +65,16 @@ export function makeHome(t: Cleanup): string {
   return home;
 }
 
-// One daemon for the tests of a file that need no settings of their own: started by the first
+// One daemon for the tests of a file (with `opts`, if given): started by the first
 // test that asks, stopped (and its home removed) after the file's last test. Call it at the top
 // level of the file, so that the cleanup belongs to the file and not to a test.
-export function sharedDaemon(): () => Promise<TestDaemon> {
+export function sharedDaemon(opts: StartOptions = {}): () => Promise<TestDaemon> {
   const cleanups: Array<() => unknown> = [];
   after(async () => {
     for (const fn of cleanups.reverse()) await fn();
   });
   let daemon: Promise<TestDaemon> | null = null;
-  return () => (daemon ??= startDaemon({ after: (fn) => cleanups.push(fn) }));
+  return () => (daemon ??= startDaemon({ after: (fn) => cleanups.push(fn) }, opts));
 }
 
 // Spawns the real daemon entry point as a process and waits for its "ready" log line.
