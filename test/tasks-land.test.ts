@@ -146,6 +146,26 @@ test('merge: squash and ff; a dirty base checkout 409 with nothing moved; a base
   assert.equal((await d.socket('POST', `/api/tasks/${e.id}/merge`, { body: { strategy: 'rebase' } })).json.code, 'VALIDATION_FAILED');
 });
 
+test("merge into a base branch checked out in another task's worktree: that worktree moves with it and stays clean", async (t) => {
+  const d = await daemon();
+  const { repo, p, task } = await project(t, d);
+  const a = await task('parent');
+  commitFile(a.wt, 'parent.txt', 'parent\n');
+  const b = (await d.socket('POST', '/api/tasks', { body: { project_id: p.id, name: 'child', base: a.branch } })).json;
+  const bWt = path.join(repo, b.worktree_path);
+  const tip = commitFile(bWt, 'child.txt', 'child\n');
+  writeFileSync(path.join(a.wt, 'parent.txt'), 'dirty\n');
+  assert.equal((await d.socket('POST', `/api/tasks/${b.id}/merge`)).json.code, 'BASE_CHECKOUT_DIRTY');
+  git(a.wt, 'checkout', '--', 'parent.txt');
+  const r = await d.socket('POST', `/api/tasks/${b.id}/merge`);
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json, { base: a.branch, commit: tip, strategy: 'merge' });
+  assert.equal(git(a.wt, 'rev-parse', 'HEAD'), tip);
+  assert.equal(readFileSync(path.join(a.wt, 'child.txt'), 'utf8'), 'child\n');
+  assert.equal(porcelain(a.wt), '');
+  settled(a.wt, bWt);
+});
+
 test('rebase: onto the moved base; a conflict aborts it with the files and the branch as it was; uncommitted work is 409', async (t) => {
   const d = await daemon();
   const { repo, task } = await project(t, d);

@@ -93,6 +93,19 @@ test('diff: the unified diff of the same, which git apply takes on the merge-bas
   assert.equal((await d.socket('GET', `/api/tasks/${task.id}/diff?path=*.txt`)).text, '', 'a path is literal, not a pattern');
 });
 
+test('diff: over 10 MiB it is cut there, with Grove-Diff-Truncated: true', async (t) => {
+  const d = await daemon();
+  const repo = makeRepo(t);
+  const project = await addProject(d, repo);
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'huge' } })).json;
+  writeFileSync(path.join(repo, task.worktree_path, 'big.txt'), `${'x'.repeat(99)}\n`.repeat(110_000)); // 11 MB
+  const r = await d.socket('GET', `/api/tasks/${task.id}/diff`);
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['grove-diff-truncated'], 'true');
+  assert.equal(Buffer.byteLength(r.text), 10 * 1024 * 1024);
+  assert.match(r.text, /^diff --git a\/big\.txt b\/big\.txt$/m);
+});
+
 test('commit: everything uncommitted, untracked included and ignored excluded; NOTHING_TO_COMMIT; a refusing hook leaves the index as it was', async (t) => {
   const d = await daemon();
   const { repo, task, wt } = await reviewed(t, d);
