@@ -91,11 +91,13 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       read,
       killSessions: sessions.killAllOfTask,
       setupLog: setupLogTable(store.db),
+      teardownLog: setupLogTable(store.db, 'teardown'),
       getProject: projects.get,
       pool,
       ports: createPortAllocator({ leases: portLeasesTable(store.db), range: settings.portRange }),
       configs,
       setupTimeoutS: settings.setupTimeoutS,
+      onReady: (id) => sessions.autostart(id),
       journal: createJournal(path.join(settings.dataDir, 'journal')),
       log: child('tasks'),
     });

@@ -19,6 +19,7 @@ export const ERRORS = {
   SESSION_NOT_RUNNING: { status: 409, title: 'Session is not running' },
   NOTHING_TO_COMMIT: { status: 409, title: 'Nothing to commit' },
   CONFLICT: { status: 409, title: 'The changes conflict' },
+  SERVICE_RUNNING: { status: 409, title: 'The service is already running' },
   BASE_CHECKOUT_DIRTY: { status: 409, title: 'The checkout of the base branch has uncommitted changes' },
   RESUME_UNAVAILABLE: { status: 409, title: "The agent's session id is not known, so its conversation cannot be continued" },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },

@@ -6,7 +6,19 @@ const NO_NUL = '^[^\\u0000]*$';
 // mistake (a template that left it empty). The lookahead keeps the match linear in length.
 const COMMAND = '^(?=\\s*\\S)[^\\u0000]*$';
 
-// A project's `.grove.json` (DESIGN §2); a missing file is an empty config.
+// A service's name: a path segment of /api/tasks/:id/services/:name, shown as a session's agent.
+export const SERVICE_NAME = '^[a-z0-9][a-z0-9_-]{0,63}$';
+
+export const ServiceConfig = Type.Object(
+  {
+    command: Type.String({ minLength: 1, pattern: COMMAND, description: 'run with sh -c in the worktree, with the task environment and ports' }),
+    autostart: Type.Optional(Type.Boolean({ description: 'start it when setup succeeds' })),
+  },
+  { additionalProperties: false },
+);
+export type ServiceConfig = Static<typeof ServiceConfig>;
+
+// A project's `.grove.json` (DESIGN §2, §10); a missing file is an empty config.
 export const ProjectConfig = Type.Object(
   {
     setup: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: COMMAND }))),
@@ -17,6 +29,13 @@ export const ProjectConfig = Type.Object(
     agent: Type.Optional(Type.String({ minLength: 1, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })),
     mode: Type.Optional(Mode),
     timeout_s: Type.Optional(TimeoutS),
+    copy: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 4096, pattern: COMMAND, description: 'a gitignore pattern of untracked files to copy into new worktrees' }), {
+        maxItems: 1000,
+      }),
+    ),
+    services: Type.Optional(Type.Record(Type.String({ pattern: SERVICE_NAME }), ServiceConfig, { additionalProperties: false })),
+    teardown: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: COMMAND }))),
   },
   { additionalProperties: false, $id: 'ProjectConfig' },
 );

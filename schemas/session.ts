@@ -31,7 +31,8 @@ export const Session = Type.Object(
   {
     id: Id,
     task_id: Id,
-    agent: Type.String(),
+    kind: Type.Union([Type.Literal('agent'), Type.Literal('service')], { description: 'an agent, or one of the project\'s services (DESIGN §10)' }),
+    agent: Type.String({ description: "the agent's name, or the service's" }),
     command: Type.Array(Type.String(), { description: 'the command line the agent was started with' }),
     status: SessionStatus,
     pid: Type.Union([Type.Integer(), Type.Null()]),
@@ -114,3 +115,18 @@ export const Agent = Type.Object(
   { $id: 'Agent' },
 );
 export const AgentList = Type.Array(Agent);
+
+// A service of the task's `.grove.json` and its latest session (DESIGN §10).
+export const ServiceList = Type.Array(
+  Type.Object(
+    {
+      name: Type.String(),
+      command: Type.String(),
+      autostart: Type.Boolean(),
+      session: Type.Union([Session, Type.Null()], { description: 'the latest session of that service, or null' }),
+    },
+    { $id: 'Service' },
+  ),
+);
+
+export const ServiceParams = Type.Object({ id: Id, name: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });

@@ -23,6 +23,9 @@ const ENDPOINTS = [
   'post /api/tasks/{id}/merge',
   'post /api/tasks/{id}/push',
   'get /api/projects/{id}/conflicts',
+  'get /api/tasks/{id}/teardown',
+  'get /api/tasks/{id}/services',
+  'post /api/tasks/{id}/services/{name}',
   'get /api/tasks/{id}/sessions',
   'post /api/tasks/{id}/sessions',
   'get /api/sessions/{id}',
@@ -36,7 +39,7 @@ const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDE
   PROJECT_EXISTS PROJECT_HAS_TASKS BRANCH_EXISTS TASK_NOT_READY WORKTREE_DIRTY SESSION_NOT_RUNNING PAYLOAD_TOO_LARGE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
   MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
-  CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED`.split(/\s+/);
+  CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));

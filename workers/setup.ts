@@ -11,6 +11,8 @@ export interface RunSetupInput {
   commands: string[];
   env: Record<string, string>;
   timeoutMs: number;
+  /** run every command even after one fails (teardown: clean up as much as can be) */
+  keepGoing?: boolean;
   /** progress goes to the main thread through this port, as it happens */
   port: MessagePort;
 }
@@ -32,8 +34,8 @@ const DRAIN_MS = 300;
 const BATCH_MS = 25;
 const BATCH_LINES = 500;
 
-// Runs the setup commands in order with `sh -c`, each in its own process group, streaming
-// their lines; the first failure (or a cancel message) stops the run.
+// Runs the setup (or teardown) commands in order with `sh -c`, each in its own process group,
+// streaming their lines; the first failure stops a setup, a cancel message any run.
 export async function runSetup(input: RunSetupInput): Promise<Result<SetupOutcome>> {
   const { port } = input;
   let cancelled = false;
@@ -121,7 +123,7 @@ export async function runSetup(input: RunSetupInput): Promise<Result<SetupOutcom
       } satisfies SetupMessage);
       if (exitCode !== 0 || timedOut) {
         failed = true;
-        break;
+        if (!input.keepGoing) break;
       }
     }
   } finally {

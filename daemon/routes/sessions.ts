@@ -7,6 +7,8 @@ import {
   MAX_SEQ,
   OutputPage,
   OutputQuery,
+  ServiceList,
+  ServiceParams,
   Session,
   SessionList,
   SessionListQuery,
@@ -43,6 +45,23 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
         checkSessionInput(body, agents);
         return { status: 201, body: await sessions.create(params.id, body) };
       },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/tasks/:id/services',
+      summary: "The services of the task's .grove.json, each with its latest session",
+      params: IdParams,
+      responses: { 200: ServiceList },
+      handler: async ({ params }) => ({ status: 200, body: await sessions.services(params.id) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/tasks/:id/services/:name',
+      summary: "Start one of the task's services: a session of kind service, with the task's environment and ports",
+      params: ServiceParams,
+      responses: { 201: Session },
+      errors: ['TASK_NOT_READY', 'SERVICE_RUNNING', 'CONFIG_INVALID'],
+      handler: async ({ params }) => ({ status: 201, body: await sessions.startService(params.id, params.name) }),
     }),
     route({
       method: 'POST',

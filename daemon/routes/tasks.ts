@@ -132,6 +132,14 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       handler: async ({ params }) => ({ status: 200, body: await tasks.review.conflicts(params.id) }),
     }),
     route({
+      method: 'GET',
+      path: '/api/tasks/:id/teardown',
+      summary: "The teardown run by the task's archive: its commands, exit codes and output, in the shape of /setup",
+      params: IdParams,
+      responses: { 200: TaskSetup },
+      handler: async ({ params }) => ({ status: 200, body: await tasks.teardown(params.id) }),
+    }),
+    route({
       method: 'DELETE',
       path: '/api/tasks/:id',
       summary: 'Archive a task: worktree removed, branch kept, ports released',

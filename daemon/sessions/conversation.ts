@@ -56,7 +56,7 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
         const at = await starter.place(head.task_id);
         const { agent, mode, prompt, args, timeout_s, parent_id } = head;
         const ask: Ask = { agent, mode, prompt, args, timeout_s, conversation_id: conversationId, parent_id, resume };
-        await starter.launch(head.id, at, ask, true);
+        await starter.launch(head.id, at, ask, { queued: true });
       } catch (err) {
         if (err instanceof GroveError) return fail(head, err.detail);
         throw err;
@@ -69,6 +69,7 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
   // mode and time limit of the session it follows unless told otherwise.
   async function send(id: string, body: CreateMessage): Promise<{ status: 201 | 202; session: Session }> {
     const parent = await findSession(sessions, id);
+    if (parent.kind === 'service') throw new GroveError('RESUME_UNSUPPORTED', `session ${id} runs the service ${parent.agent}, which has no conversation`);
     const at = await starter.place(parent.task_id);
     const mode = body.mode ?? parent.mode;
     const args = body.args ?? [];
@@ -98,7 +99,7 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
       if (resume === null) {
         throw new GroveError('RESUME_UNAVAILABLE', `no session of this conversation printed its agent's session id, so ${parent.agent} cannot be told which conversation to continue`);
       }
-      const rec = await starter.launch(newId, at, { ...ask, resume }, false);
+      const rec = await starter.launch(newId, at, { ...ask, resume }, { queued: false });
       return { status: 201 as const, session: publicSession(rec!) };
     });
   }

@@ -55,7 +55,7 @@ export function createLive(deps: LiveDeps) {
           sessions: deps.sessions,
           rounds,
           log: deps.log,
-          reader: deps.readerOf(rec.agent),
+          reader: rec.kind === 'agent' ? deps.readerOf(rec.agent) : null,
           followUp: deps.followUp,
           onProgress: () => events.emit(`progress:${rec.id}`),
           onEnd: () => {

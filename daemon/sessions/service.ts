@@ -54,6 +54,18 @@ export function createSessionService(deps: SessionServiceDeps) {
   const starter = createStart({ ...deps, live });
   const conversations = createConversations({ sessions, live, starter, log });
 
+  // The services of the task's `.grove.json`, each with its latest session (or null).
+  async function listServices(taskId: string) {
+    const task = await deps.getTask(taskId);
+    const project = await deps.getProject(task.project_id);
+    const services = deps.configs.load(project.path).services ?? {};
+    const all = await sessions.listByTask(taskId);
+    return Object.entries(services).map(([name, svc]) => {
+      const latest = all.findLast((s) => s.kind === 'service' && s.agent === name);
+      return { name, command: svc.command, autostart: svc.autostart === true, session: latest ? publicSession(latest) : null };
+    });
+  }
+
   // A session that ended lets its conversation go on; one past its deadline is killed.
   live.events.on('ended', (id: string) => {
     void sessions.get(id).then(
@@ -90,6 +102,20 @@ export function createSessionService(deps: SessionServiceDeps) {
 
     create: starter.start,
     send: conversations.send,
+    startService: starter.startService,
+
+    services: listServices,
+
+    // After a setup that succeeded: the services marked `autostart`; one that cannot start is logged.
+    async autostart(taskId: string): Promise<void> {
+      for (const svc of await listServices(taskId)) {
+        if (!svc.autostart) continue;
+        await starter.startService(taskId, svc.name).then(
+          (s) => log.info({ task: taskId, service: svc.name, session: s.id }, 'service started (autostart)'),
+          (err: unknown) => log.warn({ err, task: taskId, service: svc.name }, 'autostart of a service failed'),
+        );
+      }
+    },
     kill: (id: string) => kill(id),
     killAllOfTask,
     // After a restart: sessions still running are followed again, then queued follow-ups get their turn.

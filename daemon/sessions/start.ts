@@ -10,7 +10,8 @@ import { buildCommand, modeArgs, pinsSession, which } from '../agents/agents.ts'
 import { GroveError } from '../errors.ts';
 import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import { terminate } from '../proc/terminate.ts';
-import { publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
+import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
+import { LIVE, publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { taskEnv } from '../tasks/env.ts';
 import type { Live } from './live.ts';
 import { findSession } from './record.ts';
@@ -28,6 +29,13 @@ export type Ask = Pick<NewSession, 'agent' | 'mode' | 'prompt' | 'conversation_i
   timeout_s: number | null;
   resume: string | null;
 };
+
+// What a session runs: its command line, the id it pins for the agent (if any), its own variables.
+export interface Built {
+  command: string[];
+  pinned: string | null;
+  env: Record<string, string>;
+}
 
 // Where a task's sessions run: a ready task with its worktree.
 export interface Place {
@@ -52,8 +60,9 @@ export function createStart(deps: StartDeps) {
     return { task, project, config, cwd };
   }
 
-  // The command line of `ask` (DESIGN §8), and the id it pins for the agent, if its command does.
-  function commandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>): { command: string[]; pinned: string | null } {
+  // The command line of `ask` (DESIGN §8), the id it pins for the agent if its command does,
+  // and the agent's own variables.
+  function commandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>): Built {
     const def = deps.agents.get(ask.agent);
     if (ask.resume !== null && !def.resume) {
       throw new GroveError('RESUME_UNSUPPORTED', `agent ${ask.agent} has no command to continue a conversation ("resume")`);
@@ -65,7 +74,7 @@ export function createStart(deps: StartDeps) {
     if (which(command[0]!) === null) {
       throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
     }
-    return { command, pinned };
+    return { command, pinned, env: { ...(def.env ?? {}), GROVE_AGENT: ask.agent } };
   }
 
   // `running` once the process is confirmed alive, after the 201 has said `starting`.
@@ -81,11 +90,12 @@ export function createStart(deps: StartDeps) {
   }
 
   // Runs `ask` as session `id`: a new row, or (`queued`) the queued row of that id, which gets its
-  // process; null when that row was cancelled meanwhile (then nothing runs).
-  async function launch(id: string, at: Place, ask: Ask, queued: boolean): Promise<SessionRecord | null> {
-    const { command, pinned } = commandOf(ask);
-    const def = deps.agents.get(ask.agent);
-    const env = { ...taskEnv(at.project, at.task, at.config), ...(def.env ?? {}), GROVE_SESSION_ID: id, GROVE_AGENT: ask.agent };
+  // process; null when that row was cancelled meanwhile (then nothing runs). An agent's command
+  // is built from its definition; a service's is given.
+  async function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: 'agent' | 'service'; built?: Built }): Promise<SessionRecord | null> {
+    const { queued } = opts;
+    const { command, pinned, env: own } = opts.built ?? commandOf(ask);
+    const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id };
     const files = sessionFiles(deps.dataDir, id);
     const undo = async (pgid?: number) => {
       if (pgid !== undefined) await terminate(pgid, { graceMs: 0 });
@@ -102,7 +112,7 @@ export function createStart(deps: StartDeps) {
     }
     const deadline = ask.timeout_s !== null ? new Date(Date.now() + ask.timeout_s * 1000).toISOString() : null;
     const { resume: _, ...fields } = ask;
-    const row: NewSession = { id, task_id: at.task.id, command, ...fields, agent_session_id: pinned, deadline };
+    const row: NewSession = { id, task_id: at.task.id, kind: opts.kind ?? 'agent', command, ...fields, agent_session_id: pinned, deadline };
     const record = (pid: number | null, pidStart: string | null) =>
       queued
         ? sessions.launch(id, { command, pid, pid_start: pidStart, agent_session_id: pinned, deadline })
@@ -151,10 +161,29 @@ export function createStart(deps: StartDeps) {
     const mode: Mode = input.mode ?? at.config.mode ?? deps.defaultMode ?? 'edit';
     const timeout = input.timeout_s ?? at.config.timeout_s ?? deps.defaultTimeoutS ?? null;
     const ask: Ask = { agent, mode, prompt: input.prompt ?? null, args: input.args ?? [], timeout_s: timeout, conversation_id: id, parent_id: null, resume: null };
-    return publicSession((await launch(id, at, ask, false))!);
+    return publicSession((await launch(id, at, ask, { queued: false }))!);
   }
 
-  return { start, launch, place, commandOf };
+  // Starts a service of the task's `.grove.json` (DESIGN §10): a session of kind `service`, its
+  // command run with `sh -c`; one at a time per service, 409 SERVICE_RUNNING while one runs.
+  const serviceTurns = createKeyedMutex();
+  async function startService(taskId: string, name: string): Promise<Session> {
+    const at = await place(taskId);
+    const services = at.config.services ?? {};
+    const svc = Object.hasOwn(services, name) ? services[name] : undefined;
+    if (!svc) throw new GroveError('NOT_FOUND', `the project's .grove.json has no service named ${JSON.stringify(name)}`);
+    return serviceTurns.run(`${taskId}/${name}`, async () => {
+      const all = await sessions.listByTask(taskId);
+      const running = all.find((s) => s.kind === 'service' && s.agent === name && LIVE.includes(s.status));
+      if (running) throw new GroveError('SERVICE_RUNNING', `service ${name} is already running (session ${running.id}); stop it with DELETE /api/sessions/${running.id}`);
+      const id = randomUUID();
+      const ask: Ask = { agent: name, mode: 'edit', prompt: null, args: [], timeout_s: null, conversation_id: id, parent_id: null, resume: null };
+      const built: Built = { command: ['sh', '-c', svc.command], pinned: null, env: { GROVE_SERVICE: name } };
+      return publicSession((await launch(id, at, ask, { queued: false, kind: 'service', built }))!);
+    });
+  }
+
+  return { start, startService, launch, place, commandOf };
 }
 
 export type Starter = ReturnType<typeof createStart>;

@@ -7,6 +7,7 @@ import type { Db } from './db.ts';
 interface Row {
   id: string;
   task_id: string;
+  kind: 'agent' | 'service';
   agent: string;
   command: string[];
   status: SessionStatus;
@@ -49,6 +50,7 @@ function toRecord(r: Row): SessionRecord {
   return {
     id: r.id,
     task_id: r.task_id,
+    kind: r.kind,
     agent: r.agent,
     command: r.command,
     status: r.status,
@@ -89,6 +91,8 @@ export const BUSY: SessionStatus[] = ['queued', 'starting', 'running'];
 // A session as inserted: its status, timestamps and offsets come from the store. Without a pid it
 // is `queued` (it has no process yet), with one `starting`.
 export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 'mode' | 'prompt' | 'conversation_id' | 'parent_id'> & {
+  /** default `agent` */
+  kind?: Session['kind'];
   pid?: number;
   pid_start?: string | null;
   agent_session_id?: string | null;
@@ -102,12 +106,12 @@ export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 
 export type Launch = Pick<SessionRecord, 'command' | 'agent_session_id' | 'deadline'> & { pid: number | null; pid_start: string | null };
 
 const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start, conversation_id, parent_id,
-  agent_session_id, args, timeout_s, deadline, not_before)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`;
+  agent_session_id, args, timeout_s, deadline, not_before, kind)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`;
 
 function insertParams(s: NewSession, status: SessionStatus): unknown[] {
   return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
-    s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null];
+    s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent'];
 }
 
 // The sessions and session_lines tables and every query on them.

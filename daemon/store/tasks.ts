@@ -65,6 +65,15 @@ export function tasksTable(db: Db) {
       );
       return rows.map((r) => r.worktree_path);
     },
+    // An archive under way (its teardown running), or no longer (it failed before the end).
+    async setArchiving(id: string, on: boolean): Promise<void> {
+      await db.query(`UPDATE tasks SET archiving_since = ${on ? 'now()' : 'NULL'} WHERE id = $1`, [id]);
+    },
+    // Archives a stopped daemon left under way.
+    async listArchiving(): Promise<string[]> {
+      const { rows } = await db.query<{ id: string }>(`SELECT id FROM tasks WHERE archiving_since IS NOT NULL AND status <> 'archived'`);
+      return rows.map((r) => r.id);
+    },
     async markMerged(id: string, commit: string): Promise<void> {
       await db.query('UPDATE tasks SET merged_at = now(), merged_commit = $2 WHERE id = $1', [id, commit]);
     },

@@ -1,5 +1,9 @@
+import path from 'node:path';
+import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
+import { GroveError } from '../errors.ts';
+import type { ProjectConfigs } from '../projects/config.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { TasksTable } from '../store/tasks.ts';
@@ -11,32 +15,67 @@ export interface TaskArchiverDeps {
   tasks: TasksTable;
   read: TaskReader;
   getProject: (id: string) => Promise<Project>;
-  pool: Pick<Pool, 'removeWorktree'>;
-  /** kills every live session of a task */
+  configs: ProjectConfigs;
+  pool: Pick<Pool, 'removeWorktree' | 'worktreeDirty'>;
+  /** kills every live session and service of a task, and cancels its queued ones */
   killSessions: (taskId: string) => Promise<void>;
   /** shared with creation: git worktree changes on one repository take turns */
   perProject: KeyedMutex;
   setup: SetupRunner;
+  teardown: SetupRunner;
   log: Logger;
 }
 
-// DELETE /api/tasks/:id: setup stopped, sessions killed, worktree removed (refused when dirty
-// unless forced), then the task archived with its ports released; the branch stays.
+// DELETE /api/tasks/:id (DESIGN §10): setup stopped, sessions and services killed, teardown run
+// in the worktree (its failures recorded, never blocking), the worktree removed (refused when
+// dirty unless forced, before anything else is done), then the task archived with its ports
+// released; the branch stays. `teardown: false` finishes an archive a stopped daemon left.
 export function createTaskArchiver(deps: TaskArchiverDeps) {
   const { tasks, pool, log } = deps;
-  return async function archive(id: string, force: boolean): Promise<Task> {
+
+  // An invalid .grove.json must not block an archive: it then has no teardown to run.
+  function configOf(project: Project): ProjectConfig {
+    try {
+      return deps.configs.load(project.path);
+    } catch (err) {
+      log.warn({ err, project: project.id }, '.grove.json is invalid: archiving without teardown');
+      return {};
+    }
+  }
+
+  return async function archive(id: string, force: boolean, opts: { teardown?: boolean } = {}): Promise<Task> {
     const task = await deps.read.get(id);
     if (task.status === 'archived') return task;
     const project = await deps.getProject(task.project_id);
     await deps.setup.stop(id);
     await deps.killSessions(id);
-    await deps.perProject.run(project.id, async () => {
-      const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force });
-      if (!res.ok) throw fromWorker(res);
-      if (res.removed !== 'worktree') log.warn({ task: id, removed: res.removed }, 'worktree folder was not a live worktree; registration pruned');
-      await tasks.archive(id);
-    });
+    const config = configOf(project);
+    const teardown = opts.teardown !== false && (config.teardown ?? []).length > 0 && !task.worktree_missing;
+    if (teardown) {
+      // Teardown may leave files behind: whether the work was committed is asked before it runs.
+      if (!force) {
+        const dirty = await pool.worktreeDirty({ worktree: path.join(project.path, task.worktree_path) });
+        if (dirty.ok && dirty.files.length > 0) {
+          throw new GroveError('WORKTREE_DIRTY', `the worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); use force=true to discard them`);
+        }
+      }
+      await tasks.setArchiving(id, true);
+      await deps.teardown.start(project, task, config);
+    }
+    try {
+      await deps.perProject.run(project.id, async () => {
+        const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force: force || teardown || opts.teardown === false });
+        if (!res.ok) throw fromWorker(res);
+        if (res.removed !== 'worktree') log.warn({ task: id, removed: res.removed }, 'worktree folder was not a live worktree; registration pruned');
+        await tasks.archive(id);
+      });
+    } catch (err) {
+      if (teardown) await tasks.setArchiving(id, false);
+      throw err;
+    }
     log.info({ task: id }, 'task archived');
     return deps.read.get(id);
   };
 }
+
+export type TaskArchiver = ReturnType<typeof createTaskArchiver>;

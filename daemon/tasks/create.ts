@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { CreateTask, Task } from '../../schemas/task.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
+import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
+import type { CopyReport } from '../../workers/worktree/copy.ts';
 import type { Journal } from './journal.ts';
 import { fromWorker, type Pool } from './pool.ts';
 import type { PortAllocator } from './ports.ts';
@@ -17,7 +20,9 @@ export interface TaskCreatorDeps {
   tasks: TasksTable;
   read: TaskReader;
   getProject: (id: string) => Promise<Project>;
-  pool: Pick<Pool, 'createWorktree' | 'removeWorktree'>;
+  pool: Pick<Pool, 'createWorktree' | 'removeWorktree' | 'copyIncluded'>;
+  /** the setup log, where the copied files are reported */
+  setupLog: SetupLogTable;
   ports: PortAllocator;
   configs: ProjectConfigs;
   /** creation intents, so a creation cut short by a kill is undone on the next start */
@@ -25,6 +30,8 @@ export interface TaskCreatorDeps {
   /** shared with archiving: git worktree changes on one repository take turns */
   perProject: KeyedMutex;
   setup: SetupRunner;
+  /** a task ready at once (no setup commands) starts its autostart services */
+  onReady: (taskId: string) => Promise<void>;
   log: Logger;
 }
 
@@ -33,8 +40,9 @@ export interface TaskCreatorDeps {
 export function createTaskCreator(deps: TaskCreatorDeps) {
   const { tasks, pool, journal, log } = deps;
 
-  // Makes the worktree and stores the task; runs inside the project's turn.
-  async function make(id: string, project: Project, config: ProjectConfig, input: CreateTask, status: 'setting_up' | 'ready'): Promise<void> {
+  // Makes the worktree (with the untracked files `copy` names) and stores the task; runs inside
+  // the project's turn.
+  async function make(id: string, project: Project, config: ProjectConfig, input: CreateTask, status: 'setting_up' | 'ready'): Promise<CopyReport> {
     const made = await pool.createWorktree({
       repo: project.path,
       slug: slugify(input.name),
@@ -45,6 +53,8 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
     });
     if (!made.ok) throw fromWorker(made);
     try {
+      const copied = await pool.copyIncluded({ repo: project.path, worktree: path.join(project.path, made.worktree_path), patterns: config.copy ?? [] });
+      if (!copied.ok) throw fromWorker(copied);
       // Ports are picked and their leases stored with the row, so two creations never share one.
       await deps.ports.allocate(config.ports ?? [], (ports) =>
         tasks.insert(
@@ -61,6 +71,7 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
           ports,
         ),
       );
+      return copied;
     } catch (err) {
       // No row: take the worktree and the new branch back too.
       await pool.removeWorktree({
@@ -76,16 +87,31 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
     }
   }
 
+  // What `copy` copied and skipped, as the first lines of the setup log (command index -1:
+  // before every command).
+  async function reportCopies(id: string, r: CopyReport): Promise<void> {
+    const at = new Date().toISOString();
+    const lines = [
+      ...r.copied.map((p) => ({ stream: 'stdout' as const, text: `grove: copied ${p}`, at })),
+      ...r.skipped.map((s) => ({ stream: 'stderr' as const, text: `grove: not copied: ${s.path} (${s.why})`, at })),
+    ];
+    await deps.setupLog.appendLines(id, 1, lines, -1);
+  }
+
   return async function create(input: CreateTask): Promise<{ status: 201 | 202; task: Task }> {
     const project = await deps.getProject(input.project_id);
     const config = deps.configs.load(project.path);
     const id = randomUUID();
     const needsSetup = (config.setup ?? []).length > 0;
-    await deps.perProject.run(project.id, () => make(id, project, config, input, needsSetup ? 'setting_up' : 'ready'));
+    const copied = await deps.perProject.run(project.id, () => make(id, project, config, input, needsSetup ? 'setting_up' : 'ready'));
+    await reportCopies(id, copied);
 
     const task = await deps.read.get(id);
     log.info({ task: id, project: project.id, branch: task.branch, ports: task.ports }, 'task created');
-    if (!needsSetup) return { status: input.wait === false ? 202 : 201, task };
+    if (!needsSetup) {
+      void deps.onReady(id);
+      return { status: input.wait === false ? 202 : 201, task };
+    }
     const setupDone = deps.setup.start(project, task, config);
     if (input.wait === false) return { status: 202, task };
     await setupDone;

@@ -5,6 +5,7 @@ import { built } from '../runtime/root.ts';
 import type { CreatedWorktree, CreateWorktreeInput } from '../../workers/worktree/create.ts';
 import type { RemovedWorktree, RemoveWorktreeInput } from '../../workers/worktree/remove.ts';
 import type { RunSetupInput, SetupOutcome } from '../../workers/setup.ts';
+import type { CopyInput, CopyReport } from '../../workers/worktree/copy.ts';
 import type { Fail, Result } from '../../workers/result.ts';
 import type { Changes, ChangesInput } from '../../workers/review/changes.ts';
 import type { DiffInput } from '../../workers/review/diff.ts';
@@ -29,6 +30,8 @@ export function createPool(opts: { maxThreads?: number } = {}) {
   return {
     createWorktree: (input: CreateWorktreeInput) => piscina.run(input, { name: 'createWorktree' }) as Promise<Result<CreatedWorktree>>,
     removeWorktree: (input: RemoveWorktreeInput) => piscina.run(input, { name: 'removeWorktree' }) as Promise<Result<RemovedWorktree>>,
+    worktreeDirty: (input: { worktree: string }) => piscina.run(input, { name: 'worktreeDirty' }) as Promise<Result<{ files: string[] }>>,
+    copyIncluded: (input: CopyInput) => piscina.run(input, { name: 'copyIncluded' }) as Promise<Result<CopyReport>>,
     runSetup: (input: RunSetupInput) => piscina.run(input, { name: 'runSetup', transferList: [input.port] }) as Promise<Result<SetupOutcome>>,
     taskChanges: (input: ChangesInput) => piscina.run(input, { name: 'taskChanges' }) as Promise<Result<Changes>>,
     taskDiff: (input: DiffInput) => piscina.run(input, { name: 'taskDiff' }) as Promise<Result<{ diff: string; truncated: boolean }>>,

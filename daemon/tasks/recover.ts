@@ -12,15 +12,33 @@ export interface RecoverDeps {
   journal: Journal;
   tasks: TasksTable;
   setupLog: SetupLogTable;
+  teardownLog: SetupLogTable;
   pool: Pick<Pool, 'removeWorktree'>;
+  /** completes an archive whose teardown was cut short (without running it again) */
+  finishArchive: (taskId: string) => Promise<unknown>;
   log: Logger;
 }
 
 // At start, what a daemon killed mid-work left: creations without a row are undone; setups that
-// can no longer finish are stopped, process groups too, and marked setup_failed.
+// can no longer finish are stopped, process groups too, and marked setup_failed; archives stopped
+// in their teardown have its processes stopped and end archived.
 export async function recoverTasks(deps: RecoverDeps): Promise<void> {
   await undoInterruptedCreations(deps);
   await failInterruptedSetups(deps);
+  await finishInterruptedArchives(deps);
+}
+
+async function finishInterruptedArchives({ tasks, teardownLog, finishArchive, log }: RecoverDeps): Promise<void> {
+  const ids = await tasks.listArchiving();
+  if (ids.length === 0) return;
+  const orphans = await teardownLog.endInterrupted();
+  await Promise.all(orphans.map((o) => stopOrphanGroup(o.pid, o.pid_start)));
+  for (const id of ids) {
+    await finishArchive(id).then(
+      () => log.warn({ task: id }, 'an archive was interrupted by a daemon stop in its teardown; finished'),
+      (err: unknown) => log.error({ err, task: id }, 'finishing an interrupted archive failed'),
+    );
+  }
 }
 
 // A journal intent whose task has no row: the branch and worktree it names are taken back.

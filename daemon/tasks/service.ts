@@ -21,11 +21,15 @@ export interface TaskServiceDeps {
   tasks: TasksTable;
   read: TaskReader;
   setupLog: SetupLogTable;
+  /** the log of archives' teardowns */
+  teardownLog: SetupLogTable;
   getProject: (id: string) => Promise<Project>;
   pool: Pool;
   ports: PortAllocator;
   configs: ProjectConfigs;
   setupTimeoutS: number;
+  /** a task that became ready: its services marked autostart start (DESIGN §10) */
+  onReady: (taskId: string) => Promise<void>;
   /** creation intents, so a creation cut short by a kill is undone on the next start */
   journal: Journal;
   log: Logger;
@@ -34,12 +38,13 @@ export interface TaskServiceDeps {
 // Tasks as the routes and the daemon use them: the verbs (create, archive, recover, setup
 // runs) wired together, with reads of tasks and their setup logs.
 export function createTaskService(deps: TaskServiceDeps) {
-  const { tasks, read, setupLog, pool, getProject, ports, configs, journal, killSessions, log } = deps;
+  const { tasks, read, setupLog, teardownLog, pool, getProject, ports, configs, journal, killSessions, log } = deps;
   // Parallel `git worktree add`/`remove` on one repository race on its locks: one at a time per project.
   const perProject = createKeyedMutex();
-  const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, log });
-  const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, log });
-  const archive = createTaskArchiver({ tasks, read, getProject, pool, killSessions, perProject, setup: setups, log });
+  const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
+  const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupLog, onReady: deps.onReady, log });
+  const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
+  const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, perProject, setup: setups, teardown: teardowns, log });
   const review = createReview({ tasks, read, getProject, pool, perProject });
 
   return {
@@ -54,11 +59,19 @@ export function createTaskService(deps: TaskServiceDeps) {
       const [commands, lines] = await Promise.all([setupLog.commands(id), setupLog.lines(id)]);
       return { status: task.status, commands, lines };
     },
+    // The teardown of the task's archive, in the shape of its setup (DESIGN §10).
+    async teardown(id: string): Promise<TaskSetup> {
+      const task = await read.get(id);
+      const [commands, lines] = await Promise.all([teardownLog.commands(id), teardownLog.lines(id)]);
+      return { status: task.status, commands, lines };
+    },
     archive,
     review,
-    recover: () => recoverTasks({ journal, tasks, setupLog, pool, log }),
-    // Stops running setups (their process groups are killed) and waits for them to be recorded.
-    close: () => setups.close(),
+    recover: () => recoverTasks({ journal, tasks, setupLog, teardownLog, pool, finishArchive: (id) => archive(id, true, { teardown: false }), log }),
+    // Stops running setups and teardowns (their process groups are killed) and waits for them to be recorded.
+    close: async () => {
+      await Promise.all([setups.close(), teardowns.close()]);
+    },
   };
 }
 

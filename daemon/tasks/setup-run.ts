@@ -19,24 +19,31 @@ interface Running {
 export interface SetupRunnerDeps {
   pool: Pick<Pool, 'runSetup'>;
   tasks: TasksTable;
+  /** the log of the phase this runner runs: setup, or the teardown of an archive */
   setupLog: SetupLogTable;
   setupTimeoutS: number;
+  /** a task whose setup succeeded: its services marked autostart start (DESIGN §10) */
+  onReady: (taskId: string) => Promise<void>;
   log: Logger;
 }
 
-// Runs a task's setup in the pool and stores its progress as it comes, so a follower can read
-// along: `events` emits 'setup:<task id>' after each store and at the end (ready or setup_failed).
+// Runs a task's setup (or teardown) in the pool and stores its progress as it comes, so a
+// follower can read along: `events` emits '<phase>:<task id>' after each store and at the end.
+// A setup ends the task `ready` or `setup_failed`; a teardown runs every command and changes nothing.
 export function createSetupRunner(deps: SetupRunnerDeps) {
   const { pool, tasks, setupLog, log } = deps;
+  const { phase } = setupLog;
   const running = new Map<string, Running>();
   const events = new EventEmitter();
   events.setMaxListeners(0);
 
-  // Starts the setup of a task that is `setting_up`; resolves once its end is stored.
+  // Starts the setup of a task that is `setting_up` (or the teardown of one being archived);
+  // resolves once its end is stored.
   function start(project: Project, task: Task, config: ProjectConfig): Promise<void> {
     const { port1, port2 } = new MessageChannel();
+    // Lines go on after those already in the log (the report of copied files).
     let seq = 0;
-    let writes: Promise<void> = Promise.resolve();
+    let writes: Promise<void> = setupLog.lastSeq(task.id).then((n) => void (seq = n));
     // Stores one progress message; called in message order, one at a time.
     const store = async (m: SetupMessage) => {
       if (m.type === 'spawned') await setupLog.commandSpawned(task.id, m.idx, m.pid, m.pid_start);
@@ -47,7 +54,7 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
         await setupLog.appendLines(task.id, seq + 1, m.lines, m.idx);
         seq += m.lines.length;
       } else if (m.type === 'end') await setupLog.commandEnded(task.id, m.idx, { ...m, ended_at: m.at });
-      events.emit(`setup:${task.id}`);
+      events.emit(`${phase}:${task.id}`);
     };
     // The worker's last message is `done`; messages on one port arrive in order, so after it
     // every line has arrived (a port's 'close' event does not reliably cross threads).
@@ -63,9 +70,10 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
       try {
         const res = await pool.runSetup({
           cwd: path.join(project.path, task.worktree_path),
-          commands: config.setup ?? [],
+          commands: (phase === 'setup' ? config.setup : config.teardown) ?? [],
           env: taskEnv(project, task, config),
           timeoutMs: deps.setupTimeoutS * 1000,
+          keepGoing: phase === 'teardown',
           port: port2,
         });
         ok = res.ok && !res.failed;
@@ -76,8 +84,14 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
       await lastMessage;
       port1.close();
       await writes;
-      await tasks.setStatus(task.id, ok ? 'ready' : 'setup_failed', 'setting_up');
-      events.emit(`setup:${task.id}`);
+      if (phase === 'teardown') {
+        events.emit(`${phase}:${task.id}`);
+        log.info({ task: task.id, ok }, 'teardown finished');
+        return;
+      }
+      const moved = await tasks.setStatus(task.id, ok ? 'ready' : 'setup_failed', 'setting_up');
+      events.emit(`${phase}:${task.id}`);
+      if (ok && moved) void deps.onReady(task.id);
       log.info({ task: task.id, status: ok ? 'ready' : 'setup_failed' }, 'setup finished');
     })().finally(() => running.delete(task.id));
     running.set(task.id, { cancel: () => port1.postMessage({ type: 'cancel' }), done });

@@ -39,9 +39,12 @@ export async function taskParts(t: TestContext) {
     leases,
     getProject,
     setupLog: setupLogTable(store.db),
+    teardownLog: setupLogTable(store.db, 'teardown'),
     read: createTaskReader({ tasks, getProject }),
     journal: createJournal(path.join(dataDir, 'journal')),
     ports: createPortAllocator({ leases, range: [20000, 29999] }),
+    // No services here: a task that becomes ready has nothing to autostart.
+    onReady: async () => {},
     // A real repository, with `.grove.json` when a config is given, added as a project.
     async project(config?: object) {
       const repo = makeRepo(t, config ? { files: { 'README.md': '# fixture\n', '.grove.json': JSON.stringify(config) } } : {});
