@@ -129,4 +129,5 @@ export const ServiceList = Type.Array(
   ),
 );
 
-export const ServiceParams = Type.Object({ id: Id, name: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+// Any name: one that the project's .grove.json does not have is 404, whatever its shape.
+export const ServiceParams = Type.Object({ id: Id, name: Type.String({ minLength: 1 }) }, { additionalProperties: false });
