@@ -109,7 +109,8 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
     const task = await deps.read.get(id);
     log.info({ task: id, project: project.id, branch: task.branch, ports: task.ports }, 'task created');
     if (!needsSetup) {
-      void deps.onReady(id);
+      // Its autostart services are started before the answer, as after a setup.
+      await deps.onReady(id);
       return { status: input.wait === false ? 202 : 201, task };
     }
     const setupDone = deps.setup.start(project, task, config);

@@ -46,10 +46,12 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
     let writes: Promise<void> = setupLog.lastSeq(task.id).then((n) => void (seq = n));
     // Stores one progress message; called in message order, one at a time.
     const store = async (m: SetupMessage) => {
-      if (m.type === 'spawned') await setupLog.commandSpawned(task.id, m.idx, m.pid, m.pid_start);
-      else if (m.type === 'start') {
+      if (m.type === 'spawned') {
+        await setupLog.commandSpawned(task.id, m.idx, m.pid, m.pid_start);
+        log.debug({ task: task.id, idx: m.idx, pid: m.pid }, `${phase} command spawned`);
+      } else if (m.type === 'start') {
         await setupLog.commandStarted(task.id, m.idx, m.command, m.at);
-        log.debug({ task: task.id, idx: m.idx, command: m.command }, 'setup command started');
+        log.debug({ task: task.id, idx: m.idx, command: m.command }, `${phase} command started`);
       } else if (m.type === 'lines') {
         await setupLog.appendLines(task.id, seq + 1, m.lines, m.idx);
         seq += m.lines.length;
@@ -91,7 +93,7 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
       }
       const moved = await tasks.setStatus(task.id, ok ? 'ready' : 'setup_failed', 'setting_up');
       events.emit(`${phase}:${task.id}`);
-      if (ok && moved) void deps.onReady(task.id);
+      if (ok && moved) await deps.onReady(task.id);
       log.info({ task: task.id, status: ok ? 'ready' : 'setup_failed' }, 'setup finished');
     })().finally(() => running.delete(task.id));
     running.set(task.id, { cancel: () => port1.postMessage({ type: 'cancel' }), done });
