@@ -184,6 +184,31 @@ test('grove changes, diff, commit, rebase, merge, push and conflicts: the review
   assert.equal((await grove(home, ['merge', 'land it', '--squash', '--ff'])).code, 2);
 });
 
+test('grove service ls|start|stop, and task show with services and their URLs', async (t) => {
+  const web = path.join(ROOT, 'test', 'fixtures', 'web-service.mjs');
+  const home = agentHome(t);
+  await startDaemon(t, { home });
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ ports: [3000], services: { web: { command: `exec node ${web}` } } }) } });
+  const p = (await grove(home, ['project', 'add', repo, '--json'])).json;
+  const task = (await grove(home, ['task', 'new', p.name, 'served', '--json'])).json;
+  const port = task.ports['3000'];
+  const started = await grove(home, ['service', 'start', 'served', 'web']);
+  assert.equal(started.code, 0, started.stderr);
+  assert.match(started.stdout, new RegExp(`service web (starting|running), pid \\d+, session [0-9a-f]{8}; http://127\\.0\\.0\\.1:${port}`));
+  assert.equal((await grove(home, ['service', 'start', 'served', 'web', '--json'])).json.code, 'SERVICE_RUNNING');
+  const ls = await grove(home, ['service', 'ls', 'served']);
+  assert.match(ls.stdout, /^NAME\s+STATUS\s+PID\s+SESSION\s+AUTOSTART\s+COMMAND/m);
+  assert.match(ls.stdout, /^web\s+(starting|running)\s+\d+/m);
+  const show = await grove(home, ['task', 'show', 'served']);
+  assert.match(show.stdout, new RegExp(`ports:\\n  3000 → http://127\\.0\\.0\\.1:${port}`));
+  assert.match(show.stdout, /services:\n  NAME[^\n]*\n  web\s+(starting|running)/);
+  const stopped = await grove(home, ['service', 'stop', 'served', 'web']);
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.equal(stopped.stdout.trim(), 'service web stopped');
+  assert.equal((await grove(home, ['service', 'stop', 'served', 'web'])).code, 1, 'not running any more');
+  assert.match((await grove(home, ['service', 'ls', 'served'])).stdout, /^web\s+killed\s+-/m);
+});
+
 test('grove exit codes: 1 with the problem code and detail, 2 for usage, 3 when no daemon runs', async (t) => {
   const home = agentHome(t);
   await startDaemon(t, { home });

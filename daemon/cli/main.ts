@@ -19,6 +19,8 @@ const USAGE = `usage: grove <command> [options]
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
   session start <task> [--agent A] [--mode read|edit|full] [--prompt P] [--timeout S] [-- args…]
   session ls <task> [--conversation C]     a task's sessions: conversation, mode, status, result
+  service ls <task>                        the services of its .grove.json and their sessions
+  service start|stop <task> <name>         start a service (a session of kind service), or stop it
   say <session> <prompt>|--prompt=P [--mode M] [--timeout S] [-- args…]
                                            continue a session's conversation (followed on a terminal, or with -f)
   session kill <id>                        kill a session's process group
@@ -61,7 +63,7 @@ function pick<T extends { id: string; name?: string }>(list: T[], key: string, w
 }
 
 const project = async (c: Ctx, key: string) => pick<{ id: string; name: string; path: string }>(await c.api.call('GET', '/api/projects'), key, 'project');
-const task = async (c: Ctx, key: string) => pick<{ id: string; name: string; branch: string; base: string }>(await c.api.call('GET', '/api/tasks'), key, 'task');
+const task = async (c: Ctx, key: string) => pick<{ id: string; name: string; branch: string; base: string; status: string; ports: Record<string, number> }>(await c.api.call('GET', '/api/tasks'), key, 'task');
 async function session(c: Ctx, key: string) {
   const tasks: Array<{ id: string }> = await c.api.call('GET', '/api/tasks');
   const all = (await Promise.all(tasks.map((t) => c.api.call('GET', `/api/tasks/${t.id}/sessions`)))).flat();
@@ -80,6 +82,13 @@ function print(c: Ctx, data: unknown, human: () => string): void {
 
 const TASK_COLS = ['id', 'name', 'status', 'branch', 'ports'];
 const SESSION_COLS = ['id', 'conversation', 'agent', 'mode', 'status', 'exit_code', 'result', 'created_at'];
+const SERVICE_COLS = ['name', 'status', 'pid', 'session', 'autostart', 'command'];
+
+// A service as a table row: its latest session's status, or `stopped`.
+function serviceRow(s: any): Record<string, unknown> {
+  const live = s.session && ['starting', 'running'].includes(s.session.status);
+  return { ...s, status: s.session ? s.session.status : 'never started', pid: live ? s.session.pid : null, session: s.session ? shortId(s.session.id) : null };
+}
 
 // A session as a table row: short ids, and its result (or why it waits) in a few words.
 function sessionRow(s: any): Record<string, unknown> {
@@ -236,9 +245,13 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   async 'task show'(c) {
     const t = await task(c, arg(c, 0, 'id'));
     const setup = await c.api.call('GET', `/api/tasks/${t.id}/setup`);
-    print(c, { ...t, setup }, () =>
+    const services = t.status === 'archived' ? [] : await c.api.call('GET', `/api/tasks/${t.id}/services`);
+    const urls = Object.entries(t.ports).map(([declared, port]) => `  ${declared} → http://127.0.0.1:${port}`);
+    print(c, { ...t, setup, services }, () =>
       [
         table([{ ...t }], ['id', ...TASK_COLS.slice(1), 'base', 'worktree_path', 'created_at']),
+        ...(urls.length > 0 ? ['', 'ports:', ...urls] : []),
+        ...(services.length > 0 ? ['', 'services:', ...table(services.map(serviceRow), SERVICE_COLS).split('\n').map((l) => `  ${l}`)] : []),
         '',
         'setup:',
         ...(setup.commands.length === 0 ? ['  (no setup commands)'] : setup.commands.map((x: any) => `  $ ${x.command}  → exit ${x.exit_code ?? x.signal}${x.timed_out ? ' (timed out)' : ''}`)),
@@ -273,6 +286,29 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     if (c.json || !(c.values.follow || process.stdout.isTTY)) return print(c, next, () => `session ${next.id} ${next.status}`);
     process.stderr.write(`session ${shortId(next.id)} ${next.status}${next.status === 'queued' ? ' (waits for the conversation)' : ''}\n`);
     await followOutput(c, next.id);
+  },
+  async 'service ls'(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const list = await c.api.call('GET', `/api/tasks/${t.id}/services`);
+    print(c, list, () => table(list.map(serviceRow), SERVICE_COLS));
+  },
+  async 'service start'(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const s = await c.api.call('POST', `/api/tasks/${t.id}/services/${encodeURIComponent(arg(c, 1, 'service'))}`);
+    const ports = Object.values(t.ports);
+    print(c, s, () => `service ${s.agent} ${s.status}, pid ${s.pid}, session ${shortId(s.id)}${ports.length > 0 ? `; ${ports.map((p) => `http://127.0.0.1:${p}`).join(' ')}` : ''}`);
+  },
+  async 'service stop'(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const name = arg(c, 1, 'service');
+    const list = await c.api.call('GET', `/api/tasks/${t.id}/services`);
+    const svc = list.find((x: any) => x.name === name);
+    if (!svc) throw new CliError(`task ${t.name} has no service ${JSON.stringify(name)}`, EXIT.API, { code: 'NOT_FOUND', detail: `no service ${name}`, status: 404 });
+    if (!svc.session || !['starting', 'running'].includes(svc.session.status)) {
+      throw new CliError(`service ${name} is not running`, EXIT.API, { code: 'SESSION_NOT_RUNNING', detail: `service ${name} is not running`, status: 409 });
+    }
+    const r = await c.api.call('DELETE', `/api/sessions/${svc.session.id}`);
+    print(c, { id: svc.session.id, ...r }, () => `service ${name} stopped`);
   },
   async 'session kill'(c) {
     const s = await session(c, arg(c, 0, 'id'));
