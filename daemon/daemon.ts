@@ -22,6 +22,10 @@ import { openStore } from './store/db.ts';
 import { portLeasesTable } from './store/port-leases.ts';
 import { projectsTable } from './store/projects.ts';
 import { sessionsTable } from './store/sessions.ts';
+import { eventsTable } from './store/events.ts';
+import { createEventBus } from './events/bus.ts';
+import { createEventFeed } from './events/feed.ts';
+import { eventRoutes } from './routes/events.ts';
 import { setupLogTable } from './store/setup-log.ts';
 import { tasksTable } from './store/tasks.ts';
 import { createJournal } from './tasks/journal.ts';
@@ -65,14 +69,18 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     const pool = createPool();
     started.push({ name: 'pool', close: () => pool.close() });
 
-    const projectRows = projectsTable(store.db);
-    const taskRows = tasksTable(store.db);
+    // Every change goes to the store with its event; committed events go to the bus (DESIGN §11).
+    const bus = createEventBus();
+    const eventRows = eventsTable(store.db, bus.publish);
+    bus.begin(await eventRows.lastSeq());
+    const projectRows = projectsTable(store.db, eventRows);
+    const taskRows = tasksTable(store.db, eventRows);
     const projects = createProjectService({ projects: projectRows, countLiveTasks: (id) => taskRows.countLive(id), configs });
     const read = createTaskReader({ tasks: taskRows, getProject: projects.get });
 
     const agents = createAgents(settings.config);
     const sessions = createSessionService({
-      sessions: sessionsTable(store.db),
+      sessions: sessionsTable(store.db, eventRows),
       getTask: read.get,
       getProject: projects.get,
       configs,
@@ -108,12 +116,16 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     await tasks.recover();
     await sessions.reattach();
 
+    const feed = createEventFeed({ bus, events: eventRows, log: child('events'), stallMs: settings.eventStallMs });
+    started.push({ name: 'events', close: async () => feed.close() });
+
     let port: number | null = null;
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port }),
       ...projectRoutes({ projects }),
       ...taskRoutes({ tasks }),
       ...sessionRoutes({ sessions, agents }),
+      ...eventRoutes({ feed }),
     ];
     routes.push(...openApiRoute({ routes, version: VERSION }));
     const handler = createApiHandler({ routes, log: child('api') });

@@ -26,6 +26,7 @@ const ENDPOINTS = [
   'get /api/tasks/{id}/teardown',
   'get /api/tasks/{id}/services',
   'post /api/tasks/{id}/services/{name}',
+  'get /api/events',
   'get /api/tasks/{id}/sessions',
   'post /api/tasks/{id}/sessions',
   'get /api/sessions/{id}',
@@ -66,6 +67,7 @@ test('GET /api/openapi.json describes every endpoint, body, response and error, 
   assert.ok(doc.paths['/api/tasks'].post.requestBody.content['application/json'].schema);
   assert.ok(doc.paths['/api/sessions/{id}/output'].get.responses['200'].content['text/event-stream']);
   assert.deepEqual(Object.keys(doc.paths['/api/tasks/{id}/diff'].get.responses['200'].content), ['text/x-diff']);
+  assert.ok(doc.paths['/api/events'].get.responses['200'].content['text/event-stream']);
   assert.deepEqual(
     doc.paths['/api/tasks/{id}'].delete.parameters.map((p: any) => [p.name, p.in]),
     [

@@ -15,8 +15,15 @@ export interface EventStream {
   end(): void;
 }
 
+// What to do with a client that takes nothing for `ms` while there is more to send: the stream
+// ends with `last` written (it reaches the client if it ever reads), then the connection closes.
+export interface Stall {
+  ms: number;
+  last: string;
+}
+
 // An SSE response woken by `events` on `emitter`: the loop reads the store, writes, and waits.
-export function openEventStream(res: ServerResponse, emitter: EventEmitter, events: string[]): EventStream {
+export function openEventStream(res: ServerResponse, emitter: EventEmitter, events: string[], stall?: Stall): EventStream {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-store',
@@ -42,7 +49,21 @@ export function openEventStream(res: ServerResponse, emitter: EventEmitter, even
     },
     async write(text) {
       if (closed) return;
-      if (!res.write(text)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      if (res.write(text)) return;
+      let timer: NodeJS.Timeout | undefined;
+      const stalled = stall
+        ? new Promise<'stalled'>((r) => {
+            timer = setTimeout(() => r('stalled'), stall.ms);
+          })
+        : null;
+      const how = await Promise.race([once(res, 'drain'), once(res, 'close'), ...(stalled ? [stalled] : [])]);
+      clearTimeout(timer);
+      if (how === 'stalled' && stall) {
+        // Its buffer stays bounded: nothing more is read for it. It may resume from its last id.
+        closed = true;
+        res.end(stall.last);
+        setTimeout(() => res.destroy(), stall.ms).unref();
+      }
     },
     beginRound() {
       dirty = false;
@@ -79,8 +100,9 @@ export async function follow(
   emitter: EventEmitter,
   events: string[],
   round: (send: (text: string) => Promise<void>, closed: () => boolean) => Promise<Next>,
+  stall?: Stall,
 ): Promise<void> {
-  const stream = openEventStream(res, emitter, events);
+  const stream = openEventStream(res, emitter, events, stall);
   try {
     while (!stream.closed) {
       stream.beginRound();

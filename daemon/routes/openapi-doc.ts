@@ -77,6 +77,12 @@ export function buildOpenApi(routes: Route[], version: string): unknown {
       };
       parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^[0-9]+$' } });
     }
+    if (r.path === '/api/events') {
+      (responses['200'] as { content: Record<string, unknown> }).content['text/event-stream'] = {
+        schema: { type: 'string', description: 'with Accept: text/event-stream: `id: <seq>`, `event: <type>`, data an Event; resumes after Last-Event-ID; heartbeats as comments; a client too slow to read gets `event: end` and may resume' },
+      };
+      parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^[0-9]+$' } });
+    }
     if (r.path === '/api/tasks/:id/setup') {
       (responses['200'] as { content: Record<string, unknown> }).content['text/event-stream'] = {
         schema: { type: 'string', description: 'with Accept: text/event-stream: `event: command` (a setup command starting, then ending), `event: line` (`id: <seq>`, an OutputLine), then `event: end` with the Task' },

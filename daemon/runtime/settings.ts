@@ -22,6 +22,8 @@ export interface Settings {
   config: UserConfig;
   portRange: [number, number];
   setupTimeoutS: number;
+  /** GROVE_EVENT_STALL_MS; undefined: the feed's default */
+  eventStallMs: number | undefined;
 }
 
 // A setting that cannot be used: the message names the variable or file and the field.
@@ -72,7 +74,13 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, uid = process
     config,
     portRange: config.port_range ?? DEFAULT_PORT_RANGE,
     setupTimeoutS: config.setup_timeout_s ?? DEFAULT_SETUP_TIMEOUT_S,
+    // How long an event stream's client may take nothing before it is dropped (tests shorten it).
+    eventStallMs: positiveInt(env.GROVE_EVENT_STALL_MS) ?? undefined,
   };
+}
+
+function positiveInt(raw: string | undefined): number | null {
+  return raw !== undefined && /^[1-9]\d{0,8}$/.test(raw) ? Number(raw) : null;
 }
 
 function resolvePort(envValue: string | undefined, configValue: UserConfig['port']): number | null {

@@ -3,7 +3,7 @@ import type { SessionStatus } from '../../schemas/session.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { OutputReader, Reading } from '../agents/dialects.ts';
-import type { NewSession, SessionRecord, SessionsTable } from '../store/sessions.ts';
+import type { NewSession, ReadingChange, SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { readNew, type Offsets } from './reader.ts';
 import { recordedEnd, type SessionFiles } from './wrapper.ts';
 
@@ -59,7 +59,10 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
       const { batch, offsets } = readNew(files, stored, { final });
       if (offsets.stdout === stored.stdout && offsets.stderr === stored.stderr) return false;
       const read = deps.reader ? deps.reader(reading, batch.texts.filter((_, i) => batch.streams[i] === 'stdout'), batch.at) : reading;
-      await sessions.appendLines(rec.id, nextSeq, batch, offsets, read !== reading ? read : undefined);
+      const changes: ReadingChange[] = [];
+      if (read.result !== reading.result) changes.push('session.result');
+      if (read.limit_resets_at !== reading.limit_resets_at) changes.push('session.limit');
+      await sessions.appendLines(rec.id, nextSeq, batch, offsets, read !== reading ? { value: read, changes } : undefined);
       stored = offsets;
       reading = read;
       nextSeq += batch.texts.length;

@@ -1,5 +1,6 @@
 import type { Project } from '../../schemas/project.ts';
 import type { Db } from './db.ts';
+import type { EventsTable } from './events.ts';
 
 interface Row {
   id: string;
@@ -14,8 +15,8 @@ function toProject(r: Row): Project {
   return { id: r.id, name: r.name, path: r.path, created_at: r.created_at.toISOString() };
 }
 
-// The projects table and every query on it.
-export function projectsTable(db: Db) {
+// The projects table and every query on it; every change is recorded as an event with it (DESIGN §11).
+export function projectsTable(db: Db, events: EventsTable) {
   return {
     async list(): Promise<Project[]> {
       const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM projects ORDER BY created_at, id`);
@@ -37,15 +38,19 @@ export function projectsTable(db: Db) {
       return new Set(rows.map((r) => r.name));
     },
     async insert(p: { id: string; name: string; path: string }): Promise<Project> {
-      const { rows } = await db.query<Row>(
-        `INSERT INTO projects (id, name, path) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-        [p.id, p.name, p.path],
-      );
-      return toProject(rows[0]!);
+      return events.tx(async (tx, record) => {
+        const { rows } = await tx.query<Row>(`INSERT INTO projects (id, name, path) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [p.id, p.name, p.path]);
+        const project = toProject(rows[0]!);
+        await record({ type: 'project.added', project_id: project.id, data: project });
+        return project;
+      });
     },
     async remove(id: string): Promise<boolean> {
-      const res = await db.query('DELETE FROM projects WHERE id = $1', [id]);
-      return (res.affectedRows ?? 0) > 0;
+      return events.tx(async (tx, record) => {
+        const { rows } = await tx.query<Row>(`DELETE FROM projects WHERE id = $1 RETURNING ${COLUMNS}`, [id]);
+        if (rows[0]) await record({ type: 'project.removed', project_id: id, data: toProject(rows[0]) });
+        return rows.length > 0;
+      });
     },
   };
 }

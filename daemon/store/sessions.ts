@@ -3,6 +3,7 @@ import type { Mode } from '../../schemas/config.ts';
 import type { Session, SessionResult, SessionStatus } from '../../schemas/session.ts';
 import type { Reading } from '../agents/dialects.ts';
 import type { Db } from './db.ts';
+import type { EventsTable, RecordEvent } from './events.ts';
 
 interface Row {
   id: string;
@@ -105,35 +106,58 @@ export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 
 // What a launched queued session gets: its command and process.
 export type Launch = Pick<SessionRecord, 'command' | 'agent_session_id' | 'deadline'> & { pid: number | null; pid_start: string | null };
 
+// A changed row as it now is, with its task's project: what its event carries.
+const RETURNING = 'RETURNING *, (SELECT t.project_id FROM tasks t WHERE t.id = sessions.task_id) AS project_id';
+
 const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start, conversation_id, parent_id,
   agent_session_id, args, timeout_s, deadline, not_before, kind)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`;
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ${RETURNING}`;
+
+type Changed = Row & { project_id: string };
+
+// A session's change as an event carrying the session as GET /api/sessions/:id returns it.
+function recordSession(record: RecordEvent, type: 'session.created' | 'session.status' | 'session.result' | 'session.limit', row: Changed): Promise<void> {
+  return record({ type, project_id: row.project_id, task_id: row.task_id, session_id: row.id, data: publicSession(toRecord(row)) });
+}
+
+// What a round of output changed of what the agent said about itself (see dialects.ts).
+export type ReadingChange = 'session.result' | 'session.limit';
 
 function insertParams(s: NewSession, status: SessionStatus): unknown[] {
   return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
     s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent'];
 }
 
-// The sessions and session_lines tables and every query on them.
-export function sessionsTable(db: Db) {
+// The sessions and session_lines tables and every query on them; every change of a session is
+// recorded as an event with it (DESIGN §11).
+export function sessionsTable(db: Db, events: EventsTable) {
+  // One UPDATE … RETURNING and its event; null when no row matched.
+  const change = (type: 'session.status', sql: string, params: unknown[]) =>
+    events.tx(async (tx, record) => {
+      const { rows } = await tx.query<Changed>(`${sql} ${RETURNING}`, params);
+      if (rows[0]) await recordSession(record, type, rows[0]);
+      return rows[0] ? toRecord(rows[0]) : null;
+    });
   return {
     async insert(s: NewSession, status: 'starting' | 'queued' = 'starting'): Promise<SessionRecord> {
-      const { rows } = await db.query<Row>(INSERT, insertParams(s, status));
-      return toRecord(rows[0]!);
+      return events.tx(async (tx, record) => {
+        const { rows } = await tx.query<Changed>(INSERT, insertParams(s, status));
+        await recordSession(record, 'session.created', rows[0]!);
+        return toRecord(rows[0]!);
+      });
     },
     // A queued session gets its process: null when it was cancelled meanwhile.
-    async launch(id: string, l: Launch): Promise<SessionRecord | null> {
-      const { rows } = await db.query<Row>(
+    launch(id: string, l: Launch): Promise<SessionRecord | null> {
+      return change(
+        'session.status',
         `UPDATE sessions SET status = 'starting', command = $2, pid = $3, pid_start = $4, agent_session_id = $5, deadline = $6
-         WHERE id = $1 AND status = 'queued' RETURNING *`,
+         WHERE id = $1 AND status = 'queued'`,
         [id, JSON.stringify(l.command), l.pid, l.pid_start, l.agent_session_id, l.deadline],
       );
-      return rows[0] ? toRecord(rows[0]) : null;
     },
     // A queued session that will never run: cancelled (`killed`) or unable to start (`failed`).
     async endQueued(id: string, status: 'killed' | 'failed'): Promise<boolean> {
-      const res = await db.query(`UPDATE sessions SET status = $2, ended_at = now() WHERE id = $1 AND status = 'queued'`, [id, status]);
-      return (res.affectedRows ?? 0) > 0;
+      return (await change('session.status', `UPDATE sessions SET status = $2, ended_at = now() WHERE id = $1 AND status = 'queued'`, [id, status])) !== null;
     },
     async listConversation(conversationId: string): Promise<SessionRecord[]> {
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE conversation_id = $1 ORDER BY created_at, id', [conversationId]);
@@ -160,26 +184,29 @@ export function sessionsTable(db: Db) {
       return rows.map(toRecord);
     },
     async markRunning(id: string): Promise<boolean> {
-      const res = await db.query(`UPDATE sessions SET status = 'running' WHERE id = $1 AND status = 'starting'`, [id]);
-      return (res.affectedRows ?? 0) > 0;
+      return (await change('session.status', `UPDATE sessions SET status = 'running' WHERE id = $1 AND status = 'starting'`, [id])) !== null;
     },
     // The final status, once: a session that already ended keeps its first ending. With a
     // follow-up (a usage limit's, DESIGN §8) that is queued in the same transaction, and the
     // conversation's other queued sessions wait as long as it does.
     async end(id: string, status: SessionStatus, exitCode: number | null, opts: { timedOut?: boolean; followUp?: NewSession } = {}): Promise<boolean> {
-      return db.transaction(async (tx) => {
-        const res = await tx.query(
-          `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now(), timed_out = $4 WHERE id = $1 AND status IN ('starting', 'running')`,
+      return events.tx(async (tx, record) => {
+        const { rows } = await tx.query<Changed>(
+          `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now(), timed_out = $4 WHERE id = $1 AND status IN ('starting', 'running') ${RETURNING}`,
           [id, status, exitCode, opts.timedOut === true],
         );
-        if ((res.affectedRows ?? 0) === 0) return false;
+        if (!rows[0]) return false;
+        await recordSession(record, 'session.status', rows[0]);
         const f = opts.followUp;
         if (f) {
           const queued = await tx.query(`UPDATE sessions SET not_before = GREATEST(not_before, $2::timestamptz) WHERE conversation_id = $1 AND status = 'queued'`, [
             f.conversation_id,
             f.not_before,
           ]);
-          if ((queued.affectedRows ?? 0) === 0) await tx.query(INSERT, insertParams(f, 'queued'));
+          if ((queued.affectedRows ?? 0) === 0) {
+            const added = await tx.query<Changed>(INSERT, insertParams(f, 'queued'));
+            await recordSession(record, 'session.created', added.rows[0]!);
+          }
         }
         return true;
       });
@@ -191,9 +218,9 @@ export function sessionsTable(db: Db) {
       firstSeq: number,
       batch: { streams: Array<'stdout' | 'stderr'>; texts: string[]; at: string },
       offsets: { stdout: number; stderr: number },
-      reading?: Reading,
+      reading?: { value: Reading; changes: ReadingChange[] },
     ): Promise<void> {
-      await db.transaction(async (tx) => {
+      await events.tx(async (tx, record) => {
         if (batch.texts.length > 0) {
           await tx.query(
             `INSERT INTO session_lines (session_id, seq, stream, text, at)
@@ -210,12 +237,14 @@ export function sessionsTable(db: Db) {
         ]);
         // What the agent said about itself, with the lines it came from (see dialects.ts).
         if (reading) {
-          await tx.query('UPDATE sessions SET agent_session_id = $2, result = $3, limit_resets_at = $4 WHERE id = $1', [
+          const r = reading.value;
+          const { rows } = await tx.query<Changed>(`UPDATE sessions SET agent_session_id = $2, result = $3, limit_resets_at = $4 WHERE id = $1 ${RETURNING}`, [
             id,
-            reading.agent_session_id,
-            reading.result === null ? null : JSON.stringify(reading.result),
-            reading.limit_resets_at,
+            r.agent_session_id,
+            r.result === null ? null : JSON.stringify(r.result),
+            r.limit_resets_at,
           ]);
+          for (const type of reading.changes) await recordSession(record, type, rows[0]!);
         }
       });
     },

@@ -1,5 +1,8 @@
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
 import type { Task, TaskStatus } from '../../schemas/task.ts';
 import type { Db } from './db.ts';
+import type { EventsTable, RecordEvent } from './events.ts';
 
 interface Row {
   id: string;
@@ -12,17 +15,33 @@ interface Row {
   status: TaskStatus;
   created_at: Date;
   archived_at: Date | null;
-  ports: Record<string, number> | null;
+  ports: { [declared: string]: number } | null;
   merged_at: Date | null;
   merged_commit: string | null;
 }
 
 // Ports come from the live leases, so an archived task shows none.
-const SELECT = `SELECT t.*, (SELECT jsonb_object_agg(l.declared::text, l.port) FROM port_leases l WHERE l.task_id = t.id) AS ports
-  FROM tasks t`;
+const PORTS = '(SELECT jsonb_object_agg(l.declared::text, l.port) FROM port_leases l WHERE l.task_id = t.id) AS ports';
+const SELECT = `SELECT t.*, ${PORTS} FROM tasks t`;
+// The same with the project's path, for the task's view inside a transaction.
+const SELECT_WITH_PROJECT = `SELECT t.*, ${PORTS}, p.path AS project_path FROM tasks t JOIN projects p ON p.id = t.project_id`;
 
 // A task as stored; whether its folder still exists is the service's to say.
 export type StoredTask = Omit<Task, 'worktree_missing'>;
+
+// A real folder, not a symlink to one (archiving never follows a link either).
+function isDir(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+// The API's view of a task: a live task whose folder is gone (deleted by hand) says so.
+export function withPresence(t: StoredTask, projectPath: string): Task {
+  return { ...t, worktree_missing: t.status !== 'archived' && !isDir(path.join(projectPath, t.worktree_path)) };
+}
 
 function toTask(r: Row): StoredTask {
   return {
@@ -45,8 +64,19 @@ function toTask(r: Row): StoredTask {
 // A task as inserted: its ports come as leases, its timestamps from the store.
 export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit'>;
 
-// The tasks table and every query on it.
-export function tasksTable(db: Db) {
+// The task as the API shows it, read inside a transaction, and the event that says it changed.
+async function recordTask(tx: Db, record: RecordEvent, type: 'task.created' | 'task.status' | 'task.merged' | 'task.archived', id: string): Promise<void> {
+  const { rows } = await tx.query<Row & { project_path: string }>(
+    `${SELECT_WITH_PROJECT} WHERE t.id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return;
+  await record({ type, project_id: row.project_id, task_id: id, data: withPresence(toTask(row), row.project_path) });
+}
+
+// The tasks table and every query on it; every change is recorded as an event with it (DESIGN §11).
+export function tasksTable(db: Db, events: EventsTable) {
   return {
     async list(projectId?: string): Promise<StoredTask[]> {
       const { rows } = projectId
@@ -75,7 +105,10 @@ export function tasksTable(db: Db) {
       return rows.map((r) => r.id);
     },
     async markMerged(id: string, commit: string): Promise<void> {
-      await db.query('UPDATE tasks SET merged_at = now(), merged_commit = $2 WHERE id = $1', [id, commit]);
+      await events.tx(async (tx, record) => {
+        await tx.query('UPDATE tasks SET merged_at = now(), merged_commit = $2 WHERE id = $1', [id, commit]);
+        await recordTask(tx, record, 'task.merged', id);
+      });
     },
     async countLive(projectId: string): Promise<number> {
       const { rows } = await db.query<{ n: number }>(
@@ -85,8 +118,8 @@ export function tasksTable(db: Db) {
       return rows[0]?.n ?? 0;
     },
     // The task row and its port leases, together or not at all.
-    async insert(t: NewTask, ports: Record<number, number>): Promise<void> {
-      await db.transaction(async (tx) => {
+    async insert(t: NewTask, ports: { [declared: number]: number }): Promise<void> {
+      await events.tx(async (tx, record) => {
         await tx.query(
           `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -95,21 +128,27 @@ export function tasksTable(db: Db) {
         for (const [declared, port] of Object.entries(ports)) {
           await tx.query('INSERT INTO port_leases (port, task_id, declared) VALUES ($1, $2, $3)', [port, t.id, Number(declared)]);
         }
+        await recordTask(tx, record, 'task.created', t.id);
       });
     },
     async setStatus(id: string, status: TaskStatus, from?: TaskStatus): Promise<boolean> {
-      const res = await (
-        from
-          ? db.query('UPDATE tasks SET status = $2 WHERE id = $1 AND status = $3', [id, status, from])
-          : db.query('UPDATE tasks SET status = $2 WHERE id = $1', [id, status])
-      );
-      return (res.affectedRows ?? 0) > 0;
+      return events.tx(async (tx, record) => {
+        const res = await (
+          from
+            ? tx.query('UPDATE tasks SET status = $2 WHERE id = $1 AND status = $3', [id, status, from])
+            : tx.query('UPDATE tasks SET status = $2 WHERE id = $1', [id, status])
+        );
+        const changed = (res.affectedRows ?? 0) > 0;
+        if (changed) await recordTask(tx, record, 'task.status', id);
+        return changed;
+      });
     },
     // Archiving releases the task's ports in the same transaction.
     async archive(id: string): Promise<void> {
-      await db.transaction(async (tx) => {
+      await events.tx(async (tx, record) => {
         await tx.query(`UPDATE tasks SET status = 'archived', archived_at = now() WHERE id = $1`, [id]);
         await tx.query('DELETE FROM port_leases WHERE task_id = $1', [id]);
+        await recordTask(tx, record, 'task.archived', id);
       });
     },
     async remove(id: string): Promise<void> {
@@ -123,10 +162,11 @@ export function tasksTable(db: Db) {
     },
 
     async failInterruptedSetups(): Promise<string[]> {
-      const { rows } = await (
-        db.query<{ id: string }>(`UPDATE tasks SET status = 'setup_failed' WHERE status = 'setting_up' RETURNING id`)
-      );
-      return rows.map((r) => r.id);
+      return events.tx(async (tx, record) => {
+        const { rows } = await tx.query<{ id: string }>(`UPDATE tasks SET status = 'setup_failed' WHERE status = 'setting_up' RETURNING id`);
+        for (const r of rows) await recordTask(tx, record, 'task.status', r.id);
+        return rows.map((r) => r.id);
+      });
     },
   };
 }

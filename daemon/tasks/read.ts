@@ -1,30 +1,15 @@
-import { lstatSync } from 'node:fs';
-import path from 'node:path';
 import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
-import type { StoredTask, TasksTable } from '../store/tasks.ts';
-
-// A real folder, not a symlink to one (archiving never follows a link either).
-function isDir(p: string): boolean {
-  try {
-    return lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
+import { withPresence as present, type StoredTask, type TasksTable } from '../store/tasks.ts';
 
 // Tasks as the API shows them: a live task whose folder is gone (deleted by hand) says so.
 export function createTaskReader(deps: { tasks: TasksTable; getProject: (id: string) => Promise<Project> }) {
   const { tasks, getProject } = deps;
 
   async function withPresence(t: StoredTask, projectPath?: string): Promise<Task> {
-    let missing = false;
-    if (t.status !== 'archived') {
-      const root = projectPath ?? (await getProject(t.project_id)).path;
-      missing = !isDir(path.join(root, t.worktree_path));
-    }
-    return { ...t, worktree_missing: missing };
+    if (t.status === 'archived') return { ...t, worktree_missing: false };
+    return present(t, projectPath ?? (await getProject(t.project_id)).path);
   }
 
   return {

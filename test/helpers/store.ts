@@ -11,6 +11,8 @@ import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import { createAgents } from '../../daemon/agents/agents.ts';
 import { createProjectConfigs } from '../../daemon/projects/config.ts';
+import { createEventBus, type EventBus } from '../../daemon/events/bus.ts';
+import { eventsTable, type EventsTable } from '../../daemon/store/events.ts';
 import { createSessionService, type SessionService } from '../../daemon/sessions/service.ts';
 import { openStore, type Store } from '../../daemon/store/db.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
@@ -30,6 +32,8 @@ export function memoryLog(): { log: Logger; records: any[] } {
 export interface TestStore {
   dataDir: string;
   store: Store;
+  bus: EventBus;
+  events: EventsTable;
   sessions: SessionsTable;
   getProject: (id: string) => Promise<Project>;
   getTask: (id: string) => Promise<Task>;
@@ -47,17 +51,20 @@ export async function openTestStore(cleanup: (fn: () => unknown) => void, log: L
   const dataDir = path.join(home, 'data');
   await seedStore(dataDir);
   const store = (opened = await openStore({ dataDir, log }));
-  const projects = projectsTable(store.db);
+  const bus = createEventBus();
+  const events = eventsTable(store.db, bus.publish);
+  bus.begin(await events.lastSeq());
+  const projects = projectsTable(store.db, events);
   const getProject = async (id: string) => (await projects.get(id)) ?? assert.fail(`no project ${id}`);
-  const read = createTaskReader({ tasks: tasksTable(store.db), getProject });
-  return { dataDir, store, sessions: sessionsTable(store.db), getProject, getTask: read.get };
+  const read = createTaskReader({ tasks: tasksTable(store.db, events), getProject });
+  return { dataDir, store, bus, events, sessions: sessionsTable(store.db, events), getProject, getTask: read.get };
 }
 
 // A project (a plain folder) with one task in `status` whose worktree folder exists: sessions
 // need no git, only a folder to run in.
 export async function addTask(t: TestContext, s: TestStore, status: Task['status'] = 'ready'): Promise<Task> {
   const dir = makeTempDir(t);
-  const project = await projectsTable(s.store.db).insert({ id: randomUUID(), name: path.basename(dir), path: dir });
+  const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: path.basename(dir), path: dir });
   const id = randomUUID();
   const worktree = '.grove/worktrees/work/';
   mkdirSync(path.join(project.path, worktree), { recursive: true });

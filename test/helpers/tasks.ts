@@ -20,7 +20,7 @@ import { openTestStore } from './store.ts';
 // Everything is closed and removed after the test; a file's subtests share one set.
 export async function taskParts(t: TestContext) {
   const log = pino({ level: 'silent' });
-  const { store, dataDir, getProject } = await openTestStore((fn) => t.after(fn), log);
+  const { store, events, dataDir, getProject } = await openTestStore((fn) => t.after(fn), log);
   const pool = createPool({ maxThreads: 2 });
   const configs = createProjectConfigs({ log });
   t.after(async () => {
@@ -28,8 +28,8 @@ export async function taskParts(t: TestContext) {
     await configs.close();
   });
 
-  const projects = projectsTable(store.db);
-  const tasks = tasksTable(store.db);
+  const projects = projectsTable(store.db, events);
+  const tasks = tasksTable(store.db, events);
   const leases = portLeasesTable(store.db);
   return {
     log,

@@ -1,0 +1,51 @@
+import { EventEmitter } from 'node:events';
+import type { GroveEvent } from '../../schemas/event.ts';
+import { matches, type EventFilter } from '../store/events.ts';
+
+// How many of the newest events are kept in memory for followers.
+const TAIL = 4096;
+
+// Committed events, in seq order, to whoever follows them (event streams, hooks). The newest are
+// kept in memory, so that a hundred followers of a burst read it here rather than each asking
+// the store; older ones come from the store.
+export function createEventBus() {
+  const emitter = new EventEmitter();
+  emitter.setMaxListeners(0);
+  const tail: GroveEvent[] = [];
+  // Every event after this seq is in `tail` (it starts at the store's newest when the daemon starts).
+  let coveredAfter = Number.MAX_SAFE_INTEGER;
+
+  return {
+    // 'published' after each commit that recorded events; 'event' with each one.
+    emitter,
+
+    // Called once at start with the store's newest seq: everything after it will pass through here.
+    begin(lastSeq: number): void {
+      coveredAfter = lastSeq;
+    },
+
+    publish(events: GroveEvent[]): void {
+      tail.push(...events);
+      if (tail.length > TAIL) coveredAfter = tail.splice(0, tail.length - TAIL).at(-1)!.seq;
+      emitter.emit('published');
+      for (const e of events) emitter.emit('event', e);
+    },
+
+    // The events after `after` that match, from memory; null when memory may not hold them all.
+    since(after: number, filter: EventFilter, limit: number): GroveEvent[] | null {
+      if (after < coveredAfter) return null;
+      let lo = 0;
+      let hi = tail.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (tail[mid]!.seq <= after) lo = mid + 1;
+        else hi = mid;
+      }
+      const out: GroveEvent[] = [];
+      for (let i = lo; i < tail.length && out.length < limit; i++) if (matches(tail[i]!, filter)) out.push(tail[i]!);
+      return out;
+    },
+  };
+}
+
+export type EventBus = ReturnType<typeof createEventBus>;

@@ -1,0 +1,86 @@
+import type { ServerResponse } from 'node:http';
+import type { GroveEvent } from '../../schemas/event.ts';
+import type { Logger } from '../runtime/log.ts';
+import type { EventFilter, EventsTable } from '../store/events.ts';
+import type { EventBus } from './bus.ts';
+import { follow, sseEvent } from './stream.ts';
+
+// At least this many of the newest events stay in the store (DESIGN §11).
+export const KEEP_EVENTS = 10_000;
+// Pruning runs after this many new events, deleting at most this many per statement.
+const PRUNE_EVERY = 500;
+const PRUNE_BATCH = 1000;
+const PAGE = 1000;
+// A client that takes nothing for this long while events wait for it is dropped; it resumes
+// with Last-Event-ID.
+export const STALL_MS = 30_000;
+
+// GET /api/events (DESIGN §11) as pages and as an event stream, and the pruning of old events.
+export function createEventFeed(deps: { bus: EventBus; events: EventsTable; log: Logger; stallMs?: number }) {
+  const { bus, events, log } = deps;
+  const stallMs = deps.stallMs ?? STALL_MS;
+  let sincePrune = 0;
+  let pruning: Promise<void> | null = null;
+
+  // Older events go in short statements, one after another, never on the path of a write.
+  function prune(): void {
+    pruning ??= (async () => {
+      try {
+        while ((await events.prune(KEEP_EVENTS, PRUNE_BATCH)) > 0);
+      } catch (err) {
+        log.warn({ err }, 'pruning old events failed; will try again');
+      } finally {
+        pruning = null;
+      }
+    })();
+  }
+  const onPublished = () => {
+    if (++sincePrune < PRUNE_EVERY) return;
+    sincePrune = 0;
+    prune();
+  };
+  bus.emitter.on('published', onPublished);
+
+  // The next events after `after`: from the bus's memory when it holds them, else the store.
+  const read = async (filter: EventFilter, after: number, limit: number): Promise<GroveEvent[]> => bus.since(after, filter, limit) ?? events.page(filter, after, limit);
+
+  return {
+    async page(filter: EventFilter, after: number, limit: number) {
+      const list = await read(filter, after, limit);
+      return { events: list, next: list.length > 0 ? list[list.length - 1]!.seq : after };
+    },
+
+    // Events as SSE (`id: <seq>`, `event: <type>`), forever: heartbeats keep it open, a client
+    // too slow to take them is dropped with `event: end`.
+    async stream(res: ServerResponse, filter: EventFilter, from: number): Promise<void> {
+      let after = from;
+      const last = () => sseEvent('end', { reason: 'too_slow', detail: `the client took nothing for ${stallMs / 1000} s; resume with Last-Event-ID`, after });
+      await follow(
+        res,
+        bus.emitter,
+        ['published'],
+        async (send, closed) => {
+          const list = await read(filter, after, PAGE);
+          for (const e of list) {
+            if (closed()) return 'end';
+            after = e.seq;
+            await send(sseEvent(e.type, e, e.seq));
+          }
+          return list.length === PAGE ? 'more' : 'wait';
+        },
+        {
+          ms: stallMs,
+          get last() {
+            return last();
+          },
+        },
+      );
+    },
+
+    close(): void {
+      bus.emitter.off('published', onPublished);
+    },
+  };
+}
+
+export type EventFeed = ReturnType<typeof createEventFeed>;

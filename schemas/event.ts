@@ -1,0 +1,57 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, Timestamp } from './common.ts';
+
+// What changed (DESIGN §11).
+export const EventType = Type.Union(
+  [
+    Type.Literal('project.added'),
+    Type.Literal('project.removed'),
+    Type.Literal('task.created'),
+    Type.Literal('task.status'),
+    Type.Literal('task.merged'),
+    Type.Literal('task.archived'),
+    Type.Literal('session.created'),
+    Type.Literal('session.status'),
+    Type.Literal('session.result'),
+    Type.Literal('session.limit'),
+  ],
+  { $id: 'EventType' },
+);
+export type EventType = Static<typeof EventType>;
+export const EVENT_TYPES = EventType.anyOf.map((t) => t.const) as EventType[];
+
+export const GroveEvent = Type.Object(
+  {
+    seq: Type.Integer({ minimum: 1, description: 'only grows, across daemon restarts' }),
+    type: EventType,
+    at: Timestamp,
+    project_id: Type.Union([Id, Type.Null()]),
+    task_id: Type.Union([Id, Type.Null()]),
+    session_id: Type.Union([Id, Type.Null()]),
+    data: Type.Unknown({ description: 'the project, task or session as it now is, as its REST endpoint returns it' }),
+  },
+  { $id: 'Event' },
+);
+export type GroveEvent = Static<typeof GroveEvent>;
+
+// The largest seq a query may name (a 53-bit safe integer in JSON).
+export const MAX_EVENT_SEQ = Number.MAX_SAFE_INTEGER;
+
+export const EventQuery = Type.Object(
+  {
+    project_id: Type.Optional(Id),
+    task_id: Type.Optional(Id),
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EVENT_SEQ })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })),
+  },
+  { additionalProperties: false },
+);
+export type EventQuery = Static<typeof EventQuery>;
+
+export const EventPage = Type.Object(
+  {
+    events: Type.Array(GroveEvent),
+    next: Type.Integer({ description: 'the `after` for the next page: the last seq returned, or `after` when none' }),
+  },
+  { $id: 'EventPage' },
+);
