@@ -1,5 +1,6 @@
 import { once, type EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GroveError } from '../errors.ts';
 
 // A comment line this often keeps proxies and the front's upstream timer from closing an idle stream.
 const KEEPALIVE_MS = 15_000;
@@ -123,4 +124,17 @@ export function sseEvent(event: string, data: unknown, id?: number): string {
 // True when the client asked for an event stream rather than a JSON page.
 export function wantsEventStream(req: IncomingMessage): boolean {
   return (req.headers.accept ?? '').split(',').some((t) => t.trim().split(';')[0] === 'text/event-stream');
+}
+
+// Where to resume: Last-Event-ID (what an EventSource sends on reconnect) beats `after`.
+export function resumeFrom(req: IncomingMessage, after: number | undefined, max: number): number {
+  const raw = req.headers['last-event-id'];
+  if (raw === undefined || raw === '') return after ?? 0;
+  const v = Array.isArray(raw) ? raw[0]! : raw;
+  if (!/^\d{1,16}$/.test(v) || Number(v) > max) {
+    throw new GroveError('VALIDATION_FAILED', `Last-Event-ID must be a seq number, at most ${max}`, {
+      errors: [{ path: '/headers/last-event-id', message: `must be an integer from 0 to ${max}` }],
+    });
+  }
+  return Number(v);
 }

@@ -1,7 +1,6 @@
 import { EventPage, EventQuery, MAX_EVENT_SEQ } from '../../schemas/event.ts';
-import { GroveError } from '../errors.ts';
 import type { EventFeed } from '../events/feed.ts';
-import { wantsEventStream } from '../events/stream.ts';
+import { resumeFrom, wantsEventStream } from '../events/stream.ts';
 import { route, type Route } from '../http/route.ts';
 
 // GET /api/events: one stream of everything (DESIGN §11), as pages or as SSE.
@@ -17,21 +16,11 @@ export function eventRoutes(deps: { feed: EventFeed }): Route[] {
       handler: async ({ query, req, res }) => {
         const filter = { project_id: query.project_id, task_id: query.task_id };
         if (wantsEventStream(req)) {
-          await feed.stream(res, filter, lastEventId(req.headers['last-event-id']) ?? query.after ?? 0);
+          await feed.stream(res, filter, resumeFrom(req, query.after, MAX_EVENT_SEQ));
           return null;
         }
         return { status: 200, body: await feed.page(filter, query.after ?? 0, query.limit ?? 1000) };
       },
     }),
   ];
-}
-
-// Last-Event-ID (what an EventSource sends on reconnect) beats `after`.
-function lastEventId(raw: string | string[] | undefined): number | null {
-  if (raw === undefined || raw === '') return null;
-  const v = Array.isArray(raw) ? raw[0]! : raw;
-  if (!/^\d{1,16}$/.test(v) || Number(v) > MAX_EVENT_SEQ) {
-    throw new GroveError('VALIDATION_FAILED', 'Last-Event-ID must be an event seq', { errors: [{ path: '/headers/last-event-id', message: 'must be a non-negative integer' }] });
-  }
-  return Number(v);
 }

@@ -17,8 +17,8 @@ import type { Agents } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { route, type Route } from '../http/route.ts';
 import type { SessionService } from '../sessions/service.ts';
-import { wantsEventStream } from '../events/stream.ts';
-import { resumeFrom, streamOutput } from '../sessions/output-stream.ts';
+import { resumeFrom, wantsEventStream } from '../events/stream.ts';
+import { streamOutput } from '../sessions/output-stream.ts';
 
 // Sessions of tasks, their output (JSON pages or an event stream), and the agents they run.
 export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }): Route[] {
@@ -103,13 +103,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
       responses: { 200: OutputPage },
       handler: async ({ params, query, req, res }) => {
         if (wantsEventStream(req)) {
-          const after = resumeFrom(req, query.after);
-          // Last-Event-ID allows ten digits; past the largest seq it would fail in the store.
-          if (after > MAX_SEQ) {
-            throw new GroveError('VALIDATION_FAILED', `Last-Event-ID must be at most ${MAX_SEQ}`, {
-              errors: [{ path: '/headers/last-event-id', message: `must be at most ${MAX_SEQ}` }],
-            });
-          }
+          const after = resumeFrom(req, query.after, MAX_SEQ);
           await streamOutput({ id: params.id, after, res, sessions });
           return null;
         }

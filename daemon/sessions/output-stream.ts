@@ -1,22 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GroveError } from '../errors.ts';
+import type { ServerResponse } from 'node:http';
 import { follow, sseEvent } from '../events/stream.ts';
 import type { SessionService } from './service.ts';
 
 const PAGE = 1000;
-
-// Where to resume: Last-Event-ID (what an EventSource sends on reconnect) beats `after`.
-export function resumeFrom(req: IncomingMessage, after: number | undefined): number {
-  const raw = req.headers['last-event-id'];
-  if (raw === undefined || raw === '') return after ?? 0;
-  const v = Array.isArray(raw) ? raw[0]! : raw;
-  if (!/^\d{1,10}$/.test(v)) {
-    throw new GroveError('VALIDATION_FAILED', 'Last-Event-ID must be a line seq number', {
-      errors: [{ path: '/headers/last-event-id', message: 'must be a non-negative integer' }],
-    });
-  }
-  return Number(v);
-}
 
 // A session's lines as SSE until `event: end`, read from the store page by page and written only
 // as fast as the client takes them, so a slow follower holds no more than a page.
