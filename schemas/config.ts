@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TEXT_PATTERN } from './common.ts';
+import { EventType } from './event.ts';
 
 export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 
@@ -45,6 +46,17 @@ export type AgentDefinition = Static<typeof AgentDefinition>;
 
 const TcpPort = Type.Integer({ minimum: 1, maximum: 65535 });
 
+// A command run for matching events, with the event's JSON on stdin (DESIGN §11).
+export const Hook = Type.Object(
+  {
+    on: Type.Array(Type.Union([EventType, Type.Literal('*')]), { minItems: 1, description: 'event types, or "*" for all' }),
+    command: Type.Array(Arg, { minItems: 1 }),
+    timeout_s: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, description: 'default 30' })),
+  },
+  { additionalProperties: false },
+);
+export type Hook = Static<typeof Hook>;
+
 // The user config file (DESIGN §2); every field is optional.
 export const UserConfig = Type.Object(
   {
@@ -59,6 +71,7 @@ export const UserConfig = Type.Object(
     timeout_s: Type.Optional(TimeoutS),
     auto_resume: Type.Optional(Type.Boolean({ description: 'continue a conversation when its usage limit resets (default true)' })),
     resume_prompt: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[^\\u0000]*$' })),
+    hooks: Type.Optional(Type.Array(Hook, { maxItems: 100 })),
   },
   { additionalProperties: false, $id: 'UserConfig' },
 );
