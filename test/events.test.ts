@@ -181,3 +181,30 @@ test('100 subscribers each get every event of a burst of 20 creations; 200 that 
   assert.ok(fds() <= fdsBefore + 2, `fds ${fds()} vs ${fdsBefore}`);
   assert.ok(rss() < rssBefore + 40, `rss ${rss()} MB vs ${rssBefore} MB`);
 });
+
+test('a client too slow to read is dropped with event: end and resumes from its last id; others and the API are not held up', async (t) => {
+  const { d } = await daemonWithAgent(t, { GROVE_EVENT_STALL_MS: '300' });
+  const project = await addProject(d, makeRepo(t));
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'big events' } })).json;
+  // Events that carry a 100 KB prompt each: a few megabytes, more than a socket holds.
+  for (let i = 0; i < 8; i++) {
+    const s = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: `${i}`.padEnd(100_000, '.') } })).json;
+    await waitSessionEnd(d, s.id);
+  }
+  const all = await allEvents(d);
+  // This one takes nothing for 2 s: the daemon drops it after 300 ms.
+  const slowReader = readSse(`http://localhost/api/events`, { socketPath: d.socketPath, stallMs: 2000, until: (evs) => evs.some((e) => e.event === 'end') });
+  const started = Date.now();
+  assert.equal((await d.socket('GET', '/api/health')).status, 200);
+  assert.ok(Date.now() - started < 1000, 'the API answers meanwhile');
+  const other = await sse(d, '', (evs) => evs.length >= all.length);
+  assert.deepEqual(other.map((e) => Number(e.id)), all.map((e) => e.seq), 'another reader gets everything');
+  const got = await slowReader;
+  const end = got.at(-1)!;
+  assert.equal(end.event, 'end');
+  assert.equal(end.data.reason, 'too_slow');
+  const seen = got.filter((e) => e.event !== 'end');
+  assert.ok(seen.length < all.length, 'it was dropped before the end');
+  const rest = await sse(d, '', (evs) => evs.length >= all.length - seen.length, { 'last-event-id': seen.at(-1)!.id! });
+  assert.deepEqual([...seen, ...rest].map((e) => Number(e.id)), all.map((e) => e.seq), 'and resumed with nothing lost');
+});

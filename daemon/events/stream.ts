@@ -63,7 +63,8 @@ export function openEventStream(res: ServerResponse, emitter: EventEmitter, even
         // Its buffer stays bounded: nothing more is read for it. It may resume from its last id.
         closed = true;
         res.end(stall.last);
-        setTimeout(() => res.destroy(), stall.ms).unref();
+        // If it never reads even that, its connection goes.
+        setTimeout(() => res.destroy(), Math.min(stall.ms * 20, 600_000)).unref();
       }
     },
     beginRound() {
