@@ -209,6 +209,56 @@ test('grove service ls|start|stop, and task show with services and their URLs', 
   assert.match((await grove(home, ['service', 'ls', 'served'])).stdout, /^web\s+killed\s+-/m);
 });
 
+// A grove command left running: its output so far, waiting for text, and a stop.
+function running(home: string, args: string[], viaScript = false) {
+  const argv = viaScript ? ['script', ['-qec', `${process.execPath} ${GROVE} ${args.join(' ')}`, '/dev/null']] as const : [process.execPath, [GROVE, ...args]] as const;
+  const p = spawn(argv[0], [...argv[1]], { env: { ...process.env, GROVE_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  const waiters: Array<() => void> = [];
+  p.stdout.on('data', (d) => {
+    out += d;
+    waiters.splice(0).forEach((w) => w());
+  });
+  return {
+    output: () => out,
+    async waitFor(re: RegExp, ms = 15_000): Promise<void> {
+      const deadline = Date.now() + ms;
+      while (!re.test(out)) {
+        if (Date.now() > deadline) throw new Error(`no ${re} in ${JSON.stringify(out.slice(-2000))}`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 500);
+        });
+      }
+    },
+    stop: () => new Promise<void>((r) => (p.exitCode !== null ? r() : (p.once('exit', () => r()), p.kill('SIGINT')))),
+  };
+}
+
+test('grove events follows every change (the last ten, then live); grove watch redraws a table of tasks and sessions on a terminal', async (t) => {
+  const home = agentHome(t, { default_agent: 'fixture' });
+  const d = await startDaemon(t, { home });
+  const repo = makeRepo(t);
+  const p = (await grove(home, ['project', 'add', repo, '--name', 'evp', '--json'])).json;
+  const json = running(home, ['events', '--json']);
+  t.after(json.stop);
+  await json.waitFor(/"type":"project.added"/);
+  const watch = running(home, ['watch'], true);
+  t.after(watch.stop);
+  await watch.waitFor(/grove watch/);
+  const task = (await grove(home, ['task', 'new', 'evp', 'watched task', '--json'])).json;
+  await json.waitFor(new RegExp(`"type":"task.created","at":"[^"]+","project_id":"${p.id}","task_id":"${task.id}"`));
+  await watch.waitFor(/\x1b\[H\x1b\[2J[^]*watched task\s+ready\s+grove\/watched-task/);
+  const human = running(home, ['events', '--task', 'watched task']);
+  t.after(human.stop);
+  await human.waitFor(/ \d+ task.created task watched task ready\n/);
+  const s = (await grove(home, ['session', 'start', task.id, '--prompt', 'echo:hi', '--json'])).json;
+  await waitSessionEnd(d, s.id);
+  await human.waitFor(new RegExp(`session.status session ${s.id.slice(0, 8)} fixture exited`));
+  await watch.waitFor(new RegExp(`${s.id.slice(0, 8)}\\s+fixture\\s+exited`));
+  await watch.stop();
+});
+
 test('grove exit codes: 1 with the problem code and detail, 2 for usage, 3 when no daemon runs', async (t) => {
   const home = agentHome(t);
   await startDaemon(t, { home });

@@ -32,6 +32,8 @@ const USAGE = `usage: grove <command> [options]
   merge <task> [--squash|--ff] [-m <msg>]  its branch into its base branch
   push <task> [--remote R]                 its branch, with upstream set
   conflicts <project>                      which live tasks would conflict, with each other or their base
+  events [--project P] [--task T]          every change as it happens (the last 10, then live)
+  watch                                    a live table of tasks and sessions; Ctrl-C leaves
   agents                                   agents and whether they are installed
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
@@ -125,6 +127,31 @@ async function followOutput(c: Ctx, id: string): Promise<void> {
       return;
     }
   }
+}
+
+// The newest `n` events (of a filter `q`) and the newest seq, read page by page.
+async function lastEvents(c: Ctx, q: string, n: number): Promise<{ recent: any[]; last: number }> {
+  const recent: any[] = [];
+  let last = 0;
+  for (let after = 0; ; ) {
+    const page = await c.api.call('GET', `/api/events?after=${after}&limit=5000${q}`);
+    recent.push(...page.events);
+    recent.splice(0, Math.max(0, recent.length - n));
+    last = page.next;
+    if (page.events.length < 5000) return { recent, last };
+    after = page.next;
+  }
+}
+
+// One event as a line: when, its seq and type, and what it is about.
+function describeEvent(e: any): string {
+  const d = e.data ?? {};
+  const what = e.type.startsWith('project.')
+    ? `project ${d.name}`
+    : e.type.startsWith('task.')
+      ? `task ${d.name} ${d.status}${e.type === 'task.merged' ? ` (merged as ${String(d.merged_commit).slice(0, 12)})` : ''}`
+      : `session ${shortId(d.id ?? '')} ${d.kind === 'service' ? 'service ' : ''}${d.agent} ${d.status}${e.type === 'session.result' ? `: ${sessionRow(d).result}` : ''}${e.type === 'session.limit' ? ` until ${d.limit_resets_at}` : ''}`;
+  return `${e.at} ${e.seq} ${e.type} ${what}`;
 }
 
 // A diff coloured as git colours it: headers bold, hunks cyan, removals red, additions green.
@@ -384,6 +411,51 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const name = (id: string) => (id === 'base' ? 'its base' : (tasks.find((x: any) => x.id === id)?.name ?? id));
     print(c, list, () => (list.length === 0 ? 'no conflicts' : table(list.map((x: any) => ({ task: name(x.task_id), with: name(x.with), files: x.files.join(' ') })), ['task', 'with', 'files'])));
   },
+  async events(c) {
+    const filter = [
+      typeof c.values.project === 'string' ? `project_id=${(await project(c, c.values.project)).id}` : '',
+      typeof c.values.task === 'string' ? `task_id=${(await task(c, c.values.task)).id}` : '',
+    ].filter(Boolean);
+    const q = filter.map((f) => `&${f}`).join('');
+    // The last ten, then live.
+    const { recent, last } = await lastEvents(c, q, 10);
+    const show = (e: any) => c.out(c.json ? JSON.stringify(e) : describeEvent(e));
+    recent.forEach(show);
+    const from = last;
+    const body = await c.api.stream(`/api/events?after=${from}${q}`, { accept: 'text/event-stream' });
+    for await (const { event, data } of sse(body)) {
+      if (event === 'end') throw new CliError(`the daemon dropped this stream: ${data.detail}`, EXIT.API);
+      show(data);
+    }
+  },
+  async watch(c) {
+    const draw = async () => {
+      const tasks = (await c.api.call('GET', '/api/tasks')).filter((x: any) => x.status !== 'archived');
+      const rows: Array<Record<string, unknown>> = [];
+      for (const x of tasks) {
+        rows.push({ task: x.name, status: x.status, branch: x.branch, session: '', agent: '', state: '', result: '' });
+        for (const s of await c.api.call('GET', `/api/tasks/${x.id}/sessions`)) {
+          // Sessions that run or wait, and those that ended in the last hour.
+          if (s.ended_at && Date.now() - Date.parse(s.ended_at) > 3600_000) continue;
+          const r = sessionRow(s);
+          rows.push({ task: '', status: '', branch: '', session: r.id, agent: `${s.kind === 'service' ? 'service ' : ''}${s.agent}`, state: s.status, result: r.result });
+        }
+      }
+      const text = `grove watch — ${new Date().toLocaleTimeString()} — Ctrl-C leaves\n\n${table(rows, ['task', 'status', 'branch', 'session', 'agent', 'state', 'result'])}\n`;
+      process.stdout.write(process.stdout.isTTY ? `\x1b[H\x1b[2J${text}` : text);
+    };
+    await draw();
+    // Redrawn when something changes, at most every 200 ms.
+    let pending: NodeJS.Timeout | null = null;
+    const body = await c.api.stream(`/api/events?after=${(await lastEvents(c, '', 0)).last}`, { accept: 'text/event-stream' });
+    for await (const { event } of sse(body)) {
+      if (event === 'end') return;
+      pending ??= setTimeout(() => {
+        pending = null;
+        void draw();
+      }, 200);
+    }
+  },
   async agents(c) {
     const list = await c.api.call('GET', '/api/agents');
     print(c, list, () => table(list.map((a: any) => ({ ...a, command: a.command.join(' ') })), ['name', 'available', 'command']));
@@ -415,6 +487,8 @@ async function main(argv: string[]): Promise<number> {
         squash: { type: 'boolean' },
         ff: { type: 'boolean' },
         remote: { type: 'string' },
+        project: { type: 'string' },
+        task: { type: 'string' },
         follow: { type: 'boolean', short: 'f' },
         help: { type: 'boolean', short: 'h' },
         'dry-run': { type: 'boolean' },
