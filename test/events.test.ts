@@ -157,7 +157,11 @@ test('100 subscribers each get every event of a burst of 20 creations; 200 that 
   const pid = d.proc.pid!;
   const fds = () => readdirSync(`/proc/${pid}/fd`).length;
   const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-  await new Promise((r) => setTimeout(r, 200));
+  // The subscribers above are gone once the count stops moving.
+  for (let last = -1, i = 0; fds() !== last && i < 50; i++) {
+    last = fds();
+    await new Promise((r) => setTimeout(r, 300));
+  }
   const fdsBefore = fds();
   const rssBefore = rss();
   const requests = await Promise.all(
