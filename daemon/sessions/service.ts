@@ -5,6 +5,7 @@ import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import type { Agents } from '../agents/agents.ts';
 import { outputReader } from '../agents/dialects.ts';
+import { GroveError } from '../errors.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import { BUSY, publicSession, type NewSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
@@ -82,9 +83,11 @@ export function createSessionService(deps: SessionServiceDeps) {
     // 'progress:<id>' when lines were stored, 'end:<id>' when a session ended.
     events: live.events,
 
+    // One store round trip: under load every query waits its turn behind the output being stored.
     async list(taskId: string, conversationId?: string): Promise<Session[]> {
-      await deps.getTask(taskId);
-      return (await sessions.listByTask(taskId, conversationId)).map(publicSession);
+      const list = await sessions.listOfTask(taskId, conversationId);
+      if (list === null) throw new GroveError('NOT_FOUND', `no task with id ${taskId}`);
+      return list.map(publicSession);
     },
 
     async get(id: string): Promise<Session> {

@@ -179,6 +179,17 @@ export function sessionsTable(db: Db, events: EventsTable) {
           : await db.query<Row>('SELECT * FROM sessions WHERE task_id = $1 AND conversation_id = $2 ORDER BY created_at, id', [taskId, conversationId]);
       return rows.map(toRecord);
     },
+    // A task's sessions (or one conversation's) in one query; null when there is no such task.
+    async listOfTask(taskId: string, conversationId?: string): Promise<SessionRecord[] | null> {
+      const { rows } = await db.query<Row & { task_exists: string }>(
+        `SELECT s.*, t.id AS task_exists FROM tasks t
+         LEFT JOIN sessions s ON s.task_id = t.id AND ($2::uuid IS NULL OR s.conversation_id = $2)
+         WHERE t.id = $1 ORDER BY s.created_at, s.id`,
+        [taskId, conversationId ?? null],
+      );
+      if (rows.length === 0) return null;
+      return rows.filter((r) => r.id !== null).map(toRecord);
+    },
     async listLive(): Promise<SessionRecord[]> {
       const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status IN ('starting', 'running') ORDER BY created_at`);
       return rows.map(toRecord);
