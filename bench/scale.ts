@@ -33,17 +33,21 @@ try {
   const sample = (urlPath: string) => {
     const pool = new Pool('http://localhost', { socketPath: d.socketPath, connections: 1 });
     const ms: number[] = [];
+    const at: number[] = [];
     let on = true;
     const done = (async () => {
       while (on) {
         const t0 = performance.now();
         await call(pool, 'GET', urlPath);
         ms.push(performance.now() - t0);
+        at.push(t0);
         await new Promise((r) => setTimeout(r, 50));
       }
       await pool.close();
     })();
-    return { ms, stop: async () => ((on = false), await done) };
+    // The latencies of requests sent after `from` (performance.now()).
+    const after = (from: number) => ms.filter((_, i) => at[i]! >= from);
+    return { ms, after, stop: async () => ((on = false), await done) };
   };
   // Event delivery: from the commit (the event's `at`) to its arrival on a stream.
   const delivery: number[] = [];
@@ -81,6 +85,7 @@ try {
     const s = await call(d.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: `print:${FAST_LINES}` });
     ids.push({ id: s.id, lines: FAST_LINES });
   }
+  const allStarted = performance.now();
   // Until every session has ended and its lines are stored.
   for (;;) {
     const list = await call(d.api, 'GET', `/api/tasks/${task.id}/sessions`);
@@ -105,8 +110,9 @@ try {
     sessions: { slow: SLOW, fast: FAST, seconds: SECONDS, rate: RATE, fast_lines: FAST_LINES, wall_s: round(wallS, 1) },
     all_stored: stored === expected,
     lines: { stored, expected },
-    list_ms: { idle: p(idle.list.ms), loaded: p(loaded.list.ms) },
-    health_ms: { idle: p(idle.health.ms), loaded: p(loaded.health.ms) },
+    list_ms: { idle: p(idle.list.ms), loaded: p(loaded.list.ms), once_all_started: p(loaded.list.after(allStarted)) },
+    health_ms: { idle: p(idle.health.ms), loaded: p(loaded.health.ms), once_all_started: p(loaded.health.after(allStarted)) },
+    starts_s: round((allStarted - t0) / 1000, 1),
     event_delivery_ms: p(delivery),
     rss_mb: { peak: round(peak, 0) },
   };
