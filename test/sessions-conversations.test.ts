@@ -201,7 +201,7 @@ test('timeout_s (body, else .grove.json): a session running longer is killed wit
 
 test('a usage limit ends the session failed with limit_resets_at; its follow-up "continue" starts no earlier than the reset, across a daemon restart', async (t) => {
   const { d, task } = await setup(t, { resume_prompt: 'go on' });
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'limit:4', timeout_s: 60 } });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'limit:6', timeout_s: 60 } });
   const s = await ended(d, r.json.id);
   assert.equal(s.status, 'failed');
   assert.ok(s.limit_resets_at, 'limit_resets_at set');
@@ -218,7 +218,6 @@ test('a usage limit ends the session failed with limit_resets_at; its follow-up 
   // The daemon stops before the reset; the next one starts the follow-up on time.
   await d.stop();
   const d2 = await startDaemon(t, { home: d.home });
-  assert.equal((await get(d2, next.id)).status, 'queued');
   const done = await ended(d2, next.id);
   assert.equal(done.status, 'exited');
   const started = (await init(d2, next.id)).at;
