@@ -93,15 +93,17 @@ export async function workingTree(worktree: string, index?: string): Promise<Res
 
 // Everything the review endpoints start from; nothing in the repository changes but new objects.
 export async function snapshot(worktree: string, base: string): Promise<Result<Snapshot>> {
-  const tip = await resolveBase(worktree, base);
+  // Independent git calls run side by side: each costs a fork of the daemon's process.
+  const [tip, head, others] = await Promise.all([
+    resolveBase(worktree, base),
+    headOf(worktree),
+    gitOut(worktree, ['ls-files', '--others', '--exclude-standard', '-z']),
+  ]);
   if (!tip.ok) return tip;
-  const head = await headOf(worktree);
   if (!head.ok) return head;
-  const mb = await git(worktree, ['merge-base', tip.tip, head.head]);
-  const tree = await workingTree(worktree, head.index);
-  if (!tree.ok) return tree;
-  const others = await gitOut(worktree, ['ls-files', '--others', '--exclude-standard', '-z']);
   if (!others.ok) return others;
+  const [mb, tree] = await Promise.all([git(worktree, ['merge-base', tip.tip, head.head]), workingTree(worktree, head.index)]);
+  if (!tree.ok) return tree;
   return {
     ok: true,
     baseTip: tip.tip,
