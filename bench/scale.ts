@@ -2,7 +2,7 @@
 // fast as they can, on one daemon (DESIGN §11, issue 19). Meanwhile: GET /api/tasks/:id/sessions
 // and GET /api/health latency, how long a committed event takes to reach an SSE follower, and the
 // daemon's memory. At the end every line must be stored.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
@@ -23,7 +23,6 @@ await makeMigratedStore(template);
 const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-scale-'));
 const home = mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
 try {
-  const { cpSync } = await import('node:fs');
   cpSync(template, path.join(home, 'data', 'pgdata'), { recursive: true });
   writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: { ticker: { command: [TICKER] }, fixture: { command: [FIXTURE_AGENT, '{prompt}'] } } }));
   const d = await startBenchDaemon({ template: null, home });

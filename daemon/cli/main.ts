@@ -445,7 +445,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
       process.stdout.write(process.stdout.isTTY ? `\x1b[H\x1b[2J${text}` : text);
     };
     await draw();
-    // Redrawn when something changes, at most every 200 ms.
+    // Redrawn when something changes; a burst of events makes one redraw.
     let pending: NodeJS.Timeout | null = null;
     const body = await c.api.stream(`/api/events?after=${(await lastEvents(c, '', 0)).last}`, { accept: 'text/event-stream' });
     for await (const { event } of sse(body)) {

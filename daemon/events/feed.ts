@@ -68,12 +68,7 @@ export function createEventFeed(deps: { bus: EventBus; events: EventsTable; log:
           }
           return list.length === PAGE ? 'more' : 'wait';
         },
-        {
-          ms: stallMs,
-          get last() {
-            return last();
-          },
-        },
+        { ms: stallMs, last },
       );
     },
 

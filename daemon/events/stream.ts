@@ -20,7 +20,7 @@ export interface EventStream {
 // ends with `last` written (it reaches the client if it ever reads), then the connection closes.
 export interface Stall {
   ms: number;
-  last: string;
+  last: () => string;
 }
 
 // An SSE response woken by `events` on `emitter`: the loop reads the store, writes, and waits.
@@ -62,7 +62,7 @@ export function openEventStream(res: ServerResponse, emitter: EventEmitter, even
       if (how === 'stalled' && stall) {
         // Its buffer stays bounded: nothing more is read for it. It may resume from its last id.
         closed = true;
-        res.end(stall.last);
+        res.end(stall.last());
         // If it never reads even that, its connection goes.
         setTimeout(() => res.destroy(), Math.min(stall.ms * 20, 600_000)).unref();
       }

@@ -50,7 +50,7 @@ export function createKill(deps: { sessions: SessionsTable; live: Live }) {
   // Every session of a task that runs or waits to (archiving the task); the queued first, so
   // none of them starts when the one before it ends.
   async function killAllOfTask(taskId: string): Promise<void> {
-    const all = await sessions.listByTask(taskId);
+    const all = (await sessions.listOfTask(taskId)) ?? [];
     for (const s of all.filter((s) => s.status === 'queued')) await kill(s.id).catch(() => {});
     await Promise.all(all.filter((s) => LIVE.includes(s.status)).map((s) => kill(s.id).catch(() => {})));
   }

@@ -60,7 +60,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     const task = await deps.getTask(taskId);
     const project = await deps.getProject(task.project_id);
     const services = deps.configs.load(project.path).services ?? {};
-    const all = await sessions.listByTask(taskId);
+    const all = (await sessions.listOfTask(taskId)) ?? [];
     return Object.entries(services).map(([name, svc]) => {
       const latest = all.findLast((s) => s.kind === 'service' && s.agent === name);
       return { name, command: svc.command, autostart: svc.autostart === true, session: latest ? publicSession(latest) : null };

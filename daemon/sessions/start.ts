@@ -173,7 +173,7 @@ export function createStart(deps: StartDeps) {
     const svc = Object.hasOwn(services, name) ? services[name] : undefined;
     if (!svc) throw new GroveError('NOT_FOUND', `the project's .grove.json has no service named ${JSON.stringify(name)}`);
     return serviceTurns.run(`${taskId}/${name}`, async () => {
-      const all = await sessions.listByTask(taskId);
+      const all = (await sessions.listOfTask(taskId)) ?? [];
       const running = all.find((s) => s.kind === 'service' && s.agent === name && LIVE.includes(s.status));
       if (running) throw new GroveError('SERVICE_RUNNING', `service ${name} is already running (session ${running.id}); stop it with DELETE /api/sessions/${running.id}`);
       const id = randomUUID();

@@ -172,13 +172,6 @@ export function sessionsTable(db: Db, events: EventsTable) {
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);
       return rows[0] ? toRecord(rows[0]) : null;
     },
-    async listByTask(taskId: string, conversationId?: string): Promise<SessionRecord[]> {
-      const { rows } =
-        conversationId === undefined
-          ? await db.query<Row>('SELECT * FROM sessions WHERE task_id = $1 ORDER BY created_at, id', [taskId])
-          : await db.query<Row>('SELECT * FROM sessions WHERE task_id = $1 AND conversation_id = $2 ORDER BY created_at, id', [taskId, conversationId]);
-      return rows.map(toRecord);
-    },
     // A task's sessions (or one conversation's) in one query; null when there is no such task.
     async listOfTask(taskId: string, conversationId?: string): Promise<SessionRecord[] | null> {
       const { rows } = await db.query<Row & { task_exists: string }>(

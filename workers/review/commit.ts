@@ -1,11 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { copyFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { copyFileSync } from 'node:fs';
 import { git } from '../../daemon/git/run.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { fail, type Result } from '../result.ts';
-import { dirtyFiles, gitOut } from './snapshot.ts';
+import { dirtyFiles, gitOut, indexCopy } from './snapshot.ts';
 
 export interface CommitInput {
   worktree: string;
@@ -22,17 +19,16 @@ export async function commitTask(input: CommitInput): Promise<Result<{ commit: s
   if (dirty.files.length === 0) return fail('NOTHING_TO_COMMIT', 'the worktree has no uncommitted changes');
   const index = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
   if (!index.ok) return index;
-  const saved = path.join(tmpdir(), `grove-index-${randomUUID()}`);
-  copyFileSync(index.out.trim(), saved);
+  const saved = indexCopy(index.out.trim());
   try {
     const add = await git(worktree, ['add', '--all', '--', '.']);
     const commit = add.exitCode === 0 ? await git(worktree, ['commit', '--quiet', '--file=-', '--cleanup=verbatim'], { input: input.message }) : add;
     if (commit.exitCode !== 0) {
-      copyFileSync(saved, index.out.trim());
+      copyFileSync(saved.file, index.out.trim());
       return fail('COMMIT_FAILED', `git refused the commit: ${firstLine(commit.stderr || commit.stdout)}`);
     }
   } finally {
-    rmSync(saved, { force: true });
+    saved.dispose();
   }
   const head = await gitOut(worktree, ['rev-parse', 'HEAD']);
   if (!head.ok) return head;

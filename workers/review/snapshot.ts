@@ -64,6 +64,24 @@ export async function headOf(worktree: string): Promise<Result<{ head: string; h
   return { ok: true, head, headTree, index };
 }
 
+// A copy of an index file in the temporary folder (empty when there is none yet); `dispose`
+// removes it and any lock git left beside it.
+export function indexCopy(index: string): { file: string; dispose(): void } {
+  const file = path.join(tmpdir(), `grove-index-${randomUUID()}`);
+  try {
+    copyFileSync(index, file);
+  } catch {
+    // no index yet: git starts from an empty one
+  }
+  return {
+    file,
+    dispose() {
+      rmSync(file, { force: true });
+      rmSync(`${file}.lock`, { force: true });
+    },
+  };
+}
+
 // The worktree's files as a tree, made in a copy of its index so that its own index is never
 // touched: the copy keeps the file stats, so only changed files are read again.
 export async function workingTree(worktree: string, index?: string): Promise<Result<{ tree: string }>> {
@@ -73,21 +91,15 @@ export async function workingTree(worktree: string, index?: string): Promise<Res
     if (!h.ok) return h;
     indexFile = h.index;
   }
-  const tmp = path.join(tmpdir(), `grove-index-${randomUUID()}`);
+  const copy = indexCopy(indexFile);
   try {
-    try {
-      copyFileSync(indexFile, tmp);
-    } catch {
-      // no index yet: git starts from an empty one
-    }
-    const env = { GIT_INDEX_FILE: tmp };
+    const env = { GIT_INDEX_FILE: copy.file };
     const add = await gitOut(worktree, ['add', '--all', '--', '.'], { env });
     if (!add.ok) return add;
     const tree = await gitOut(worktree, ['write-tree'], { env });
     return tree.ok ? { ok: true, tree: tree.out.trim() } : tree;
   } finally {
-    rmSync(tmp, { force: true });
-    rmSync(`${tmp}.lock`, { force: true });
+    copy.dispose();
   }
 }
 
