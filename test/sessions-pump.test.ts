@@ -23,7 +23,7 @@ async function setup(t: TestContext) {
   await shared.sessions.insert({ id, task_id: task.id, agent: 'fixture', command: ['true'], mode: 'edit', prompt: null, conversation_id: id, parent_id: null });
   const files = sessionFiles(shared.dataDir, id);
   mkdirSync(files.dir, { recursive: true });
-  const rounds = createLimiter(2);
+  const rounds = createLimiter(1);
   const counts = { progress: 0, end: 0 };
   const pumps: Pump[] = [];
   t.after(() => Promise.all(pumps.map((p) => p.stop())));

@@ -28,8 +28,9 @@ export interface LiveDeps {
 // The sessions this daemon follows, by id, from their start (or re-attach) until their end is stored.
 export function createLive(deps: LiveDeps) {
   const entries = new Map<string, LiveSession>();
-  // Output rounds of all sessions, two at a time: one being stored, the next one ready.
-  const rounds = createLimiter(2);
+  // Output rounds of all sessions, one at a time: a request waits behind at most one round in the
+  // store's queue, not behind every busy session's.
+  const rounds = createLimiter(1);
   // 'progress:<id>' when lines were stored or the session runs, 'end:<id>' when it ended: what
   // output streams wait on. 'ended' (id) tells the queue, 'deadline' (id) the killer.
   const events = new EventEmitter();

@@ -4,7 +4,9 @@ import type { SessionFiles } from './wrapper.ts';
 
 // How much of one output file is read per round: a session's memory stays bounded by this,
 // however much the agent prints, because the next round waits for the store to take this one.
-export const CHUNK = 256 * 1024;
+// A round is one transaction that other queries wait behind: the size trades ingestion rate
+// against how long a request can wait (bench/README.md, issue 19).
+export const CHUNK = 128 * 1024;
 
 // Where reading stopped in each file, as the store keeps it: a restart reads on from there.
 export type Stream = 'stdout' | 'stderr';
