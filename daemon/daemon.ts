@@ -8,6 +8,7 @@ import { createApiHandler } from './http/api.ts';
 import { createProjectConfigs } from './projects/config.ts';
 import { createProjectService } from './projects/service.ts';
 import { healthRoutes } from './routes/health.ts';
+import { uiRoutes } from './routes/ui.ts';
 import { openApiRoute } from './routes/openapi.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -15,7 +16,7 @@ import { taskRoutes } from './routes/tasks.ts';
 import { acquireDataLock } from './runtime/lock.ts';
 import { once } from './runtime/once.ts';
 import type { Logger } from './runtime/log.ts';
-import { VERSION } from './runtime/root.ts';
+import { built, VERSION } from './runtime/root.ts';
 import type { Settings } from './runtime/settings.ts';
 import { createSessionService } from './sessions/service.ts';
 import { openStore } from './store/db.ts';
@@ -124,13 +125,13 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
 
     let port: number | null = null;
     const routes = [
-      ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port }),
+      ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest }),
       ...projectRoutes({ projects }),
       ...taskRoutes({ tasks }),
       ...sessionRoutes({ sessions, agents }),
       ...eventRoutes({ feed }),
     ];
-    routes.push(...openApiRoute({ routes, version: VERSION }));
+    routes.push(...openApiRoute({ routes, version: VERSION }), ...uiRoutes({ dir: built('ui') }));
     const handler = createApiHandler({ routes, log: child('api') });
 
     const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: child('api') });

@@ -9,6 +9,7 @@ export const Health = Type.Object(
     started_at: Timestamp,
     socket: Type.String({ description: 'the API unix socket' }),
     port: Type.Union([Type.Integer(), Type.Null()], { description: 'the TCP front port, null when off' }),
+    last_event_seq: Type.Integer({ minimum: 0, description: 'the newest event: load the state, then follow GET /api/events?after= this to miss no change' }),
   },
   { $id: 'Health' },
 );

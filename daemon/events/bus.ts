@@ -14,6 +14,7 @@ export function createEventBus() {
   const tail: GroveEvent[] = [];
   // Every event after this seq is in `tail` (it starts at the store's newest when the daemon starts).
   let coveredAfter = Number.MAX_SAFE_INTEGER;
+  let newest = 0;
 
   return {
     // 'published' after each commit that recorded events; 'event' with each one.
@@ -22,10 +23,18 @@ export function createEventBus() {
     // Called once at start with the store's newest seq: everything after it will pass through here.
     begin(lastSeq: number): void {
       coveredAfter = lastSeq;
+      newest = lastSeq;
+    },
+
+    // The seq of the newest event published: a client that loads the state and then follows the
+    // events after it misses no change.
+    newest(): number {
+      return newest;
     },
 
     publish(events: GroveEvent[]): void {
       tail.push(...events);
+      newest = Math.max(newest, events.at(-1)?.seq ?? 0);
       if (tail.length > TAIL) coveredAfter = tail.splice(0, tail.length - TAIL).at(-1)!.seq;
       emitter.emit('published');
       for (const e of events) emitter.emit('event', e);

@@ -1,0 +1,51 @@
+// Calls to the daemon's API from the page: same origin, JSON in and out, problems as errors.
+import type { Static } from '@sinclair/typebox';
+import type { Problem } from '../../schemas/common.ts';
+
+// The shape of a schema's value: the dashboard's types are the daemon's schemas (DESIGN §12).
+export type Of<T> = T extends import('@sinclair/typebox').TSchema ? Static<T> : never;
+
+// A problem+json answer (DESIGN §4), thrown: forms show `errors` at their fields.
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail || problem.title);
+  }
+  get code(): string {
+    return this.problem.code;
+  }
+  // The message for a field, from the problem's JSON pointers (`/name`), if any.
+  at(field: string): string | undefined {
+    return this.problem.errors?.find((e) => e.path === `/${field}` || e.path.startsWith(`/${field}/`))?.message;
+  }
+}
+
+// One request; a problem answer (or a network failure) throws an ApiError.
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (err) {
+    throw new ApiError({ type: 'about:blank', title: 'The daemon cannot be reached', status: 0, code: 'UNREACHABLE', detail: String(err) });
+  }
+  const text = await res.text();
+  if (!res.ok) {
+    let problem: Problem;
+    try {
+      problem = JSON.parse(text) as Problem;
+    } catch {
+      problem = { type: 'about:blank', title: res.statusText, status: res.status, code: 'HTTP_' + res.status, detail: text.slice(0, 500) };
+    }
+    throw new ApiError(problem);
+  }
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+// The message to show for an error of any kind.
+export function messageOf(err: unknown): string {
+  if (err instanceof ApiError) return `${err.problem.detail || err.problem.title} (${err.code})`;
+  return err instanceof Error ? err.message : String(err);
+}

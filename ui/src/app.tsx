@@ -1,0 +1,209 @@
+// The dashboard's frame: the projects on the left, the page of the address's hash on the right.
+import { useState } from 'preact/hooks';
+import type { CreateProject, Project } from '../../schemas/project.ts';
+import type { CreateTask, Task, TaskStatus } from '../../schemas/task.ts';
+import { api } from './api.ts';
+import { badgesOf } from './attention.ts';
+import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
+import { useLive, useRoute } from './hooks.ts';
+import type { Live } from './live.ts';
+import { TaskPage } from './task.tsx';
+
+export function App({ live }: { live: Live }) {
+  useLive(live);
+  const route = useRoute();
+  const { state } = live;
+  const projects = [...state.projects.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const projectId = route[0] === 'projects' ? route[1] : undefined;
+  let page;
+  if (!state.loaded) page = <p class="muted">Loading…</p>;
+  else if (route[0] === 'tasks' && route[1]) page = <TaskPage live={live} taskId={route[1]} />;
+  else if (route[0] === 'new-project') page = <NewProject />;
+  else if (route[0] === 'projects' && route[1] && route[2] === 'new-task') page = <NewTask live={live} projectId={route[1]} />;
+  else page = <Board live={live} projectId={projectId} />;
+  return (
+    <div class="layout">
+      <nav class="sidebar" aria-label="Projects">
+        <a class="brand" href="#/">
+          grove
+        </a>
+        <span class={state.connected ? 'dot on' : 'dot'} title={state.connected ? 'live' : 'not connected'} />
+        <ul>
+          <li>
+            <a href="#/" aria-current={route.length === 0 ? 'page' : undefined}>
+              All projects
+            </a>
+          </li>
+          {projects.map((p) => (
+            <li key={p.id}>
+              <a href={`#/projects/${p.id}`} aria-current={projectId === p.id ? 'page' : undefined} title={p.path}>
+                {p.name}
+              </a>
+            </li>
+          ))}
+        </ul>
+        <a class="button" href="#/new-project">
+          Add project
+        </a>
+      </nav>
+      <main>{page}</main>
+    </div>
+  );
+}
+
+const COLUMNS: Array<{ status: TaskStatus; title: string }> = [
+  { status: 'setting_up', title: 'Setting up' },
+  { status: 'ready', title: 'Ready' },
+  { status: 'setup_failed', title: 'Setup failed' },
+  { status: 'archived', title: 'Archived' },
+];
+
+// The tasks of one project (or all) by status, with what needs attention on each card.
+function Board({ live, projectId }: { live: Live; projectId: string | undefined }) {
+  const { state } = live;
+  const project = projectId ? state.projects.get(projectId) : undefined;
+  const tasks = [...state.tasks.values()].filter((t) => !projectId || t.project_id === projectId).sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const sessionsOf = (t: Task) => [...state.sessions.values()].filter((s) => s.task_id === t.id);
+  if (state.projects.size === 0) {
+    return (
+      <section class="empty">
+        <h1>No projects yet</h1>
+        <p>A project is a git repository on this machine. Each task gets its own branch and worktree in it.</p>
+        <a class="button primary" href="#/new-project">
+          Add a project
+        </a>
+      </section>
+    );
+  }
+  return (
+    <section>
+      <header class="page-head">
+        <h1>{project ? project.name : 'All projects'}</h1>
+        {project ? (
+          <>
+            <span class="muted mono">{project.path}</span>
+            <a class="button primary" href={`#/projects/${project.id}/new-task`}>
+              New task
+            </a>
+            <RemoveProject project={project} hasTasks={tasks.length > 0} />
+          </>
+        ) : null}
+      </header>
+      <div class="board">
+        {COLUMNS.map((col) => {
+          const here = tasks.filter((t) => t.status === col.status);
+          return (
+            <section class="column" key={col.status} aria-label={col.title}>
+              <h2>
+                {col.title} <span class="count">{here.length}</span>
+              </h2>
+              {here.map((t) => (
+                <TaskCard key={t.id} task={t} project={state.projects.get(t.project_id)} badges={badgesOf(t, sessionsOf(t))} showProject={!projectId} />
+              ))}
+            </section>
+          );
+        })}
+      </div>
+    </section>
+  );
+}
+
+function TaskCard(props: { task: Task; project: Project | undefined; badges: ReturnType<typeof badgesOf>; showProject: boolean }) {
+  const { task, badges } = props;
+  return (
+    <a class="card" href={`#/tasks/${task.id}`} data-task={task.name}>
+      <strong>{task.name}</strong>
+      <span class="muted mono small">{task.branch}</span>
+      {props.showProject && props.project ? <span class="muted small">{props.project.name}</span> : null}
+      {task.merged_at ? <span class="badge merged">merged</span> : null}
+      {badges.map((b) => (
+        <span class={`badge ${b.kind}`} key={b.kind}>
+          {b.text}
+        </span>
+      ))}
+    </a>
+  );
+}
+
+function RemoveProject({ project, hasTasks }: { project: Project; hasTasks: boolean }) {
+  const [error, setError] = useState<unknown>(undefined);
+  const remove = async () => {
+    if (!confirm(`Remove project ${project.name} from grove? The repository itself stays.`)) return;
+    try {
+      await api('DELETE', `/api/projects/${project.id}`);
+      location.hash = '#/';
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <>
+      <button type="button" onClick={remove} disabled={hasTasks} title={hasTasks ? 'archive or delete its tasks first' : undefined}>
+        Remove project
+      </button>
+      <FormError error={error} fields={[]} />
+    </>
+  );
+}
+
+function NewProject() {
+  const { error, busy, onSubmit: submit } = useSubmit(async (f) => {
+    const body: CreateProject = { path: String(f.get('path') ?? '') };
+    const name = String(f.get('name') ?? '');
+    if (name) body.name = name;
+    const p = await api<Project>('POST', '/api/projects', body);
+    location.hash = `#/projects/${p.id}`;
+  });
+  const pathError = fieldError(error, 'path', ['NOT_A_GIT_REPO', 'PROJECT_EXISTS', 'CONFIG_INVALID']);
+  const nameError = fieldError(error, 'name');
+  return (
+    <form class="form" onSubmit={submit} aria-label="Add project">
+      <h1>Add a project</h1>
+      <Field label="Repository folder" name="path" error={pathError} hint="The absolute path of a git repository on this machine.">
+        <input {...inputProps('path', pathError)} required autoFocus placeholder="/home/me/src/app" />
+      </Field>
+      <Field label="Name" name="name" error={nameError} hint="Optional; the folder's name by default.">
+        <input {...inputProps('name', nameError)} />
+      </Field>
+      <FormError error={error} fields={['path', 'name']} codes={['NOT_A_GIT_REPO', 'PROJECT_EXISTS', 'CONFIG_INVALID']} />
+      <button class="primary" type="submit" disabled={busy}>
+        Add project
+      </button>
+    </form>
+  );
+}
+
+function NewTask({ live, projectId }: { live: Live; projectId: string }) {
+  const project = live.state.projects.get(projectId);
+  const { error, busy, onSubmit: submit } = useSubmit(async (f) => {
+    const body: CreateTask = { project_id: projectId, name: String(f.get('name') ?? '') };
+    for (const k of ['base', 'branch'] as const) {
+      const v = String(f.get(k) ?? '');
+      if (v) body[k] = v;
+    }
+    const t = await api<Task>('POST', '/api/tasks', body);
+    live.put('task', t);
+    location.hash = `#/tasks/${t.id}`;
+  });
+  const nameError = fieldError(error, 'name', ['BRANCH_EXISTS']);
+  const baseError = fieldError(error, 'base', ['BASE_NOT_FOUND']);
+  const branchError = fieldError(error, 'branch');
+  return (
+    <form class="form" onSubmit={submit} aria-label="New task">
+      <h1>New task{project ? ` in ${project.name}` : ''}</h1>
+      <Field label="Name" name="name" error={nameError} hint="Its branch is made from it unless you name one.">
+        <input {...inputProps('name', nameError)} required autoFocus />
+      </Field>
+      <Field label="Base" name="base" error={baseError} hint="The branch or commit to start from; the current branch by default.">
+        <input {...inputProps('base', baseError)} />
+      </Field>
+      <Field label="Branch" name="branch" error={branchError}>
+        <input {...inputProps('branch', branchError)} />
+      </Field>
+      <FormError error={error} fields={['name', 'base', 'branch']} codes={['BRANCH_EXISTS', 'BASE_NOT_FOUND']} />
+      <button class="primary" type="submit" disabled={busy}>
+        Create task
+      </button>
+    </form>
+  );
+}

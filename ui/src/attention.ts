@@ -1,0 +1,41 @@
+// What on a task needs the user: a session that ended, failed or hit its usage limit since they
+// last opened the task, or a failed setup. "Last opened" is kept in this browser only.
+import type { Session } from '../../schemas/session.ts';
+import type { Task } from '../../schemas/task.ts';
+
+const KEY = 'grove.seen';
+
+function seenMap(): Record<string, string> {
+  try {
+    return JSON.parse(localStorage.getItem(KEY) ?? '{}') as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+// The user opened the task: what ended until now is seen.
+export function markSeen(taskId: string): void {
+  const m = seenMap();
+  m[taskId] = new Date().toISOString();
+  localStorage.setItem(KEY, JSON.stringify(m));
+}
+
+export type Badge = { kind: 'failed' | 'limit' | 'ended' | 'setup' | 'running'; text: string };
+
+// The task's badges, most urgent first.
+export function badgesOf(task: Task, sessions: Session[]): Badge[] {
+  const seen = seenMap()[task.id] ?? '';
+  const out: Badge[] = [];
+  if (task.status === 'setup_failed') out.push({ kind: 'setup', text: 'setup failed' });
+  const agents = sessions.filter((s) => s.kind === 'agent');
+  const fresh = agents.filter((s) => s.ended_at !== null && s.ended_at > seen);
+  const limited = fresh.filter((s) => s.limit_resets_at !== null).length;
+  const failed = fresh.filter((s) => s.limit_resets_at === null && (s.status === 'failed' || s.status === 'lost')).length;
+  const ended = fresh.length - limited - failed;
+  if (limited > 0) out.push({ kind: 'limit', text: limited > 1 ? `${limited} hit a limit` : 'hit a limit' });
+  if (failed > 0) out.push({ kind: 'failed', text: failed > 1 ? `${failed} failed` : 'failed' });
+  if (ended > 0) out.push({ kind: 'ended', text: ended > 1 ? `${ended} ended` : 'ended' });
+  const running = agents.filter((s) => s.status === 'running' || s.status === 'starting' || s.status === 'queued').length;
+  if (running > 0) out.push({ kind: 'running', text: `${running} running` });
+  return out;
+}

@@ -1,0 +1,38 @@
+// Small Preact hooks the views share.
+import { useEffect, useState, useSyncExternalStore } from 'preact/compat';
+import type { Live } from './live.ts';
+
+// Re-renders on every change of the live state.
+export function useLive(live: Live): number {
+  return useSyncExternalStore(live.subscribe, () => live.version);
+}
+
+// The address's hash as a route: `#/tasks/<id>` → ['tasks', '<id>'].
+export function useRoute(): string[] {
+  const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const [route, setRoute] = useState(read);
+  useEffect(() => {
+    const on = () => setRoute(read());
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+// A value loaded by `load`, again whenever `deps` change; `reload` asks again.
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { value: T | undefined; error: unknown; reload: () => void } {
+  const [value, setValue] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    let on = true;
+    load().then(
+      (v) => on && (setValue(() => v), setError(undefined)),
+      (e: unknown) => on && setError(e),
+    );
+    return () => {
+      on = false;
+    };
+  }, [...deps, n]);
+  return { value, error, reload: () => setN((x) => x + 1) };
+}

@@ -1,0 +1,134 @@
+// What the dashboard shows, kept current by GET /api/events (DESIGN §11), never by polling: the
+// state is loaded once after noting the newest event, then every later event is applied.
+import type { EventType, GroveEvent } from '../../schemas/event.ts';
+import type { Health } from '../../schemas/health.ts';
+import type { Project } from '../../schemas/project.ts';
+import type { Session } from '../../schemas/session.ts';
+import type { Task } from '../../schemas/task.ts';
+import { api } from './api.ts';
+
+export interface LiveState {
+  projects: Map<string, Project>;
+  tasks: Map<string, Task>;
+  sessions: Map<string, Session>;
+  /** false until the first load is done */
+  loaded: boolean;
+  /** the event stream is open */
+  connected: boolean;
+}
+
+type Listener = () => void;
+
+// One per page: the state, its listeners, and the stream that feeds it.
+export function createLive() {
+  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), loaded: false, connected: false };
+  const listeners = new Set<Listener>();
+  let version = 0;
+  let source: EventSource | null = null;
+  const changed = () => {
+    version++;
+    for (const l of listeners) l();
+  };
+
+  function apply(e: GroveEvent): void {
+    switch (e.type) {
+      case 'project.added':
+        state.projects.set(e.project_id!, e.data as Project);
+        break;
+      case 'project.removed':
+        state.projects.delete(e.project_id!);
+        for (const t of [...state.tasks.values()]) if (t.project_id === e.project_id) state.tasks.delete(t.id);
+        break;
+      case 'task.created':
+      case 'task.status':
+      case 'task.merged':
+      case 'task.archived':
+        state.tasks.set(e.task_id!, e.data as Task);
+        break;
+      default:
+        state.sessions.set(e.session_id!, e.data as Session);
+    }
+  }
+
+  async function load(): Promise<void> {
+    const health = await api<Health>('GET', '/api/health');
+    const [projects, tasks] = await Promise.all([api<Project[]>('GET', '/api/projects'), api<Task[]>('GET', '/api/tasks')]);
+    const sessions = await Promise.all(tasks.map((t) => api<Session[]>('GET', `/api/tasks/${t.id}/sessions`).catch(() => [] as Session[])));
+    state.projects = new Map(projects.map((p) => [p.id, p]));
+    state.tasks = new Map(tasks.map((t) => [t.id, t]));
+    state.sessions = new Map(sessions.flat().map((s) => [s.id, s]));
+    state.loaded = true;
+    changed();
+    // Every event after the one noted before loading: a change made meanwhile is applied again,
+    // in order, and the last one wins.
+    follow(health.last_event_seq);
+  }
+
+  function follow(after: number): void {
+    source?.close();
+    // EventSource resumes after the last id it saw by itself when the connection drops.
+    source = new EventSource(`/api/events?after=${after}`);
+    source.onopen = () => {
+      state.connected = true;
+      changed();
+    };
+    source.onerror = () => {
+      state.connected = false;
+      changed();
+    };
+    source.addEventListener('end', () => {
+      // Dropped as too slow (DESIGN §11): resume from the last event applied.
+      follow(lastSeq);
+    });
+    let lastSeq = after;
+    const onEvent = (m: MessageEvent<string>) => {
+      const e = JSON.parse(m.data) as GroveEvent;
+      if (e.seq <= lastSeq) return;
+      lastSeq = e.seq;
+      apply(e);
+      changed();
+    };
+    for (const type of EVENT_NAMES) source.addEventListener(type, onEvent as EventListener);
+  }
+
+  return {
+    state,
+    load,
+    get version() {
+      return version;
+    },
+    subscribe(l: Listener): () => void {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    // A session or task fetched by a page (e.g. after an action) before its event arrives.
+    put(kind: 'task' | 'session', value: Task | Session): void {
+      if (kind === 'task') state.tasks.set(value.id, value as Task);
+      else state.sessions.set(value.id, value as Session);
+      changed();
+    },
+    close(): void {
+      source?.close();
+      source = null;
+    },
+  };
+}
+
+export type Live = ReturnType<typeof createLive>;
+
+// The SSE event names: the event types of DESIGN §11, listed here so the page need not bundle
+// TypeBox; the compiler checks the list against the schema's union both ways.
+const EVENT_NAMES = [
+  'project.added',
+  'project.removed',
+  'task.created',
+  'task.status',
+  'task.merged',
+  'task.archived',
+  'session.created',
+  'session.status',
+  'session.result',
+  'session.limit',
+] as const satisfies readonly EventType[];
+const _everyType: Exclude<EventType, (typeof EVENT_NAMES)[number]> extends never ? true : never = true;
+void _everyType;

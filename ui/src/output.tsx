@@ -1,0 +1,120 @@
+// A session's output, live: readable turns when the agent speaks JSON, else the raw lines in a
+// virtualised list (only the rows in view are in the page, so 100,000 lines stay responsive).
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { OutputLine } from '../../schemas/output.ts';
+import type { Session } from '../../schemas/session.ts';
+import { isStructured, itemsOf } from './turns.ts';
+
+const ROW = 18; // px, the raw view's fixed line height (style.css .raw)
+const HEIGHT = 360; // px, fixed: streaming output never moves the page around it
+const SHOWN_ITEMS = 500;
+
+// Follows GET /api/sessions/:id/output as SSE until its end; EventSource resumes by itself.
+function useOutput(sessionId: string): { lines: OutputLine[]; n: number; ended: boolean } {
+  const lines = useRef<OutputLine[]>([]);
+  const [n, setN] = useState(0);
+  const [ended, setEnded] = useState(false);
+  useEffect(() => {
+    lines.current = [];
+    setN(0);
+    setEnded(false);
+    const src = new EventSource(`/api/sessions/${sessionId}/output`);
+    let frame = 0;
+    // One render per frame however fast lines come.
+    const flush = () => {
+      frame = 0;
+      setN(lines.current.length);
+    };
+    src.addEventListener('line', (m) => {
+      lines.current.push(JSON.parse((m as MessageEvent<string>).data) as OutputLine);
+      frame ||= requestAnimationFrame(flush);
+    });
+    src.addEventListener('end', () => {
+      src.close();
+      setN(lines.current.length);
+      setEnded(true);
+    });
+    return () => {
+      src.close();
+      cancelAnimationFrame(frame);
+    };
+  }, [sessionId]);
+  return { lines: lines.current, n, ended };
+}
+
+export function OutputView({ session }: { session: Session }) {
+  const { lines, n, ended } = useOutput(session.id);
+  const structured = isStructured(lines);
+  const [raw, setRaw] = useState(false);
+  return (
+    <div class="output" data-lines={n} data-ended={ended ? 'true' : 'false'}>
+      <div class="toolbar small">
+        <span class="muted">
+          {n} lines{ended ? '' : ' · live'}
+        </span>
+        {structured ? (
+          <button type="button" class="small" onClick={() => setRaw(!raw)} aria-pressed={raw}>
+            {raw ? 'Readable' : 'Raw lines'}
+          </button>
+        ) : null}
+      </div>
+      {structured && !raw ? <Turns lines={lines} n={n} /> : <RawLines lines={lines} n={n} />}
+    </div>
+  );
+}
+
+function Turns({ lines, n }: { lines: OutputLine[]; n: number }) {
+  const items = useMemo(() => lines.flatMap(itemsOf), [lines, n]);
+  const [all, setAll] = useState(false);
+  const shown = all ? items : items.slice(-SHOWN_ITEMS);
+  return (
+    <div class="turns">
+      {shown.length < items.length ? (
+        <button type="button" class="small" onClick={() => setAll(true)}>
+          Show {items.length - shown.length} earlier
+        </button>
+      ) : null}
+      {shown.map((it, i) => (
+        <div key={`${it.seq}-${i}`} class={`item ${it.kind}`}>
+          {it.title ? <span class="item-title">{it.title}</span> : null}
+          <pre>{it.text}</pre>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function RawLines({ lines, n }: { lines: OutputLine[]; n: number }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [top, setTop] = useState(0);
+  const follow = useRef(true);
+  // Kept at the end while the reader is there; left alone once they scroll up.
+  useEffect(() => {
+    const el = box.current;
+    if (el && follow.current) el.scrollTop = el.scrollHeight;
+  }, [n]);
+  const onScroll = () => {
+    const el = box.current!;
+    follow.current = el.scrollTop + el.clientHeight >= el.scrollHeight - ROW;
+    setTop(el.scrollTop);
+  };
+  const first = Math.max(0, Math.floor(top / ROW) - 20);
+  const last = Math.min(n, Math.ceil((top + HEIGHT) / ROW) + 20);
+  const rows = [];
+  for (let i = first; i < last; i++) {
+    const l = lines[i]!;
+    rows.push(
+      <div key={l.seq} class={l.stream === 'stderr' ? 'row err' : 'row'} style={{ top: `${i * ROW}px` }}>
+        <span class="seq">{l.seq}</span>
+        {l.text}
+      </div>,
+    );
+  }
+  return (
+    <div class="raw" ref={box} onScroll={onScroll} tabIndex={0} role="log" aria-label="Output lines">
+      <div class="raw-inner" style={{ height: `${n * ROW}px` }}>
+        {rows}
+      </div>
+    </div>
+  );
+}

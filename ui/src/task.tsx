@@ -1,0 +1,391 @@
+// A task's page: its state and actions, setup and teardown logs, services, conversations with
+// live output and a follow-up box, and its changes with a diff.
+import { useEffect, useState } from 'preact/hooks';
+import type { Mode } from '../../schemas/config.ts';
+import type { AgentList, ServiceList, Session } from '../../schemas/session.ts';
+import type { Changes, CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
+import type { Task, TaskSetup } from '../../schemas/task.ts';
+import { api, ApiError, messageOf, type Of } from './api.ts';
+import { markSeen } from './attention.ts';
+import { DiffView } from './diff.tsx';
+import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
+import { useLive, useLoad } from './hooks.ts';
+import type { Live } from './live.ts';
+import { OutputView } from './output.tsx';
+
+const MODES: Mode[] = ['read', 'edit', 'full'];
+const LIVE_STATUSES = ['queued', 'starting', 'running'];
+
+export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
+  useLive(live);
+  const task = live.state.tasks.get(taskId);
+  const sessions = [...live.state.sessions.values()].filter((s) => s.task_id === taskId).sort((a, b) => a.created_at.localeCompare(b.created_at));
+  const ended = sessions.filter((s) => s.ended_at !== null).length;
+  // What ended while the page is open is seen.
+  useEffect(() => markSeen(taskId), [taskId, ended]);
+  if (!task) {
+    return (
+      <section>
+        <h1>No such task</h1>
+        <p>
+          <a href="#/">Back to the board</a>
+        </p>
+      </section>
+    );
+  }
+  const project = live.state.projects.get(task.project_id);
+  const agents = sessions.filter((s) => s.kind === 'agent');
+  return (
+    <article class="task">
+      <header class="page-head">
+        <h1>{task.name}</h1>
+        <span class={`status ${task.status}`}>{task.status.replace('_', ' ')}</span>
+        {task.merged_at ? <span class="badge merged">merged</span> : null}
+      </header>
+      <dl class="facts">
+        <dt>Project</dt>
+        <dd>
+          <a href={`#/projects/${task.project_id}`}>{project?.name ?? task.project_id}</a>
+        </dd>
+        <dt>Branch</dt>
+        <dd class="mono">{task.branch}</dd>
+        <dt>Base</dt>
+        <dd class="mono">{task.base}</dd>
+        <dt>Worktree</dt>
+        <dd class="mono">{project ? `${project.path}/${task.worktree_path}` : task.worktree_path}</dd>
+        {Object.keys(task.ports).length > 0 ? (
+          <>
+            <dt>Ports</dt>
+            <dd>
+              {Object.entries(task.ports).map(([i, port]) => (
+                <a key={i} class="port" href={`http://127.0.0.1:${port}`} target="_blank" rel="noreferrer">
+                  {`http://127.0.0.1:${port}`}
+                </a>
+              ))}
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      <Actions live={live} task={task} />
+      <Log title="Setup" path={`/api/tasks/${task.id}/setup`} open={task.status !== 'ready'} refresh={task.status} />
+      {task.status === 'ready' ? <Services live={live} task={task} sessions={sessions} /> : null}
+      <section class="panel">
+        <h2>Conversations</h2>
+        {task.status === 'ready' ? <NewSession live={live} task={task} /> : null}
+        {conversations(agents).map((turns) => (
+          <Conversation key={turns[0]!.conversation_id} live={live} turns={turns} />
+        ))}
+      </section>
+      {task.status !== 'archived' ? <Review task={task} sessions={sessions} /> : <Log title="Teardown" path={`/api/tasks/${task.id}/teardown`} open refresh={task.status} />}
+    </article>
+  );
+}
+
+// Sessions by conversation, newest conversation first, each in order.
+function conversations(sessions: Session[]): Session[][] {
+  const by = new Map<string, Session[]>();
+  for (const s of sessions) by.set(s.conversation_id, [...(by.get(s.conversation_id) ?? []), s]);
+  return [...by.values()].sort((a, b) => b[0]!.created_at.localeCompare(a[0]!.created_at));
+}
+
+// Commit, rebase, merge, push and archive, each confirmed first.
+function Actions({ live, task }: { live: Live; task: Task }) {
+  const [error, setError] = useState<unknown>(undefined);
+  const [note, setNote] = useState('');
+  const [busy, setBusy] = useState(false);
+  const run = async (what: string, fn: () => Promise<string>) => {
+    setBusy(true);
+    setError(undefined);
+    setNote('');
+    try {
+      setNote(await fn());
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const commit = () => {
+    const message = prompt('Commit message for everything the task changed:');
+    if (message) void run('commit', async () => `Committed ${(await api<Of<typeof CommitResult>>('POST', `/api/tasks/${task.id}/commit`, { message })).commit.slice(0, 12)}`);
+  };
+  const rebase = () => {
+    if (confirm(`Rebase ${task.branch} onto ${task.base}?`)) void run('rebase', async () => (await api('POST', `/api/tasks/${task.id}/rebase`), `Rebased onto ${task.base}`));
+  };
+  const merge = () => {
+    const strategy = (document.getElementById('merge-strategy') as HTMLSelectElement | null)?.value ?? 'merge';
+    if (confirm(`Merge ${task.branch} into ${task.base} (${strategy})?`)) {
+      void run('merge', async () => {
+        const r = await api<Of<typeof MergeResult>>('POST', `/api/tasks/${task.id}/merge`, { strategy });
+        return `Merged into ${r.base} at ${r.commit.slice(0, 12)}`;
+      });
+    }
+  };
+  const push = () => {
+    if (confirm(`Push ${task.branch} to origin?`)) void run('push', async () => `Pushed to ${(await api<Of<typeof PushResult>>('POST', `/api/tasks/${task.id}/push`, {})).remote}`);
+  };
+  const archive = () => {
+    if (!confirm(`Archive task ${task.name}? Its sessions and services stop and its worktree is removed; the branch stays.`)) return;
+    void run('archive', async () => {
+      try {
+        live.put('task', await api<Task>('DELETE', `/api/tasks/${task.id}`));
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 'WORKTREE_DIRTY')) throw err;
+        if (!confirm(`${err.problem.detail}\n\nArchive anyway and lose the uncommitted work?`)) return 'Not archived';
+        live.put('task', await api<Task>('DELETE', `/api/tasks/${task.id}?force=true`));
+      }
+      return 'Archived';
+    });
+  };
+  if (task.status === 'archived') return null;
+  const ready = task.status === 'ready';
+  const button = (label: string, onClick: () => void) => (
+    <button type="button" onClick={onClick} disabled={busy || !ready}>
+      {label}
+    </button>
+  );
+  return (
+    <div class="actions" role="toolbar" aria-label="Task actions">
+      {button('Commit', commit)}
+      {button('Rebase', rebase)}
+      <select id="merge-strategy" aria-label="Merge strategy" disabled={busy || !ready}>
+        <option value="merge">merge</option>
+        <option value="squash">squash</option>
+        <option value="ff">fast-forward</option>
+      </select>
+      {button('Merge', merge)}
+      {button('Push', push)}
+      <button type="button" class="danger" onClick={archive} disabled={busy}>
+        Archive
+      </button>
+      {note ? (
+        <span class="note" role="status">
+          {note}
+        </span>
+      ) : null}
+      {error !== undefined ? (
+        <p class="form-error" role="alert">
+          {messageOf(error)}
+          {error instanceof ApiError && error.problem.files ? ` — ${error.problem.files.join(', ')}` : ''}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+// A setup or teardown log: its commands and their output.
+function Log({ title, path, open, refresh }: { title: string; path: string; open: boolean; refresh: string }) {
+  const { value, error } = useLoad(() => api<TaskSetup>('GET', path), [path, refresh]);
+  return (
+    <details class="panel" open={open}>
+      <summary>
+        <h2>{title}</h2>
+        {value ? <span class="muted small">{value.commands.length} commands</span> : null}
+      </summary>
+      {error ? <p class="form-error">{messageOf(error)}</p> : null}
+      {value?.commands.map((c, i) => (
+        <p key={i} class="mono small">
+          $ {c.command} <span class={c.exit_code === 0 ? 'ok' : 'bad'}>{c.ended_at === null ? 'running' : c.timed_out ? 'timed out' : c.signal ? c.signal : `exit ${c.exit_code}`}</span>
+        </p>
+      ))}
+      {value && value.lines.length > 0 ? <pre class="log">{value.lines.map((l) => l.text).join('\n')}</pre> : null}
+    </details>
+  );
+}
+
+function Services({ live, task, sessions }: { live: Live; task: Task; sessions: Session[] }) {
+  const version = sessions.filter((s) => s.kind === 'service').map((s) => s.status).join();
+  const { value, error, reload } = useLoad(() => api<Of<typeof ServiceList>>('GET', `/api/tasks/${task.id}/services`), [task.id, version]);
+  const [actionError, setActionError] = useState<unknown>(undefined);
+  if (error) return <p class="form-error">{messageOf(error)}</p>;
+  if (!value || value.length === 0) return null;
+  const act = async (fn: () => Promise<unknown>) => {
+    setActionError(undefined);
+    try {
+      const s = await fn();
+      if (s && typeof s === 'object' && 'kind' in s) live.put('session', s as Session);
+      reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+  return (
+    <section class="panel">
+      <h2>Services</h2>
+      <ul class="services">
+        {value.map((svc) => {
+          const running = svc.session !== null && LIVE_STATUSES.includes(svc.session.status);
+          return (
+            <li key={svc.name}>
+              <strong>{svc.name}</strong> <span class="mono small muted">{svc.command}</span>{' '}
+              <span class={`status ${svc.session?.status ?? 'none'}`}>{svc.session?.status ?? 'not started'}</span>
+              {Object.values(task.ports).map((p) => (
+                <a key={p} class="port" href={`http://127.0.0.1:${p}`} target="_blank" rel="noreferrer">
+                  :{p}
+                </a>
+              ))}
+              {running ? (
+                <button type="button" onClick={() => act(() => api('DELETE', `/api/sessions/${svc.session!.id}`))}>
+                  Stop
+                </button>
+              ) : (
+                <button type="button" onClick={() => act(() => api('POST', `/api/tasks/${task.id}/services/${encodeURIComponent(svc.name)}`))}>
+                  Start
+                </button>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      <FormError error={actionError} fields={[]} />
+    </section>
+  );
+}
+
+// A new conversation: the agent, the mode and the prompt.
+function NewSession({ live, task }: { live: Live; task: Task }) {
+  const { value: agents } = useLoad(() => api<Of<typeof AgentList>>('GET', '/api/agents'), []);
+  const { error, busy, onSubmit: submit } = useSubmit(async (f) => {
+    const body: Record<string, unknown> = { agent: String(f.get('agent')), mode: String(f.get('mode')) };
+    const text = String(f.get('prompt') ?? '');
+    if (text) body.prompt = text;
+    live.put('session', await api<Session>('POST', `/api/tasks/${task.id}/sessions`, body));
+  });
+  const agentError = fieldError(error, 'agent', ['UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'AGENT_REQUIRED']);
+  const modeError = fieldError(error, 'mode', ['MODE_UNSUPPORTED']);
+  const promptError = fieldError(error, 'prompt');
+  return (
+    <form class="form inline" onSubmit={submit} aria-label="New session">
+      <Field label="Agent" name="agent" error={agentError}>
+        <select {...inputProps('agent', agentError)}>
+          {(agents ?? []).map((a) => (
+            <option key={a.name} value={a.name} disabled={!a.available}>
+              {a.name}
+              {a.available ? '' : ' (not installed)'}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Mode" name="mode" error={modeError}>
+        <select {...inputProps('mode', modeError)}>
+          {MODES.map((m) => (
+            <option key={m} selected={m === 'edit'}>
+              {m}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Prompt" name="prompt" error={promptError}>
+        <textarea {...inputProps('prompt', promptError)} rows={3} />
+      </Field>
+      <FormError error={error} fields={['agent', 'mode', 'prompt']} codes={['UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'AGENT_REQUIRED', 'MODE_UNSUPPORTED']} />
+      <button class="primary" type="submit" disabled={busy}>
+        Start session
+      </button>
+    </form>
+  );
+}
+
+// One conversation: its turns (prompt, then the agent's output), and a box for the next one.
+function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
+  const last = turns[turns.length - 1]!;
+  const [killError, setKillError] = useState<unknown>(undefined);
+  const running = LIVE_STATUSES.includes(last.status);
+  const { error: sendError, busy, onSubmit: send } = useSubmit(async (f) => {
+    live.put('session', await api<Session>('POST', `/api/sessions/${last.id}/messages`, { prompt: String(f.get('prompt') ?? ''), mode: String(f.get('mode')) }));
+  });
+  const error = sendError ?? killError;
+  const kill = async (s: Session) => {
+    if (!confirm(`Stop the ${s.agent} session?`)) return;
+    try {
+      await api('DELETE', `/api/sessions/${s.id}`);
+    } catch (err) {
+      setKillError(err);
+    }
+  };
+  const promptError = fieldError(error, 'prompt', ['RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED']);
+  return (
+    <section class="conversation" aria-label={`Conversation with ${turns[0]!.agent}`}>
+      {turns.map((s) => (
+        <div class="turn" key={s.id} data-session={s.id}>
+          <header>
+            <strong>{s.agent}</strong> <span class="muted small">{s.mode}</span> <span class={`status ${s.status}`}>{s.status}</span>
+            {s.exit_code !== null ? <span class="muted small">exit {s.exit_code}</span> : null}
+            {s.limit_resets_at ? <span class="badge limit">limit until {new Date(s.limit_resets_at).toLocaleString()}</span> : null}
+            {s.timed_out ? <span class="badge failed">timed out</span> : null}
+            {LIVE_STATUSES.includes(s.status) ? (
+              <button type="button" class="small" onClick={() => kill(s)}>
+                Stop
+              </button>
+            ) : null}
+          </header>
+          {s.prompt ? <p class="prompt">{s.prompt}</p> : null}
+          {s.status === 'queued' ? <p class="muted small">queued{s.not_before ? ` until ${new Date(s.not_before).toLocaleString()}` : ''}</p> : <OutputView session={s} />}
+          {s.result?.text ? <p class="result">{s.result.text}</p> : null}
+        </div>
+      ))}
+      <form class="form followup" onSubmit={send} aria-label="Follow-up">
+        <Field label={`Follow-up to ${last.agent}`} name="prompt" error={promptError} hint={running ? 'Queued until the agent finishes its turn.' : undefined}>
+          <textarea {...inputProps('prompt', promptError)} rows={2} required />
+        </Field>
+        <select name="mode" aria-label="Mode">
+          {MODES.map((m) => (
+            <option key={m} selected={m === last.mode}>
+              {m}
+            </option>
+          ))}
+        </select>
+        <button type="submit" disabled={busy}>
+          Send
+        </button>
+        <FormError error={error} fields={['prompt']} codes={['RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED']} />
+      </form>
+    </section>
+  );
+}
+
+// What the task changed against its base, file by file, with the diff.
+function Review({ task, sessions }: { task: Task; sessions: Session[] }) {
+  // Again after each session ends, merge or status change: that is when the worktree moves.
+  const key = `${task.status}|${task.merged_at}|${sessions.filter((s) => s.ended_at).length}`;
+  const changes = useLoad(() => api<Changes>('GET', `/api/tasks/${task.id}/changes`), [task.id, key]);
+  const diff = useLoad(() => fetch(`/api/tasks/${task.id}/diff`).then((r) => r.text()), [task.id, key]);
+  const [split, setSplit] = useState(false);
+  if (task.status !== 'ready') return null;
+  const c = changes.value;
+  return (
+    <section class="panel">
+      <h2>Changes</h2>
+      <div class="toolbar">
+        <button type="button" onClick={() => (changes.reload(), diff.reload())}>
+          Refresh
+        </button>
+        <label>
+          <input type="checkbox" checked={split} onChange={(e) => setSplit((e.currentTarget as HTMLInputElement).checked)} /> side by side
+        </label>
+      </div>
+      {changes.error ? <p class="form-error">{messageOf(changes.error)}</p> : null}
+      {c ? (
+        <>
+          <p class="muted small">
+            {c.ahead} commits ahead of {c.base}, {c.behind} behind; {c.uncommitted} uncommitted files
+          </p>
+          <table class="files">
+            <tbody>
+              {c.files.map((f) => (
+                <tr key={f.path}>
+                  <td class={`fstatus ${f.status}`}>{f.status}</td>
+                  <td class="mono">{f.old_path ? `${f.old_path} → ${f.path}` : f.path}</td>
+                  <td class="ok mono">+{f.additions}</td>
+                  <td class="bad mono">−{f.deletions}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {c.files.length === 0 ? <p class="muted">No changes yet.</p> : null}
+        </>
+      ) : null}
+      {diff.value ? <DiffView text={diff.value} split={split} /> : null}
+    </section>
+  );
+}
