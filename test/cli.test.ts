@@ -1,17 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { makeHome, ROOT, startDaemon } from './helpers/daemon.ts';
-import { makeRepo } from './helpers/git.ts';
+import { makeRepo, makeTempDir } from './helpers/git.ts';
 import { agentHome, gate, waitSessionEnd } from './helpers/sessions.ts';
 
 const GROVE = path.join(ROOT, 'bin', 'grove.js');
 
-function grove(home: string, args: string[], opts: { cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
+function grove(home: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [GROVE, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, GROVE_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [GROVE, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, GROVE_HOME: home, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d) => (stdout += d));
@@ -314,4 +315,29 @@ test('grove daemon runs the daemon in the foreground; grove project rm removes a
   assert.deepEqual((await grove(home, ['project', 'ls', '--json'])).json, []);
   daemon.kill('SIGTERM');
   assert.equal(await exited, 0);
+});
+
+test('grove open: the dashboard\'s address in $BROWSER, printed too; without the TCP front, a clear error', async (t) => {
+  const home = makeHome(t);
+  const d = await startDaemon(t, { home });
+  const dir = makeTempDir(t);
+  const fifo = path.join(dir, 'opened');
+  execFileSync('mkfifo', [fifo]);
+  const browser = path.join(dir, 'browser');
+  writeFileSync(browser, `#!/bin/sh\nprintf '%s' "$1" > '${fifo}'\n`, { mode: 0o755 });
+  const opened = readFile(fifo, 'utf8');
+  const r = await grove(home, ['open'], { env: { BROWSER: browser } });
+  assert.equal(r.code, 0, r.stderr);
+  const url = `http://127.0.0.1:${d.port}/`;
+  assert.equal(r.stdout.trim(), url);
+  assert.equal(await opened, url, 'the browser was given the address');
+  const page = await d.tcp('GET', '/');
+  assert.equal(page.status, 200);
+  assert.match(page.text, /<title>grove<\/title>/);
+
+  const offHome = makeHome(t);
+  await startDaemon(t, { home: offHome, env: { GROVE_PORT: 'off' } });
+  const off = await grove(offHome, ['open'], { env: { BROWSER: browser } });
+  assert.equal(off.code, 1);
+  assert.match(off.stderr, /without its TCP front/);
 });

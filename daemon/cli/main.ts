@@ -1,4 +1,5 @@
 // `grove <command>`: the daemon's API from a terminal or a script, over the unix socket.
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolvePaths } from '../runtime/paths.ts';
@@ -34,6 +35,7 @@ const USAGE = `usage: grove <command> [options]
   conflicts <project>                      which live tasks would conflict, with each other or their base
   events [--project P] [--task T]          every change as it happens (the last 10, then live)
   watch                                    a live table of tasks and sessions; Ctrl-C leaves
+  open                                     the dashboard in the default browser ($BROWSER if set)
   agents                                   agents and whether they are installed
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
@@ -455,6 +457,25 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
         void draw();
       }, 200);
     }
+  },
+  // The dashboard (DESIGN §12) at the TCP front's address, in $BROWSER if set, else the desktop's
+  // opener; the address is printed either way, for a machine without one.
+  async open(c) {
+    const health = await c.api.call('GET', '/api/health');
+    if (health.port === null) {
+      throw new CliError('the daemon runs without its TCP front (port "off"), so the dashboard has no address; set "port" in the user config', EXIT.API);
+    }
+    const url = `http://127.0.0.1:${health.port}/`;
+    c.out(url);
+    const opener = process.env.BROWSER || (process.platform === 'darwin' ? 'open' : 'xdg-open');
+    await new Promise<void>((resolve) => {
+      const child = spawn(opener, [url], { stdio: 'ignore', detached: true });
+      child.once('spawn', () => (child.unref(), resolve()));
+      child.once('error', () => {
+        process.stderr.write(`grove: cannot run ${opener}; open ${url} in your browser\n`);
+        resolve();
+      });
+    });
   },
   async agents(c) {
     const list = await c.api.call('GET', '/api/agents');
