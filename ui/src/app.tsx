@@ -160,7 +160,7 @@ function NewProject() {
     <form class="form" onSubmit={submit} aria-label="Add project">
       <h1>Add a project</h1>
       <Field label="Repository folder" name="path" error={pathError} hint="The absolute path of a git repository on this machine.">
-        <input {...inputProps('path', pathError)} required autoFocus placeholder="/home/me/src/app" />
+        <input {...inputProps('path', pathError)} required autoFocus placeholder="/path/to/repository" />
       </Field>
       <Field label="Name" name="name" error={nameError} hint="Optional; the folder's name by default.">
         <input {...inputProps('name', nameError)} />

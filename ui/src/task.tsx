@@ -93,7 +93,7 @@ function Actions({ live, task }: { live: Live; task: Task }) {
   const [error, setError] = useState<unknown>(undefined);
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
-  const run = async (what: string, fn: () => Promise<string>) => {
+  const run = async (fn: () => Promise<string>) => {
     setBusy(true);
     setError(undefined);
     setNote('');
@@ -107,26 +107,26 @@ function Actions({ live, task }: { live: Live; task: Task }) {
   };
   const commit = () => {
     const message = prompt('Commit message for everything the task changed:');
-    if (message) void run('commit', async () => `Committed ${(await api<Of<typeof CommitResult>>('POST', `/api/tasks/${task.id}/commit`, { message })).commit.slice(0, 12)}`);
+    if (message) void run(async () => `Committed ${(await api<Of<typeof CommitResult>>('POST', `/api/tasks/${task.id}/commit`, { message })).commit.slice(0, 12)}`);
   };
   const rebase = () => {
-    if (confirm(`Rebase ${task.branch} onto ${task.base}?`)) void run('rebase', async () => (await api('POST', `/api/tasks/${task.id}/rebase`), `Rebased onto ${task.base}`));
+    if (confirm(`Rebase ${task.branch} onto ${task.base}?`)) void run(async () => (await api('POST', `/api/tasks/${task.id}/rebase`), `Rebased onto ${task.base}`));
   };
   const merge = () => {
     const strategy = (document.getElementById('merge-strategy') as HTMLSelectElement | null)?.value ?? 'merge';
     if (confirm(`Merge ${task.branch} into ${task.base} (${strategy})?`)) {
-      void run('merge', async () => {
+      void run(async () => {
         const r = await api<Of<typeof MergeResult>>('POST', `/api/tasks/${task.id}/merge`, { strategy });
         return `Merged into ${r.base} at ${r.commit.slice(0, 12)}`;
       });
     }
   };
   const push = () => {
-    if (confirm(`Push ${task.branch} to origin?`)) void run('push', async () => `Pushed to ${(await api<Of<typeof PushResult>>('POST', `/api/tasks/${task.id}/push`, {})).remote}`);
+    if (confirm(`Push ${task.branch} to origin?`)) void run(async () => `Pushed to ${(await api<Of<typeof PushResult>>('POST', `/api/tasks/${task.id}/push`, {})).remote}`);
   };
   const archive = () => {
     if (!confirm(`Archive task ${task.name}? Its sessions and services stop and its worktree is removed; the branch stays.`)) return;
-    void run('archive', async () => {
+    void run(async () => {
       try {
         live.put('task', await api<Task>('DELETE', `/api/tasks/${task.id}`));
       } catch (err) {
