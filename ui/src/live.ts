@@ -101,10 +101,12 @@ export function createLive() {
       listeners.add(l);
       return () => listeners.delete(l);
     },
-    // A session or task fetched by a page (e.g. after an action) before its event arrives.
+    // A task or session an action answered with, shown before its event arrives. Only a new one:
+    // an event applied meanwhile is newer than the answer, and must not be overwritten by it.
     put(kind: 'task' | 'session', value: Task | Session): void {
-      if (kind === 'task') state.tasks.set(value.id, value as Task);
-      else state.sessions.set(value.id, value as Session);
+      const map: Map<string, Task | Session> = kind === 'task' ? state.tasks : state.sessions;
+      if (map.has(value.id)) return;
+      map.set(value.id, value);
       changed();
     },
     close(): void {
