@@ -90,6 +90,7 @@ test('the dashboard end to end in Chromium: add a project, create a task, watch 
   await page.getByRole('button', { name: 'Merge', exact: true }).click();
   await page.locator('.note', { hasText: 'Merged into' }).waitFor();
   await page.locator('.page-head .badge.merged').waitFor();
+  await page.locator('section.changes[aria-busy="false"]', { hasText: 'Merged: nothing left to land.' }).waitFor();
   assert.equal(readFileSync(path.join(repo, 'hello.txt'), 'utf8'), 'hi from the agent\n', 'the main checkout has the work');
   assert.equal(git(repo, 'log', '-1', '--format=%s', task.branch), 'the agent wrote two files');
   await page.getByRole('button', { name: 'Archive' }).click();
@@ -103,6 +104,6 @@ test('the dashboard end to end in Chromium: add a project, create a task, watch 
   assert.deepEqual(
     [...errors],
     ['Failed to load resource: the server responded with a status of 400 (Bad Request)', 'Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)'],
-    'no console errors',
+    `no console errors; the daemon logged: ${d.logs.filter((l) => l?.level >= 50).map((l) => JSON.stringify(l)).join('\n') || 'no error'}`,
   );
 });

@@ -157,3 +157,32 @@ test('review of an archived, unknown or malformed task: 409, 404, 400', async (t
     assert.equal((await d.socket(method, `/api/tasks/nope/${url}`, { body })).json.code, 'INVALID_ID', url);
   }
 });
+
+test('reads racing an archive that removes the worktree answer 200 or TASK_NOT_READY, never a 500', async (t) => {
+  const d = await daemon();
+  // Many files: the removal and the reads take long enough to overlap.
+  const repo = makeRepo(t, { files: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`f${i}.txt`, `${i}\n`])) });
+  const project = await addProject(d, repo);
+  const seen = new Map<string, number>();
+  for (let round = 0; round < 4; round++) {
+    const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: `race ${round}` } })).json;
+    writeFileSync(path.join(repo, task.worktree_path, 'f0.txt'), 'changed\n');
+    let archiving = true;
+    const archived = d.socket('DELETE', `/api/tasks/${task.id}?force=true`).finally(() => (archiving = false));
+    const reads: Promise<void>[] = [];
+    do {
+      for (const url of ['changes', 'diff']) {
+        reads.push(
+          d.socket('GET', `/api/tasks/${task.id}/${url}`).then((r) => {
+            const key = `${r.status} ${r.json?.code ?? ''}`.trim();
+            seen.set(key, (seen.get(key) ?? 0) + 1);
+          }),
+        );
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    } while (archiving && reads.length < 400);
+    assert.equal((await archived).status, 200);
+    await Promise.all(reads);
+  }
+  assert.deepEqual([...seen.keys()].filter((k) => k !== '200' && k !== '409 TASK_NOT_READY'), [], `answers seen: ${JSON.stringify([...seen])}`);
+});

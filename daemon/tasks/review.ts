@@ -5,6 +5,7 @@ import { GroveError } from '../errors.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { MergeStrategy } from '../../workers/review/merge.ts';
+import type { Fail } from '../../workers/result.ts';
 import { fromWorker, type Pool } from './pool.ts';
 import type { TaskReader } from './read.ts';
 
@@ -33,18 +34,26 @@ export function createReview(deps: ReviewDeps) {
     return { task, project, worktree: path.join(project.path, task.worktree_path) };
   }
 
+  // Reads take no lock, so one may fail because an archive removed the worktree under it: once
+  // the project's worktree changes have settled, a task left without one is TASK_NOT_READY.
+  async function readFailed(id: string, project: Project, failure: Fail): Promise<never> {
+    await deps.perProject.run(project.id, async () => {});
+    await worktreeOf(id);
+    throw fromWorker(failure);
+  }
+
   return {
     async changes(id: string) {
-      const { task, worktree } = await worktreeOf(id);
+      const { task, project, worktree } = await worktreeOf(id);
       const res = await pool.taskChanges({ worktree, base: task.base });
-      if (!res.ok) throw fromWorker(res);
+      if (!res.ok) return readFailed(id, project, res);
       const { ok: _, ...changes } = res;
       return changes;
     },
     async diff(id: string, file?: string) {
-      const { task, worktree } = await worktreeOf(id);
+      const { task, project, worktree } = await worktreeOf(id);
       const res = await pool.taskDiff({ worktree, base: task.base, ...(file !== undefined ? { path: file } : {}) });
-      if (!res.ok) throw fromWorker(res);
+      if (!res.ok) return readFailed(id, project, res);
       return res;
     },
     async commit(id: string, message: string) {

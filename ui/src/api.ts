@@ -19,8 +19,8 @@ export class ApiError extends Error {
   }
 }
 
-// One request; a problem answer (or a network failure) throws an ApiError.
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+// One request's body as text; a problem answer (or a network failure) throws an ApiError.
+export async function apiText(method: string, path: string, body?: unknown): Promise<string> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -41,6 +41,12 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     }
     throw new ApiError(problem);
   }
+  return text;
+}
+
+// One JSON request; a problem answer (or a network failure) throws an ApiError.
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const text = await apiText(method, path, body);
   return (text ? JSON.parse(text) : undefined) as T;
 }
 

@@ -20,19 +20,21 @@ export function useRoute(): string[] {
 }
 
 // A value loaded by `load`, again whenever `deps` change; `reload` asks again.
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { value: T | undefined; error: unknown; reload: () => void } {
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { value: T | undefined; error: unknown; loading: boolean; reload: () => void } {
   const [value, setValue] = useState<T | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
+  const [loading, setLoading] = useState(true);
   const [n, setN] = useState(0);
   useEffect(() => {
     let on = true;
+    setLoading(true);
     load().then(
-      (v) => on && (setValue(() => v), setError(undefined)),
-      (e: unknown) => on && setError(e),
+      (v) => on && (setValue(() => v), setError(undefined), setLoading(false)),
+      (e: unknown) => on && (setError(e), setLoading(false)),
     );
     return () => {
       on = false;
     };
   }, [...deps, n]);
-  return { value, error, reload: () => setN((x) => x + 1) };
+  return { value, error, loading, reload: () => setN((x) => x + 1) };
 }

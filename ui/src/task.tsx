@@ -5,7 +5,7 @@ import type { Mode } from '../../schemas/config.ts';
 import type { AgentList, ServiceList, Session } from '../../schemas/session.ts';
 import type { Changes, CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
 import type { Task, TaskSetup } from '../../schemas/task.ts';
-import { api, ApiError, messageOf, type Of } from './api.ts';
+import { api, ApiError, apiText, messageOf, type Of } from './api.ts';
 import { markSeen } from './attention.ts';
 import { DiffView } from './diff.tsx';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
@@ -346,15 +346,18 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
 
 // What the task changed against its base, file by file, with the diff.
 function Review({ task, sessions }: { task: Task; sessions: Session[] }) {
-  // Again after each session ends, merge or status change: that is when the worktree moves.
-  const key = `${task.status}|${task.merged_at}|${sessions.filter((s) => s.ended_at).length}`;
+  return task.status === 'ready' ? <ChangesPanel task={task} sessions={sessions} /> : null;
+}
+
+function ChangesPanel({ task, sessions }: { task: Task; sessions: Session[] }) {
+  // Again after each session ends or a merge: that is when the worktree moves.
+  const key = `${task.merged_at}|${sessions.filter((s) => s.ended_at).length}`;
   const changes = useLoad(() => api<Changes>('GET', `/api/tasks/${task.id}/changes`), [task.id, key]);
-  const diff = useLoad(() => fetch(`/api/tasks/${task.id}/diff`).then((r) => r.text()), [task.id, key]);
+  const diff = useLoad(() => apiText('GET', `/api/tasks/${task.id}/diff`), [task.id, key]);
   const [split, setSplit] = useState(false);
-  if (task.status !== 'ready') return null;
   const c = changes.value;
   return (
-    <section class="panel">
+    <section class="panel changes" aria-busy={changes.loading || diff.loading}>
       <h2>Changes</h2>
       <div class="toolbar">
         <button type="button" onClick={() => (changes.reload(), diff.reload())}>
@@ -382,7 +385,7 @@ function Review({ task, sessions }: { task: Task; sessions: Session[] }) {
               ))}
             </tbody>
           </table>
-          {c.files.length === 0 ? <p class="muted">No changes yet.</p> : null}
+          {c.files.length === 0 ? <p class="muted">{task.merged_at ? 'Merged: nothing left to land.' : 'No changes yet.'}</p> : null}
         </>
       ) : null}
       {diff.value ? <DiffView text={diff.value} split={split} /> : null}
