@@ -158,7 +158,7 @@ test('review of an archived, unknown or malformed task: 409, 404, 400', async (t
   }
 });
 
-test('reads racing an archive that removes the worktree answer 200 or TASK_NOT_READY, never a 500', async (t) => {
+test('reads (changes, diff, conflicts) racing an archive that removes the worktree answer 200 or TASK_NOT_READY, never a 500', async (t) => {
   const d = await daemon();
   // Many files: the removal and the reads take long enough to overlap.
   const repo = makeRepo(t, { files: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`f${i}.txt`, `${i}\n`])) });
@@ -171,9 +171,9 @@ test('reads racing an archive that removes the worktree answer 200 or TASK_NOT_R
     const archived = d.socket('DELETE', `/api/tasks/${task.id}?force=true`).finally(() => (archiving = false));
     const reads: Promise<void>[] = [];
     do {
-      for (const url of ['changes', 'diff']) {
+      for (const url of [`/api/tasks/${task.id}/changes`, `/api/tasks/${task.id}/diff`, `/api/projects/${project.id}/conflicts`]) {
         reads.push(
-          d.socket('GET', `/api/tasks/${task.id}/${url}`).then((r) => {
+          d.socket('GET', url).then((r) => {
             const key = `${r.status} ${r.json?.code ?? ''}`.trim();
             seen.set(key, (seen.get(key) ?? 0) + 1);
           }),

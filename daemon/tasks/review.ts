@@ -88,9 +88,17 @@ export function createReview(deps: ReviewDeps) {
     // Every live task with its worktree, against the others and against its base.
     async conflicts(projectId: string) {
       const project = await deps.getProject(projectId);
-      const live = (await deps.read.list(projectId)).filter((t) => (t.status === 'ready' || t.status === 'setup_failed') && !t.worktree_missing);
-      const tasks = live.map((t) => ({ id: t.id, worktree: path.join(project.path, t.worktree_path), base: t.base }));
-      const res = await pool.projectConflicts({ repo: project.path, tasks });
+      const check = async () => {
+        const live = (await deps.read.list(projectId)).filter((t) => (t.status === 'ready' || t.status === 'setup_failed') && !t.worktree_missing);
+        const tasks = live.map((t) => ({ id: t.id, worktree: path.join(project.path, t.worktree_path), base: t.base }));
+        return pool.projectConflicts({ repo: project.path, tasks });
+      };
+      let res = await check();
+      if (!res.ok) {
+        // An archive may have removed a worktree under the check: once that settles, once more.
+        await deps.perProject.run(project.id, async () => {});
+        res = await check();
+      }
       if (!res.ok) throw fromWorker(res);
       return res.conflicts;
     },
