@@ -1,5 +1,5 @@
 // The dashboard's frame: the projects on the left, the page of the address's hash on the right.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { CreateProject, Project } from '../../schemas/project.ts';
 import type { CreateTask, Task, TaskStatus } from '../../schemas/task.ts';
 import { api } from './api.ts';
@@ -21,6 +21,12 @@ export function App({ live }: { live: Live }) {
   else if (route[0] === 'new-project') page = <NewProject />;
   else if (route[0] === 'projects' && route[1] && route[2] === 'new-task') page = <NewTask live={live} projectId={route[1]} />;
   else page = <Board live={live} projectId={projectId} />;
+  // A new page takes the focus to its first field, or to its start, as a page load would: the
+  // next Tab goes into the page, not back through the sidebar.
+  const where = `${route.join('/')}|${state.loaded}`;
+  useEffect(() => {
+    (document.querySelector<HTMLElement>('main [autofocus]') ?? document.querySelector<HTMLElement>('main'))?.focus();
+  }, [where]);
   return (
     <div class="layout">
       <nav class="sidebar" aria-label="Projects">
@@ -46,7 +52,7 @@ export function App({ live }: { live: Live }) {
           Add project
         </a>
       </nav>
-      <main>{page}</main>
+      <main tabIndex={-1}>{page}</main>
     </div>
   );
 }

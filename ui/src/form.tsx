@@ -10,8 +10,9 @@ export function fieldError(err: unknown, name: string, codes: string[] = []): st
   return err.at(name) ?? (codes.includes(err.code) ? err.problem.detail : undefined);
 }
 
-export function Field(props: { label: string; name: string; error: string | undefined; hint?: string; children: ComponentChildren }) {
-  const id = `f-${props.name}`;
+// `id` tells apart fields of one name on one page (each conversation's follow-up box).
+export function Field(props: { label: string; name: string; id?: string; error: string | undefined; hint?: string; children: ComponentChildren }) {
+  const id = props.id ?? `f-${props.name}`;
   return (
     <div class={props.error ? 'field invalid' : 'field'}>
       <label for={id}>{props.label}</label>
@@ -28,8 +29,8 @@ export function Field(props: { label: string; name: string; error: string | unde
 }
 
 // Attributes for the input inside a Field: its id, and its error for assistive technology.
-export function inputProps(name: string, error: string | undefined) {
-  return { id: `f-${name}`, name, 'aria-invalid': error ? true : undefined, 'aria-describedby': error ? `f-${name}-error` : undefined };
+export function inputProps(name: string, error: string | undefined, id = `f-${name}`) {
+  return { id, name, 'aria-invalid': error ? true : undefined, 'aria-describedby': error ? `${id}-error` : undefined };
 }
 
 // An error no field claims.
@@ -45,7 +46,8 @@ export function FormError(props: { error: unknown; fields: string[]; codes?: str
 }
 
 // A form's submit: `send` gets its fields; while it runs the form is busy, a throw is its error,
-// and a success clears the error and the form.
+// and a success clears the error and the text typed. Choices (agent, mode) stay as they were:
+// the next session most often wants the same, and a reset would fall back to the first option.
 export function useSubmit(send: (fields: FormData) => Promise<void>) {
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
@@ -56,7 +58,7 @@ export function useSubmit(send: (fields: FormData) => Promise<void>) {
     try {
       await send(new FormData(form));
       setError(undefined);
-      form.reset();
+      for (const field of form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('textarea, input')) field.value = '';
     } catch (err) {
       setError(err);
     } finally {

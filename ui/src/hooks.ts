@@ -20,21 +20,22 @@ export function useRoute(): string[] {
 }
 
 // A value loaded by `load`, again whenever `deps` change; `reload` asks again.
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { value: T | undefined; error: unknown; loading: boolean; reload: () => void } {
+export function useLoad<T>(load: () => Promise<T>, deps: Array<string | number | null | undefined>): { value: T | undefined; error: unknown; loading: boolean; reload: () => void } {
   const [value, setValue] = useState<T | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
-  const [loading, setLoading] = useState(true);
   const [n, setN] = useState(0);
+  // Loading until the load for these very deps has settled: true in the same render that changes them.
+  const key = JSON.stringify([...deps, n]);
+  const [settled, setSettled] = useState<string | null>(null);
   useEffect(() => {
     let on = true;
-    setLoading(true);
     load().then(
-      (v) => on && (setValue(() => v), setError(undefined), setLoading(false)),
-      (e: unknown) => on && (setError(e), setLoading(false)),
+      (v) => on && (setValue(() => v), setError(undefined), setSettled(key)),
+      (e: unknown) => on && (setError(e), setSettled(key)),
     );
     return () => {
       on = false;
     };
-  }, [...deps, n]);
-  return { value, error, loading, reload: () => setN((x) => x + 1) };
+  }, [key]);
+  return { value, error, loading: settled !== key, reload: () => setN((x) => x + 1) };
 }

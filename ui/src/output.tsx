@@ -49,26 +49,50 @@ export function OutputView({ session }: { session: Session }) {
   return (
     <div class="output" data-lines={n} data-ended={ended ? 'true' : 'false'}>
       <div class="toolbar small">
-        <span class="muted">
-          {n} lines{ended ? '' : ' · live'}
-        </span>
         {structured ? (
           <button type="button" class="small" onClick={() => setRaw(!raw)} aria-pressed={raw}>
             {raw ? 'Readable' : 'Raw lines'}
           </button>
         ) : null}
+        {/* last, and the count last in it, so that its growth moves nothing */}
+        <span class="muted">
+          {`${ended ? '' : 'live · '}${n} lines`}
+        </span>
       </div>
       {structured && !raw ? <Turns lines={lines} n={n} /> : <RawLines lines={lines} n={n} />}
     </div>
   );
 }
 
+// A scroll box kept at its end while the reader is there, left alone once they scroll up.
+function useFollow(n: number, scrolled?: (el: HTMLDivElement) => void) {
+  const ref = useRef<HTMLDivElement>(null);
+  const follow = useRef(true);
+  // Where the box was put: its own scroll event comes after more lines may have made it taller,
+  // and must not read as the reader leaving the end.
+  const pinned = useRef(-1);
+  useEffect(() => {
+    const el = ref.current;
+    if (el && follow.current) {
+      el.scrollTop = el.scrollHeight;
+      pinned.current = el.scrollTop;
+    }
+  }, [n]);
+  const onScroll = () => {
+    const el = ref.current!;
+    if (el.scrollTop !== pinned.current) follow.current = el.scrollTop + el.clientHeight >= el.scrollHeight - ROW;
+    scrolled?.(el);
+  };
+  return { ref, onScroll };
+}
+
 function Turns({ lines, n }: { lines: OutputLine[]; n: number }) {
   const items = useMemo(() => lines.flatMap(itemsOf), [lines, n]);
   const [all, setAll] = useState(false);
   const shown = all ? items : items.slice(-SHOWN_ITEMS);
+  const follow = useFollow(items.length);
   return (
-    <div class="turns">
+    <div class="turns" {...follow} tabIndex={0} role="log" aria-label="Conversation output">
       {shown.length < items.length ? (
         <button type="button" class="small" onClick={() => setAll(true)}>
           Show {items.length - shown.length} earlier
@@ -85,19 +109,8 @@ function Turns({ lines, n }: { lines: OutputLine[]; n: number }) {
 }
 
 function RawLines({ lines, n }: { lines: OutputLine[]; n: number }) {
-  const box = useRef<HTMLDivElement>(null);
   const [top, setTop] = useState(0);
-  const follow = useRef(true);
-  // Kept at the end while the reader is there; left alone once they scroll up.
-  useEffect(() => {
-    const el = box.current;
-    if (el && follow.current) el.scrollTop = el.scrollHeight;
-  }, [n]);
-  const onScroll = () => {
-    const el = box.current!;
-    follow.current = el.scrollTop + el.clientHeight >= el.scrollHeight - ROW;
-    setTop(el.scrollTop);
-  };
+  const follow = useFollow(n, (el) => setTop(el.scrollTop));
   const first = Math.max(0, Math.floor(top / ROW) - 20);
   const last = Math.min(n, Math.ceil((top + HEIGHT) / ROW) + 20);
   const rows = [];
@@ -111,7 +124,7 @@ function RawLines({ lines, n }: { lines: OutputLine[]; n: number }) {
     );
   }
   return (
-    <div class="raw" ref={box} onScroll={onScroll} tabIndex={0} role="log" aria-label="Output lines">
+    <div class="raw" {...follow} tabIndex={0} role="log" aria-label="Output lines">
       <div class="raw-inner" style={{ height: `${n * ROW}px` }}>
         {rows}
       </div>

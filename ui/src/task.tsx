@@ -21,6 +21,8 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
   const task = live.state.tasks.get(taskId);
   const sessions = [...live.state.sessions.values()].filter((s) => s.task_id === taskId).sort((a, b) => a.created_at.localeCompare(b.created_at));
   const ended = sessions.filter((s) => s.ended_at !== null).length;
+  // From the confirmed archive on, the worktree is going: nothing reads it any more.
+  const [archiving, setArchiving] = useState(false);
   // What ended while the page is open is seen.
   useEffect(() => markSeen(taskId), [taskId, ended]);
   if (!task) {
@@ -66,7 +68,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
           </>
         ) : null}
       </dl>
-      <Actions live={live} task={task} />
+      <Actions live={live} task={task} onArchiving={setArchiving} />
       <Log title="Setup" path={`/api/tasks/${task.id}/setup`} open={task.status !== 'ready'} refresh={task.status} />
       {task.status === 'ready' ? <Services live={live} task={task} sessions={sessions} /> : null}
       <section class="panel">
@@ -76,7 +78,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
           <Conversation key={turns[0]!.conversation_id} live={live} turns={turns} />
         ))}
       </section>
-      {task.status !== 'archived' ? <Review task={task} sessions={sessions} /> : <Log title="Teardown" path={`/api/tasks/${task.id}/teardown`} open refresh={task.status} />}
+      {task.status !== 'archived' ? !archiving && <Review task={task} sessions={sessions} /> : <Log title="Teardown" path={`/api/tasks/${task.id}/teardown`} open refresh={task.status} />}
     </article>
   );
 }
@@ -89,7 +91,7 @@ function conversations(sessions: Session[]): Session[][] {
 }
 
 // Commit, rebase, merge, push and archive, each confirmed first.
-function Actions({ live, task }: { live: Live; task: Task }) {
+function Actions({ live, task, onArchiving }: { live: Live; task: Task; onArchiving: (on: boolean) => void }) {
   const [error, setError] = useState<unknown>(undefined);
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
@@ -127,14 +129,21 @@ function Actions({ live, task }: { live: Live; task: Task }) {
   const archive = () => {
     if (!confirm(`Archive task ${task.name}? Its sessions and services stop and its worktree is removed; the branch stays.`)) return;
     void run(async () => {
+      onArchiving(true);
+      let archived = false;
       try {
-        live.put('task', await api<Task>('DELETE', `/api/tasks/${task.id}`));
-      } catch (err) {
-        if (!(err instanceof ApiError && err.code === 'WORKTREE_DIRTY')) throw err;
-        if (!confirm(`${err.problem.detail}\n\nArchive anyway and lose the uncommitted work?`)) return 'Not archived';
-        live.put('task', await api<Task>('DELETE', `/api/tasks/${task.id}?force=true`));
+        try {
+          live.put('task', await api<Task>('DELETE', `/api/tasks/${task.id}`));
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 'WORKTREE_DIRTY')) throw err;
+          if (!confirm(`${err.problem.detail}\n\nArchive anyway and lose the uncommitted work?`)) return 'Not archived';
+          live.put('task', await api<Task>('DELETE', `/api/tasks/${task.id}?force=true`));
+        }
+        archived = true;
+        return 'Archived';
+      } finally {
+        if (!archived) onArchiving(false);
       }
-      return 'Archived';
     });
   };
   if (task.status === 'archived') return null;
@@ -325,8 +334,8 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
         </div>
       ))}
       <form class="form followup" onSubmit={send} aria-label="Follow-up">
-        <Field label={`Follow-up to ${last.agent}`} name="prompt" error={promptError} hint={running ? 'Queued until the agent finishes its turn.' : undefined}>
-          <textarea {...inputProps('prompt', promptError)} rows={2} required />
+        <Field label={`Follow-up to ${last.agent}`} name="prompt" id={`f-followup-${last.conversation_id}`} error={promptError} hint={running ? 'Queued until the agent finishes its turn.' : 'Continues the conversation where it stopped.'}>
+          <textarea {...inputProps('prompt', promptError, `f-followup-${last.conversation_id}`)} rows={2} required />
         </Field>
         <select name="mode" aria-label="Mode">
           {MODES.map((m) => (
