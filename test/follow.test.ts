@@ -10,6 +10,8 @@ interface State {
   done: boolean;
   rounds: number;
   following?: Promise<void>;
+  /** the most 'close' listeners the response had while it was followed */
+  maxCloseListeners?: number;
 }
 
 // A real HTTP server whose one endpoint follows `items` as SSE until `done` and a final round.
@@ -18,7 +20,10 @@ async function serve(t: test.TestContext, emitter: EventEmitter, items: string[]
     let sent = 0;
     state.following = follow(res, emitter, ['change'], async (send): Promise<Next> => {
       state.rounds++;
-      while (sent < items.length) await send(sseEvent('item', items[sent], ++sent));
+      while (sent < items.length) {
+        await send(sseEvent('item', items[sent], ++sent));
+        state.maxCloseListeners = Math.max(state.maxCloseListeners ?? 0, res.listenerCount('close'));
+      }
       if (!state.done) return 'wait';
       await send(sseEvent('end', { sent }));
       return 'end';
@@ -71,4 +76,20 @@ test('follow: a client that hangs up ends the loop and removes its listener', as
   }
   await state.following; // the loop ends on its own, though no change ever comes
   assert.equal(emitter.listenerCount('change'), 0);
+});
+
+test('follow: a client slower than the stream makes it wait for drain many times, and no listener is left behind', async (t) => {
+  const emitter = new EventEmitter();
+  const items = Array.from({ length: 20_000 }, (_, i) => `${i} ${'x'.repeat(200)}`);
+  const state: State = { done: true, rounds: 0 };
+  const url = await serve(t, emitter, items, state);
+  const res = await request(url, { highWaterMark: 1024 });
+  let n = 0;
+  for await (const chunk of res.body) {
+    n += (chunk.toString().match(/\nevent: item\n/g) ?? []).length;
+    await new Promise((r) => setImmediate(r)); // read slowly: the server's buffer fills again and again
+  }
+  await state.following;
+  assert.equal(n, items.length);
+  assert.ok(state.maxCloseListeners! <= 3, `'close' listeners stay few: at most ${state.maxCloseListeners}`);
 });

@@ -1,4 +1,4 @@
-import { once, type EventEmitter } from 'node:events';
+import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GroveError } from '../errors.ts';
 
@@ -51,14 +51,20 @@ export function openEventStream(res: ServerResponse, emitter: EventEmitter, even
     async write(text) {
       if (closed) return;
       if (res.write(text)) return;
-      let timer: NodeJS.Timeout | undefined;
-      const stalled = stall
-        ? new Promise<'stalled'>((r) => {
-            timer = setTimeout(() => r('stalled'), stall.ms);
-          })
-        : null;
-      const how = await Promise.race([once(res, 'drain'), once(res, 'close'), ...(stalled ? [stalled] : [])]);
-      clearTimeout(timer);
+      // Whichever comes first; the others' listeners go with it, or a long stream piles them up.
+      const how = await new Promise<'drain' | 'close' | 'stalled'>((resolve) => {
+        const done = (why: 'drain' | 'close' | 'stalled') => {
+          res.off('drain', onDrain);
+          res.off('close', onClose);
+          clearTimeout(timer);
+          resolve(why);
+        };
+        const onDrain = () => done('drain');
+        const onClose = () => done('close');
+        res.once('drain', onDrain);
+        res.once('close', onClose);
+        const timer = stall ? setTimeout(() => done('stalled'), stall.ms) : undefined;
+      });
       if (how === 'stalled' && stall) {
         // Its buffer stays bounded: nothing more is read for it. It may resume from its last id.
         closed = true;
