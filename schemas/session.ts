@@ -85,6 +85,8 @@ export type CreateMessage = Static<typeof CreateMessage>;
 
 export const SessionListQuery = Type.Object({ conversation_id: Type.Optional(Id) }, { additionalProperties: false });
 
+export const AllSessionsQuery = Type.Object({ project_id: Type.Optional(Id) }, { additionalProperties: false });
+
 export const KillResult = Type.Object({ status: Type.Literal('killed') }, { $id: 'KillResult' });
 
 export const OutputQuery = Type.Object(

@@ -29,6 +29,7 @@ const ENDPOINTS = [
   'get /api/events',
   'get /api/tasks/{id}/sessions',
   'post /api/tasks/{id}/sessions',
+  'get /api/sessions',
   'get /api/sessions/{id}',
   'delete /api/sessions/{id}',
   'get /api/sessions/{id}/output',

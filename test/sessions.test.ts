@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
+import { addProject } from './helpers/daemon.ts';
+import { makeRepo } from './helpers/git.ts';
 import { allLines, gate, liveGroupMembers, readSse, readyTask, waitSessionEnd } from './helpers/sessions.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -145,4 +147,24 @@ test('archiving a task kills its live sessions', async (t) => {
   const again = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0' } });
   assert.equal(again.status, 409);
   assert.equal(again.json.code, 'TASK_NOT_READY');
+});
+
+test('GET /api/sessions: every session of every task in one answer, oldest first, or one project\'s; the same JSON as each task\'s list', async (t) => {
+  const { d, task } = await readyTask(t);
+  const other = await addProject(d, makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture' }) } }));
+  const task2 = (await d.socket('POST', '/api/tasks', { body: { project_id: other.id, name: 'second' } })).json;
+  const started = [];
+  for (const [id, word] of [[task.id, 'one'], [task2.id, 'two'], [task.id, 'three']]) {
+    const s = (await d.socket('POST', `/api/tasks/${id}/sessions`, { body: { prompt: `echo:${word}` } })).json;
+    await waitSessionEnd(d, s.id);
+    started.push(s.id);
+  }
+  const all = (await d.tcp('GET', '/api/sessions')).json;
+  assert.deepEqual(all.map((s: any) => s.id), started);
+  const perTask = [...(await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json, ...(await d.socket('GET', `/api/tasks/${task2.id}/sessions`)).json];
+  assert.deepEqual([...all].sort((a: any, b: any) => a.id.localeCompare(b.id)), perTask.sort((a: any, b: any) => a.id.localeCompare(b.id)));
+  assert.deepEqual((await d.socket('GET', `/api/sessions?project_id=${other.id}`)).json.map((s: any) => s.id), [started[1]]);
+  assert.deepEqual((await d.socket('GET', `/api/sessions?project_id=${crypto.randomUUID()}`)).json, []);
+  assert.equal((await d.socket('GET', '/api/sessions?project_id=nope')).json.code, 'VALIDATION_FAILED');
+  assert.equal((await d.socket('GET', '/api/sessions?task=x')).json.code, 'VALIDATION_FAILED');
 });

@@ -1,6 +1,7 @@
 import { IdParams, MAX_ARG_BYTES } from '../../schemas/common.ts';
 import {
   AgentList,
+  AllSessionsQuery,
   CreateMessage,
   CreateSession,
   KillResult,
@@ -32,6 +33,14 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
       query: SessionListQuery,
       responses: { 200: SessionList },
       handler: async ({ params, query }) => ({ status: 200, body: await sessions.list(params.id, query.conversation_id) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/sessions',
+      summary: "Every session (or those of one project's tasks), oldest first",
+      query: AllSessionsQuery,
+      responses: { 200: SessionList },
+      handler: async ({ query }) => ({ status: 200, body: await sessions.listAll(query.project_id) }),
     }),
     route({
       method: 'POST',

@@ -183,6 +183,13 @@ export function sessionsTable(db: Db, events: EventsTable) {
       if (rows.length === 0) return null;
       return rows.filter((r) => r.id !== null).map(toRecord);
     },
+    // Every session (or those of one project's tasks) in one query.
+    async listAll(projectId?: string): Promise<SessionRecord[]> {
+      const { rows } = projectId
+        ? await db.query<Row>('SELECT s.* FROM sessions s JOIN tasks t ON t.id = s.task_id WHERE t.project_id = $1 ORDER BY s.created_at, s.id', [projectId])
+        : await db.query<Row>('SELECT * FROM sessions ORDER BY created_at, id');
+      return rows.map(toRecord);
+    },
     async listLive(): Promise<SessionRecord[]> {
       const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status IN ('starting', 'running') ORDER BY created_at`);
       return rows.map(toRecord);

@@ -52,11 +52,10 @@ export function createLive() {
 
   async function load(): Promise<void> {
     const health = await api<Health>('GET', '/api/health');
-    const [projects, tasks] = await Promise.all([api<Project[]>('GET', '/api/projects'), api<Task[]>('GET', '/api/tasks')]);
-    const sessions = await Promise.all(tasks.map((t) => api<Session[]>('GET', `/api/tasks/${t.id}/sessions`).catch(() => [] as Session[])));
+    const [projects, tasks, sessions] = await Promise.all([api<Project[]>('GET', '/api/projects'), api<Task[]>('GET', '/api/tasks'), api<Session[]>('GET', '/api/sessions')]);
     state.projects = new Map(projects.map((p) => [p.id, p]));
     state.tasks = new Map(tasks.map((t) => [t.id, t]));
-    state.sessions = new Map(sessions.flat().map((s) => [s.id, s]));
+    state.sessions = new Map(sessions.map((s) => [s.id, s]));
     state.loaded = true;
     changed();
     // Every event after the one noted before loading: a change made meanwhile is applied again,
