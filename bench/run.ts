@@ -9,6 +9,7 @@ import { benchOutput } from './output.ts';
 import { benchApi } from './api.ts';
 import { benchCli } from './cli.ts';
 import { benchReview } from './review.ts';
+import { benchDashboard } from './dashboard.ts';
 import { round } from './stats.ts';
 
 const quick = process.argv.includes('--quick');
@@ -37,10 +38,11 @@ try {
     cli: await timed('cli', () => benchCli({ template, runs: 20 })),
     review: await timed('review', () => benchReview({ template, files: 5000, modified: 1000, tasks: 20, rounds: quick ? 3 : 7 })),
     start: await timed('start', () => benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 })),
+    dashboard: await timed('dashboard', () => benchDashboard({ template, tasks: 50, lines: 100_000, rounds: quick ? 2 : 5 })),
     elapsed_s,
   };
 
-  const { tasks, start, output, api, cli, review } = results;
+  const { tasks, start, output, api, cli, review, dashboard: ui } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -103,6 +105,9 @@ try {
     },
     { what: 'start, existing store, vs a bare PGlite open (ms, median)', grove: start.start_existing_store_ms.grove.median, base: start.start_existing_store_ms.baseline.median, ratio: start.start_existing_store_ms.ratio },
     { what: 'start, new store, vs a bare PGlite open (ms, median)', grove: start.start_new_store_ms.grove.median, base: start.start_new_store_ms.baseline.median, ratio: start.start_new_store_ms.ratio },
+    { what: `dashboard: the board's first paint with ${ui.tasks} tasks vs the browser showing GET /api/tasks (ms, median)`, grove: ui.board_first_paint_ms.grove, base: ui.board_first_paint_ms.raw_json, ratio: ui.board_first_paint_ms.ratio },
+    { what: `dashboard: ${ui.lines} lines of one session shown vs a bare EventSource reading them (ms, median)`, grove: ui.lines_shown_ms.grove, base: ui.lines_shown_ms.bare_eventsource, ratio: ui.lines_shown_ms.ratio },
+    { what: `dashboard: a jump to the middle of those lines vs one frame (ms, median)`, grove: ui.jump_to_middle_ms.grove, base: ui.jump_to_middle_ms.one_frame, ratio: ui.jump_to_middle_ms.ratio },
     {
       what: `RSS after ${tasks.rss_mb_after_tasks.tasks} tasks vs idle (MB)`,
       grove: tasks.rss_mb_after_tasks.rss_mb,
