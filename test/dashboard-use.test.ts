@@ -76,7 +76,9 @@ test('the dashboard with the keyboard alone: a task, a session, a follow-up and 
   await tabTo(page, 'New task');
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { name: /^New task/ }).waitFor();
-  assert.equal((await focused(page))?.name, 'Name', 'the form starts at its first field');
+  // The form starts at its first field (the focus moves once the page has rendered).
+  await page.locator('#f-name:focus').waitFor();
+  assert.equal((await focused(page))?.name, 'Name');
   await page.keyboard.type('keyboard work');
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { name: 'keyboard work' }).waitFor();
@@ -261,7 +263,11 @@ test('services, rebase, push, a usage limit on the board, and the teardown log o
   await page.locator('.turn .badge.limit').waitFor();
   await page.getByRole('link', { name: 'All projects' }).click();
   const again = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'stream', prompt: 'limit:3600' } })).json;
-  await page.locator('.card', { hasText: 'landing' }).locator('.badge.limit', { hasText: 'hit a limit' }).waitFor();
+  const card = page.locator('.card', { hasText: 'landing' });
+  await card.locator('.badge.limit', { hasText: 'hit a limit' }).waitFor();
+  // Each limit queued its conversation's next turn for when the limit resets: queued, not running.
+  await card.locator('.badge.queued', { hasText: '2 queued' }).waitFor();
+  assert.equal(await card.locator('.badge.running').count(), 0);
   assert.ok((await d.socket('GET', `/api/sessions/${again.id}`)).json.limit_resets_at);
 
   // Archive: the teardown runs and its log is shown.

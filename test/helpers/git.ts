@@ -3,15 +3,15 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TestContext } from 'node:test';
 
 // Runs git synchronously for fixtures; throws with git's stderr on failure.
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
 
-// A real repository with one commit on `main`, removed after the test.
-export function makeRepo(t: TestContext, opts: { files?: Record<string, string>; parent?: string } = {}): string {
+// A real repository with one commit on `main`, removed after the test (or whatever `t` is: the
+// screenshots script passes its own cleanup).
+export function makeRepo(t: { after(fn: () => unknown): void }, opts: { files?: Record<string, string>; parent?: string } = {}): string {
   const dir = realpathSync(mkdtempSync(path.join(opts.parent ?? tmpdir(), 'grove-repo-')));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   git(dir, 'init', '-q', '-b', 'main');
@@ -26,7 +26,7 @@ export function makeRepo(t: TestContext, opts: { files?: Record<string, string>;
 }
 
 // A scratch folder removed after the test.
-export function makeTempDir(t: TestContext, prefix = 'grove-tmp-'): string {
+export function makeTempDir(t: { after(fn: () => unknown): void }, prefix = 'grove-tmp-'): string {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;

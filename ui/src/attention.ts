@@ -20,7 +20,7 @@ export function markSeen(taskId: string): void {
   localStorage.setItem(KEY, JSON.stringify(m));
 }
 
-export type Badge = { kind: 'failed' | 'limit' | 'ended' | 'setup' | 'running'; text: string };
+export type Badge = { kind: 'failed' | 'limit' | 'ended' | 'setup' | 'running' | 'queued'; text: string };
 
 // The task's badges, most urgent first.
 export function badgesOf(task: Task, sessions: Session[]): Badge[] {
@@ -35,7 +35,10 @@ export function badgesOf(task: Task, sessions: Session[]): Badge[] {
   if (limited > 0) out.push({ kind: 'limit', text: limited > 1 ? `${limited} hit a limit` : 'hit a limit' });
   if (failed > 0) out.push({ kind: 'failed', text: failed > 1 ? `${failed} failed` : 'failed' });
   if (ended > 0) out.push({ kind: 'ended', text: ended > 1 ? `${ended} ended` : 'ended' });
-  const running = agents.filter((s) => s.status === 'running' || s.status === 'starting' || s.status === 'queued').length;
+  const running = agents.filter((s) => s.status === 'running' || s.status === 'starting').length;
   if (running > 0) out.push({ kind: 'running', text: `${running} running` });
+  // Waiting for a turn or for a usage limit to reset: not running yet.
+  const queued = agents.filter((s) => s.status === 'queued').length;
+  if (queued > 0) out.push({ kind: 'queued', text: `${queued} queued` });
   return out;
 }

@@ -1,5 +1,5 @@
 // An agent's structured output (one JSON object per stdout line) as readable items: its messages,
-// its tool calls and their results, its final result. Lines that are not such JSON stay raw.
+// its tool calls and their results (the final result is the session's own `result`). Lines that are not such JSON stay raw.
 import type { OutputLine } from '../../schemas/output.ts';
 
 export interface Item {
@@ -34,7 +34,9 @@ export function itemsOf(line: OutputLine): Item[] {
       return [];
     });
   }
-  if (type === 'result') return [{ kind: 'result', title: j.is_error ? 'error' : 'result', text: str(j.result ?? j.error ?? j.response), seq }];
+  // The final result is the session's `result` (the daemon reads it from this line), shown
+  // under the turn once for every agent: not a second time here.
+  if (type === 'result') return [];
   // Codex: items completed.
   if (type === 'item.completed' && j.item && typeof j.item === 'object') {
     const item = j.item as Json;
