@@ -36,6 +36,7 @@ const USAGE = `usage: grove <command> [options]
   events [--project P] [--task T]          every change as it happens (the last 10, then live)
   watch                                    a live table of tasks and sessions; Ctrl-C leaves
   open                                     the dashboard in the default browser ($BROWSER if set)
+  mcp [--read-only]                        an MCP server on stdio for agents (claude mcp add grove -- grove mcp)
   agents                                   agents and whether they are installed
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
@@ -515,6 +516,7 @@ async function main(argv: string[]): Promise<number> {
         'dry-run': { type: 'boolean' },
         progress: { type: 'boolean' },
         platform: { type: 'string' },
+        'read-only': { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -539,6 +541,16 @@ async function main(argv: string[]): Promise<number> {
     const { runDaemon } = await import('../main.ts');
     await runDaemon();
     return -1; // the daemon runs until a signal ends the process
+  }
+  if (words[0] === 'mcp') {
+    const [{ runMcp }, { VERSION }] = await Promise.all([import('../mcp/server.ts'), import('../runtime/root.ts')]);
+    const api = createClient(resolvePaths(process.env, process.getuid?.() ?? 0).socketPath);
+    try {
+      await runMcp({ api, readOnly: parsed.values['read-only'] === true, version: VERSION });
+    } finally {
+      await api.close();
+    }
+    return EXIT.OK;
   }
   const two = `${words[0]} ${words[1] ?? ''}`.trim();
   const name = COMMANDS[two] ? two : COMMANDS[words[0]!] ? words[0]! : null;

@@ -5,15 +5,18 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
-import { addProject, startDaemon } from '../helpers/daemon.ts';
+import { after, before, test } from 'node:test';
+import { addProject, DAEMON_ENTRY, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
-test('the built-in claude agent runs the real CLI; without credentials it fails with exit 1, every line captured; a follow-up resumes its session id', async (t) => {
-  const prefix = makeTempDir(t, 'grove-claude-');
+// The CLI, installed once for this file's tests (before the first) into a folder removed after
+// the last.
+const prefix = makeTempDir({ after }, 'grove-claude-');
+let installed = '';
+before(() => {
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, '@anthropic-ai/claude-code'], {
     stdio: ['ignore', 'ignore', 'inherit'],
     timeout: 300_000,
@@ -21,7 +24,12 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   // npm may hold back install scripts; the package's own postinstall puts its native binary in place.
   const pkg = path.join(prefix, 'node_modules', '@anthropic-ai', 'claude-code');
   execFileSync(process.execPath, ['install.cjs'], { cwd: pkg, stdio: ['ignore', 'ignore', 'inherit'] });
-  const bin = path.join(prefix, 'node_modules', '.bin');
+  installed = path.join(prefix, 'node_modules', '.bin');
+});
+const claudeBin = () => installed;
+
+test('the built-in claude agent runs the real CLI; without credentials it fails with exit 1, every line captured; a follow-up resumes its session id', async (t) => {
+  const bin = claudeBin();
 
   // No credentials anywhere: a home of its own and no API key.
   const userHome = makeTempDir(t, 'grove-claude-home-');
@@ -93,4 +101,24 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
     const said = (await allLines(d, full.json.id)).map((l) => l.text).join('\n');
     assert.match(said, /root|sudo/i, said);
   }
+});
+
+test('claude mcp add grove -- grove mcp: the real Claude Code takes grove\'s MCP server and lists it connected, without credentials', async (t) => {
+  const bin = claudeBin();
+  // `grove` on the PATH, as an install puts it there.
+  const groveBin = makeTempDir(t, 'grove-bin-');
+  writeFileSync(path.join(groveBin, 'grove'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(DAEMON_ENTRY)} "$@"\n`, { mode: 0o755 });
+  const d = await startDaemon(t);
+  const userHome = makeTempDir(t, 'grove-claude-home-');
+  mkdirSync(path.join(userHome, '.config'), { recursive: true });
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${groveBin}:${process.env.PATH}`, HOME: userHome, GROVE_HOME: d.home };
+  delete env.ANTHROPIC_API_KEY;
+  delete env.CLAUDE_CODE_OAUTH_TOKEN;
+  const claude = (...args: string[]) => spawnSync('claude', args, { cwd: userHome, env, encoding: 'utf8', timeout: 120_000 });
+  const added = claude('mcp', 'add', 'grove', '--', 'grove', 'mcp');
+  assert.equal(added.status, 0, added.stderr);
+  assert.match(added.stdout, /Added stdio MCP server grove with command: grove mcp/);
+  const list = claude('mcp', 'list');
+  assert.equal(list.status, 0, list.stderr);
+  assert.match(list.stdout, /^grove: grove mcp - .*Connected$/m, list.stdout);
 });

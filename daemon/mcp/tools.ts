@@ -1,0 +1,208 @@
+// The MCP tools of `grove mcp` (DESIGN §13) as a table of data: each names its input schema, made
+// from the daemon's own schemas, whether it only reads or removes something, and the API calls it
+// makes through the CLI's client.
+import { Type, type TObject, type TProperties } from '@sinclair/typebox';
+import { UUID_PATTERN } from '../../schemas/common.ts';
+import { CommitBody, MergeBody } from '../../schemas/review.ts';
+import { CreateMessage, CreateSession, MAX_SEQ } from '../../schemas/session.ts';
+import { CreateTask } from '../../schemas/task.ts';
+import type { Client } from '../cli/client.ts';
+
+export interface Tool {
+  name: string;
+  description: string;
+  input: TObject;
+  /** reads only: the tools `grove mcp --read-only` offers */
+  readOnly: boolean;
+  /** removes or lands something (MCP's destructive hint) */
+  destructive: boolean;
+  run(api: Client, args: any): Promise<unknown>;
+}
+
+// An input object of these properties and no others; `description`s travel to the agent.
+const input = (props: TProperties) => Type.Object(props, { additionalProperties: false });
+const { project_id: _p, wait: _w, ...taskFields } = CreateTask.properties;
+const id = (description: string) => Type.String({ pattern: UUID_PATTERN, description });
+const TaskId = id('the task id (a lowercase UUID) from create_task or list_tasks');
+const SessionId = id('the session id from start_session or send_message');
+const ProjectId = id('the project id from list_projects');
+
+// How long wait_for_session waits when not told: an agent's turn is often minutes.
+const WAIT_S = 600;
+
+const q = (v: unknown) => encodeURIComponent(String(v));
+
+// The session's end, or after `timeout_s` its state then: the output stream, asked to start
+// after the last possible line, says nothing until its `end` event, which carries the session.
+async function waitForSession(api: Client, args: { session_id: string; timeout_s?: number }) {
+  const ms = (args.timeout_s ?? WAIT_S) * 1000;
+  const ended = (async () => {
+    const body = await api.stream(`/api/sessions/${args.session_id}/output`, { accept: 'text/event-stream', 'last-event-id': String(MAX_SEQ) });
+    let text = '';
+    for await (const chunk of body) {
+      text += chunk.toString('utf8');
+      const at = text.indexOf('event: end\ndata: ');
+      const stop = at === -1 ? -1 : text.indexOf('\n', at + 17);
+      if (stop !== -1) return JSON.parse(text.slice(at + 17, stop));
+    }
+    return null;
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  try {
+    const session = (await Promise.race([ended, late])) ?? (await api.call('GET', `/api/sessions/${args.session_id}`));
+    const done = session.ended_at !== null;
+    return { ended: done, status: session.status, exit_code: session.exit_code, result: session.result, limit_resets_at: session.limit_resets_at, session };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// The last `last` lines, or the page after seq `after`, as text an agent reads (stderr marked).
+async function getOutput(api: Client, args: { session_id: string; last?: number; after?: number }) {
+  const want = args.last ?? 200;
+  const page = (after: number, limit: number) => api.call('GET', `/api/sessions/${args.session_id}/output?after=${after}&limit=${limit}`);
+  let lines: Array<{ seq: number; stream: string; text: string }>;
+  let next: number;
+  if (args.after !== undefined) {
+    ({ lines, next } = await page(args.after, want));
+  } else {
+    // The API pages forward: keep the tail while reading to the end.
+    lines = [];
+    next = 0;
+    for (;;) {
+      const p = await page(next, 5000);
+      lines = [...lines, ...p.lines].slice(-want);
+      if (p.lines.length < 5000) break;
+      next = p.next;
+    }
+    next = lines.at(-1)?.seq ?? next;
+  }
+  const text = lines.map((l) => (l.stream === 'stderr' ? `[stderr] ${l.text}` : l.text)).join('\n');
+  return { lines: lines.length, first_seq: lines[0]?.seq ?? null, next, text };
+}
+
+export const TOOLS: Tool[] = [
+  {
+    name: 'list_projects',
+    description: 'List the git repositories grove manages (id, name, path). Start here to find the project_id other tools need.',
+    input: input({}),
+    readOnly: true,
+    destructive: false,
+    run: (api) => api.call('GET', '/api/projects'),
+  },
+  {
+    name: 'list_tasks',
+    description: "List tasks (each a branch with its own worktree): all, or one project's. Status is setting_up, ready, setup_failed or archived.",
+    input: input({ project_id: Type.Optional(ProjectId) }),
+    readOnly: true,
+    destructive: false,
+    run: (api, a) => api.call('GET', `/api/tasks${a.project_id ? `?project_id=${q(a.project_id)}` : ''}`),
+  },
+  {
+    name: 'create_task',
+    description:
+      "Create a task for one piece of work: a new branch and git worktree of the project, prepared by the project's setup commands. Answers once setup has run: status ready (start sessions on it) or setup_failed.",
+    input: input({ project_id: ProjectId, ...taskFields }),
+    readOnly: false,
+    destructive: false,
+    run: (api, a) => api.call('POST', '/api/tasks', { ...a, wait: true }),
+  },
+  {
+    name: 'start_session',
+    description:
+      "Start a coding agent on a ready task, in its worktree, with a prompt. agent: a name from the project's config or a built-in (claude, codex, gemini, opencode…), the project's default if left out; mode: read, edit (default) or full. Answers at once with the session; use wait_for_session to wait for it.",
+    input: input({ task_id: TaskId, ...CreateSession.properties }),
+    readOnly: false,
+    destructive: false,
+    run: (api, { task_id, ...body }) => api.call('POST', `/api/tasks/${task_id}/sessions`, body),
+  },
+  {
+    name: 'send_message',
+    description: "Continue a session's conversation with a follow-up prompt (the same agent resumes it). Queued until the session's current turn ends. Answers the new session.",
+    input: input({ session_id: SessionId, ...CreateMessage.properties }),
+    readOnly: false,
+    destructive: false,
+    run: (api, { session_id, ...body }) => api.call('POST', `/api/sessions/${session_id}/messages`, body),
+  },
+  {
+    name: 'wait_for_session',
+    description: `Wait until a session ends, or until timeout_s (default ${WAIT_S}) passes. Answers ended (true or false), status, exit_code, result (the agent's final message, cost and tokens, when it reported one) and limit_resets_at when it hit a usage limit.`,
+    input: input({ session_id: SessionId, timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: `seconds to wait at most (default ${WAIT_S})` })) }),
+    readOnly: true,
+    destructive: false,
+    run: waitForSession,
+  },
+  {
+    name: 'get_output',
+    description: "Read what a session printed: its last `last` lines (default 200), or the lines after seq `after`. Answers the text (stderr lines marked [stderr]) and `next`, the seq to pass as `after` to read on.",
+    input: input({
+      session_id: SessionId,
+      last: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, description: 'how many lines (default 200)' })),
+      after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'read the lines after this seq instead of the last ones' })),
+    }),
+    readOnly: true,
+    destructive: false,
+    run: getOutput,
+  },
+  {
+    name: 'get_changes',
+    description: "What a task changed since it branched from its base: files added, modified, deleted, renamed or untracked, committed or not, with line counts; commits ahead and behind.",
+    input: input({ task_id: TaskId }),
+    readOnly: true,
+    destructive: false,
+    run: (api, a) => api.call('GET', `/api/tasks/${a.task_id}/changes`),
+  },
+  {
+    name: 'get_diff',
+    description: "The unified diff of a task's changes against its merge-base (uncommitted and untracked included), or of one file with `path`.",
+    input: input({ task_id: TaskId, path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: "one file's path in the worktree" })) }),
+    readOnly: true,
+    destructive: false,
+    run: async (api, a) => {
+      let text = '';
+      for await (const chunk of await api.stream(`/api/tasks/${a.task_id}/diff${a.path ? `?path=${q(a.path)}` : ''}`, {})) text += chunk.toString('utf8');
+      return text;
+    },
+  },
+  {
+    name: 'commit_task',
+    description: "Commit everything uncommitted in a task's worktree (untracked files included, ignored ones not) with a message.",
+    input: input({ task_id: TaskId, ...CommitBody.properties }),
+    readOnly: false,
+    destructive: false,
+    run: (api, { task_id, ...body }) => api.call('POST', `/api/tasks/${task_id}/commit`, body),
+  },
+  {
+    name: 'merge_task',
+    description: "Land a task: merge its branch into its base branch (strategy merge, squash or ff). Refused with a CONFLICT naming the files, or when the work is not committed. Changes the base branch.",
+    input: input({ task_id: TaskId, ...MergeBody.properties }),
+    readOnly: false,
+    destructive: true,
+    run: (api, { task_id, ...body }) => api.call('POST', `/api/tasks/${task_id}/merge`, body),
+  },
+  {
+    name: 'archive_task',
+    description: "Archive a task: stop its sessions and services, run its teardown, remove its worktree (the branch stays). Refused with WORKTREE_DIRTY when work is uncommitted, unless force is true (which discards it).",
+    input: input({ task_id: TaskId, force: Type.Optional(Type.Boolean({ description: 'discard uncommitted work' })) }),
+    readOnly: false,
+    destructive: true,
+    run: (api, a) => api.call('DELETE', `/api/tasks/${a.task_id}${a.force ? '?force=true' : ''}`),
+  },
+  {
+    name: 'kill_session',
+    description: "Stop a session: its agent's whole process group is killed (or a queued turn cancelled).",
+    input: input({ session_id: SessionId }),
+    readOnly: false,
+    destructive: true,
+    run: (api, a) => api.call('DELETE', `/api/sessions/${a.session_id}`),
+  },
+  {
+    name: 'conflicts',
+    description: "Which of a project's live tasks would conflict with each other or with their base if merged (uncommitted work included), and in which files. Nothing is checked out or changed.",
+    input: input({ project_id: ProjectId }),
+    readOnly: true,
+    destructive: false,
+    run: (api, a) => api.call('GET', `/api/projects/${a.project_id}/conflicts`),
+  },
+];

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { addProject, DAEMON_ENTRY, makeHome, ROOT, startDaemon } from './helpers/daemon.ts';
+import { git, makeRepo } from './helpers/git.ts';
+import { agentHome } from './helpers/sessions.ts';
+
+const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
+const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } } };
+const CHANGING = ['create_task', 'start_session', 'send_message', 'commit_task', 'merge_task', 'archive_task', 'kill_session'];
+const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_output', 'get_changes', 'get_diff', 'conflicts'];
+
+// `grove mcp` as a child process, driven by the SDK's own client over stdio.
+async function mcp(t: test.TestContext, home: string, args: string[] = []): Promise<Client> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [DAEMON_ENTRY, 'mcp', ...args], env: { ...(process.env as Record<string, string>), GROVE_HOME: home }, stderr: 'pipe' });
+  const client = new Client({ name: 'grove-test', version: '1' });
+  await client.connect(transport);
+  t.after(() => client.close());
+  return client;
+}
+
+// A tool's answer: its JSON (or text), or its error's code and detail.
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
+  const r: any = await client.callTool({ name, arguments: args });
+  const text = r.content.map((c: any) => c.text).join('');
+  if (r.isError) return { error: r.structuredContent, text };
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+test('grove mcp: the tools and their schemas; a task from creation to archive through them; errors with their codes', async (t) => {
+  const home = agentHome(t, config);
+  const d = await startDaemon(t, { home });
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'stream', setup: ['echo prepared'] }), 'README.md': 'hello\n' } });
+  const project = await addProject(d, repo);
+  const client = await mcp(t, home);
+
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((x) => x.name).sort(), [...CHANGING, ...READING].sort());
+  for (const tool of tools) {
+    assert.equal(tool.inputSchema.type, 'object', tool.name);
+    assert.ok((tool.description ?? '').length > 40, `${tool.name} says what it does`);
+    assert.equal(tool.annotations?.destructiveHint, ['merge_task', 'archive_task', 'kill_session'].includes(tool.name), tool.name);
+    assert.equal(tool.annotations?.readOnlyHint, READING.includes(tool.name), tool.name);
+  }
+  // The daemon's own schemas: the task's name rule, the session's modes.
+  const create = tools.find((x) => x.name === 'create_task')!.inputSchema as any;
+  assert.deepEqual(create.required.sort(), ['name', 'project_id']);
+  assert.equal(create.properties.name.maxLength, 200);
+  const start = tools.find((x) => x.name === 'start_session')!.inputSchema as any;
+  assert.deepEqual(start.properties.mode.anyOf.map((m: any) => m.const), ['read', 'edit', 'full']);
+
+  assert.deepEqual((await call(client, 'list_projects')).map((p: any) => p.id), [project.id]);
+  const task = await call(client, 'create_task', { project_id: project.id, name: 'mcp work' });
+  assert.equal(task.status, 'ready', 'answered once setup has run');
+  assert.deepEqual((await call(client, 'list_tasks', { project_id: project.id })).map((x: any) => x.id), [task.id]);
+
+  const session = await call(client, 'start_session', { task_id: task.id, prompt: 'write:notes.txt=from the agent' });
+  assert.equal(session.agent, 'stream');
+  const waited = await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 60 });
+  assert.equal(waited.ended, true);
+  assert.equal(waited.status, 'exited');
+  assert.equal(waited.exit_code, 0);
+  assert.equal(waited.result.text, 'got 4 arguments');
+  const out = await call(client, 'get_output', { session_id: session.id, last: 2 });
+  assert.equal(out.lines, 2);
+  assert.match(out.text, /wrote notes\.txt/);
+  assert.match(out.text, /"type":"result"/);
+  const all = await call(client, 'get_output', { session_id: session.id, after: 0 });
+  assert.equal(all.first_seq, 1);
+  assert.equal(all.next, out.next);
+
+  // A follow-up in the same conversation, then what the task changed.
+  const again = await call(client, 'send_message', { session_id: session.id, prompt: 'write:more.txt=second turn' });
+  assert.equal(again.parent_id, session.id);
+  assert.equal((await call(client, 'wait_for_session', { session_id: again.id })).status, 'exited');
+  const changes = await call(client, 'get_changes', { task_id: task.id });
+  assert.deepEqual(changes.files.map((f: any) => [f.path, f.status]), [['more.txt', 'untracked'], ['notes.txt', 'untracked']]);
+  const diff = await call(client, 'get_diff', { task_id: task.id, path: 'notes.txt' });
+  assert.match(diff, /^\+from the agent$/m);
+  assert.doesNotMatch(diff, /more\.txt/);
+  assert.deepEqual(await call(client, 'conflicts', { project_id: project.id }), []);
+
+  // Landed and archived.
+  assert.equal((await call(client, 'merge_task', { task_id: task.id })).error.code, 'WORKTREE_DIRTY');
+  await call(client, 'commit_task', { task_id: task.id, message: 'notes from the agent' });
+  const merged = await call(client, 'merge_task', { task_id: task.id, strategy: 'squash', message: 'agent notes' });
+  assert.equal(merged.base, 'main');
+  assert.equal(readFileSync(path.join(repo, 'notes.txt'), 'utf8'), 'from the agent\n');
+  assert.equal(git(repo, 'log', '-1', '--format=%s'), 'agent notes');
+  assert.equal((await call(client, 'archive_task', { task_id: task.id })).status, 'archived');
+
+  // Errors: the input's, checked against the schema before any call; the daemon's, with its code.
+  const missing = await call(client, 'create_task', { project_id: project.id });
+  assert.equal(missing.error.code, 'VALIDATION_FAILED');
+  assert.match(missing.text, /name/);
+  assert.equal((await call(client, 'start_session', { task_id: task.id, mode: 'sideways' })).error.code, 'VALIDATION_FAILED');
+  assert.equal((await call(client, 'get_changes', { task_id: 'nope' })).error.code, 'VALIDATION_FAILED');
+  const unknown = await call(client, 'get_changes', { task_id: crypto.randomUUID() });
+  assert.equal(unknown.error.code, 'NOT_FOUND');
+  assert.equal(unknown.error.status, 404);
+  assert.equal((await call(client, 'get_changes', { task_id: task.id })).error.code, 'TASK_NOT_READY');
+  assert.equal((await call(client, 'kill_session', { session_id: crypto.randomUUID() })).error.code, 'NOT_FOUND');
+  assert.equal((await call(client, 'no_such_tool')).error.code, 'UNKNOWN_TOOL');
+});
+
+test('grove mcp --read-only offers no tool that changes anything; without a daemon a tool says so at once', async (t) => {
+  const home = makeHome(t);
+  const client = await mcp(t, home, ['--read-only']);
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((x) => x.name).sort(), [...READING].sort());
+  assert.ok(tools.every((x) => x.annotations?.readOnlyHint === true && x.annotations?.destructiveHint === false));
+  assert.equal((await call(client, 'create_task', { project_id: crypto.randomUUID(), name: 'x' })).error.code, 'UNKNOWN_TOOL');
+
+  // No daemon runs on this home: a clear error, not a hang.
+  const t0 = Date.now();
+  const none = await call(client, 'list_projects');
+  assert.equal(none.error.code, 'DAEMON_NOT_RUNNING');
+  assert.match(none.text, /grove daemon is not running/);
+  assert.ok(Date.now() - t0 < 10_000);
+});
