@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { addProject, DAEMON_ENTRY, makeHome, ROOT, startDaemon } from './helpers/daemon.ts';
 import { git, makeRepo } from './helpers/git.ts';
-import { agentHome } from './helpers/sessions.ts';
+import { agentHome, gate } from './helpers/sessions.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } } };
@@ -124,4 +124,25 @@ test('grove mcp --read-only offers no tool that changes anything; without a daem
   assert.equal(none.error.code, 'DAEMON_NOT_RUNNING');
   assert.match(none.text, /grove daemon is not running/);
   assert.ok(Date.now() - t0 < 10_000);
+});
+
+test('grove mcp: wait_for_session gives up after timeout_s with ended false, and lets go of its stream each time', async (t) => {
+  const home = agentHome(t, config);
+  const d = await startDaemon(t, { home });
+  const project = await addProject(d, makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'stream' }) } }));
+  const client = await mcp(t, home);
+  const task = await call(client, 'create_task', { project_id: project.id, name: 'held' });
+  const held = gate(t);
+  const session = await call(client, 'start_session', { task_id: task.id, prompt: `wait:${held.path}` });
+  // More waits than the client has connections: one that kept its stream would starve the rest.
+  for (let i = 0; i < 6; i++) {
+    const w = await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 1 });
+    assert.equal(w.ended, false);
+    assert.ok(['starting', 'running'].includes(w.status), w.status);
+  }
+  assert.equal((await call(client, 'list_projects')).length, 1);
+  held.release();
+  const done = await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 60 });
+  assert.equal(done.ended, true);
+  assert.equal(done.status, 'exited');
 });

@@ -36,8 +36,11 @@ const q = (v: unknown) => encodeURIComponent(String(v));
 // after the last possible line, says nothing until its `end` event, which carries the session.
 async function waitForSession(api: Client, args: { session_id: string; timeout_s?: number }) {
   const ms = (args.timeout_s ?? WAIT_S) * 1000;
+  let body: (AsyncIterable<Buffer> & { destroy?: () => void }) | null = null;
+  let over = false;
   const ended = (async () => {
-    const body = await api.stream(`/api/sessions/${args.session_id}/output`, { accept: 'text/event-stream', 'last-event-id': String(MAX_SEQ) });
+    body = await api.stream(`/api/sessions/${args.session_id}/output`, { accept: 'text/event-stream', 'last-event-id': String(MAX_SEQ) });
+    if (over) return body.destroy?.(), null;
     let text = '';
     for await (const chunk of body) {
       text += chunk.toString('utf8');
@@ -55,6 +58,9 @@ async function waitForSession(api: Client, args: { session_id: string; timeout_s
     return { ended: done, status: session.status, exit_code: session.exit_code, result: session.result, limit_resets_at: session.limit_resets_at, session };
   } finally {
     clearTimeout(timer);
+    // A wait that timed out lets go of its stream: the client's few connections are not held.
+    over = true;
+    (body as { destroy?: () => void } | null)?.destroy?.();
   }
 }
 
