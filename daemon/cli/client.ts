@@ -71,3 +71,19 @@ export function createClient(socketPath: string): Client {
     },
   };
 }
+
+// Reads an SSE body into (event, data) pairs (the CLI's followers and `grove mcp`'s waits).
+export async function* sse(body: AsyncIterable<Buffer>): AsyncGenerator<{ event: string; data: any }> {
+  let buf = '';
+  for await (const chunk of body) {
+    buf += chunk.toString('utf8');
+    let i;
+    while ((i = buf.indexOf('\n\n')) !== -1) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (event && data) yield { event, data: JSON.parse(data) };
+    }
+  }
+}

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolvePaths } from '../runtime/paths.ts';
-import { CliError, createClient, EXIT, type Client } from './client.ts';
+import { CliError, createClient, EXIT, sse, type Client } from './client.ts';
 import { duration, shortId, table } from './format.ts';
 
 const USAGE = `usage: grove <command> [options]
@@ -183,22 +183,6 @@ async function page(text: string): Promise<void> {
   pager.stdin.on('error', () => {}); // the pager was quit before it read everything
   pager.stdin.end(text);
   await new Promise((r) => pager.once('close', r));
-}
-
-// Reads an SSE body into (event, data) pairs.
-async function* sse(body: AsyncIterable<Buffer>): AsyncGenerator<{ event: string; data: any }> {
-  let buf = '';
-  for await (const chunk of body) {
-    buf += chunk.toString('utf8');
-    let i;
-    while ((i = buf.indexOf('\n\n')) !== -1) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (event && data) yield { event, data: JSON.parse(data) };
-    }
-  }
 }
 
 // Shows a task's setup as it runs; resolves with the task once setup is over.

@@ -6,7 +6,7 @@ import { UUID_PATTERN } from '../../schemas/common.ts';
 import { CommitBody, MergeBody } from '../../schemas/review.ts';
 import { CreateMessage, CreateSession, MAX_SEQ } from '../../schemas/session.ts';
 import { CreateTask } from '../../schemas/task.ts';
-import type { Client } from '../cli/client.ts';
+import { sse, type Client } from '../cli/client.ts';
 
 export interface Tool {
   name: string;
@@ -41,13 +41,7 @@ async function waitForSession(api: Client, args: { session_id: string; timeout_s
   const ended = (async () => {
     body = await api.stream(`/api/sessions/${args.session_id}/output`, { accept: 'text/event-stream', 'last-event-id': String(MAX_SEQ) });
     if (over) return body.destroy?.(), null;
-    let text = '';
-    for await (const chunk of body) {
-      text += chunk.toString('utf8');
-      const at = text.indexOf('event: end\ndata: ');
-      const stop = at === -1 ? -1 : text.indexOf('\n', at + 17);
-      if (stop !== -1) return JSON.parse(text.slice(at + 17, stop));
-    }
+    for await (const { event, data } of sse(body)) if (event === 'end') return data;
     return null;
   })();
   let timer: NodeJS.Timeout | undefined;
