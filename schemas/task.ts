@@ -60,6 +60,7 @@ export const SetupCommand = Type.Object({
   exit_code: Type.Union([Type.Integer(), Type.Null()], { description: 'null when killed by a signal' }),
   signal: Type.Union([Type.String(), Type.Null()]),
   timed_out: Type.Boolean(),
+  interrupted: Type.Boolean({ description: 'true when the daemon stopped while the command ran: it was cut short, and its exit is unknown' }),
   started_at: Timestamp,
   ended_at: Type.Union([Timestamp, Type.Null()]),
 });

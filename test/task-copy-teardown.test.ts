@@ -79,6 +79,7 @@ test('teardown: after the services stopped (it binds their port), in the worktre
   const td = (await d.socket('GET', `/api/tasks/${a.id}/teardown`)).json;
   assert.equal(td.status, 'archived');
   assert.deepEqual(td.commands.map((c: any) => c.exit_code), [0, 3, 0], 'every command ran, the failure recorded');
+  assert.deepEqual(td.commands.map((c: any) => c.interrupted), [false, false, false]);
   assert.deepEqual(td.lines.map((l: any) => l.text), ['cleaning up', 'after the failure']);
   assert.deepEqual((await d.socket('GET', `/api/tasks/${a.id}/setup`)).json.commands, [], 'the setup log is its own');
 });
@@ -124,6 +125,8 @@ test('teardown cut short by a daemon SIGKILL: at the next start the task ends ar
   assert.ok(!existsSync(a.wt));
   const td = (await d2.socket('GET', `/api/tasks/${a.id}/teardown`)).json;
   assert.match(td.lines.at(-1).text, /teardown interrupted/);
+  // The command itself says it was cut short, not only its missing exit code.
+  assert.deepEqual(td.commands.map((c: any) => [c.exit_code, c.interrupted, c.ended_at !== null]), [[null, true, true]]);
 });
 
 test('invalid copy, services or teardown: 422 CONFIG_INVALID naming the file and the JSON path, nothing made', async (t) => {

@@ -268,7 +268,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
         ...(services.length > 0 ? ['', 'services:', ...table(services.map(serviceRow), SERVICE_COLS).split('\n').map((l) => `  ${l}`)] : []),
         '',
         'setup:',
-        ...(setup.commands.length === 0 ? ['  (no setup commands)'] : setup.commands.map((x: any) => `  $ ${x.command}  → exit ${x.exit_code ?? x.signal}${x.timed_out ? ' (timed out)' : ''}`)),
+        ...(setup.commands.length === 0 ? ['  (no setup commands)'] : setup.commands.map((x: any) => `  $ ${x.command}  → exit ${x.exit_code ?? x.signal}${x.timed_out ? ' (timed out)' : ''}${x.interrupted ? ' (interrupted)' : ''}`)),
         ...setup.lines.map((l: any) => `  ${l.stream === 'stderr' ? '!' : '|'} ${l.text}`),
       ].join('\n'),
     );

@@ -38,7 +38,7 @@ export function setupLogTable(db: Db, phase: Phase = 'setup') {
     async endInterrupted(): Promise<Array<{ task_id: string; pid: number | null; pid_start: string | null }>> {
       return db.transaction(async (tx) => {
         const { rows } = await tx.query<{ task_id: string; pid: number | null; pid_start: string | null }>(
-          `UPDATE setup_commands c SET ended_at = now()
+          `UPDATE setup_commands c SET ended_at = now(), interrupted = true
            FROM tasks t WHERE t.id = c.task_id AND ${UNFINISHED[phase]} AND c.ended_at IS NULL AND c.phase = $1
            RETURNING c.task_id, c.pid, c.pid_start`,
           [phase],
@@ -95,14 +95,16 @@ export function setupLogTable(db: Db, phase: Phase = 'setup') {
         exit_code: number | null;
         signal: string | null;
         timed_out: boolean;
+        interrupted: boolean;
         started_at: Date;
         ended_at: Date | null;
-      }>('SELECT command, exit_code, signal, timed_out, started_at, ended_at FROM setup_commands WHERE task_id = $1 AND phase = $2 ORDER BY idx', [taskId, phase]);
+      }>('SELECT command, exit_code, signal, timed_out, interrupted, started_at, ended_at FROM setup_commands WHERE task_id = $1 AND phase = $2 ORDER BY idx', [taskId, phase]);
       return rows.map((r) => ({
         command: r.command,
         exit_code: r.exit_code,
         signal: r.signal,
         timed_out: r.timed_out,
+        interrupted: r.interrupted,
         started_at: r.started_at.toISOString(),
         ended_at: r.ended_at ? r.ended_at.toISOString() : null,
       }));

@@ -25,7 +25,7 @@ export async function streamSetup(opts: { id: string; res: ServerResponse; tasks
       const a = (announced[idx] ??= { start: false, end: false });
       if (!a.start) {
         a.start = true;
-        const start = { ...cmd, exit_code: null, signal: null, timed_out: false, ended_at: null };
+        const start = { ...cmd, exit_code: null, signal: null, timed_out: false, interrupted: false, ended_at: null };
         items.push({ idx, rank: 0, seq: 0, text: sseEvent('command', { idx, ...start }) });
       }
       if (!a.end && cmd.ended_at !== null) {

@@ -194,7 +194,7 @@ function Log({ title, path, open, refresh }: { title: string; path: string; open
       {error ? <p class="form-error">{messageOf(error)}</p> : null}
       {value?.commands.map((c, i) => (
         <p key={i} class="mono small">
-          $ {c.command} <span class={c.exit_code === 0 ? 'ok' : 'bad'}>{c.ended_at === null ? 'running' : c.timed_out ? 'timed out' : c.signal ? c.signal : `exit ${c.exit_code}`}</span>
+          $ {c.command} <span class={c.exit_code === 0 ? 'ok' : 'bad'}>{c.ended_at === null ? 'running' : c.interrupted ? 'interrupted' : c.timed_out ? 'timed out' : c.signal ? c.signal : `exit ${c.exit_code}`}</span>
         </p>
       ))}
       {value && value.lines.length > 0 ? <pre class="log">{value.lines.map((l) => l.text).join('\n')}</pre> : null}
