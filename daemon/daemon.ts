@@ -31,6 +31,7 @@ import { eventRoutes } from './routes/events.ts';
 import { setupLogTable } from './store/setup-log.ts';
 import { tasksTable } from './store/tasks.ts';
 import { createJournal } from './tasks/journal.ts';
+import { createTaskGate } from './tasks/gate.ts';
 import { createPool } from './tasks/pool.ts';
 import { createPortAllocator } from './tasks/ports.ts';
 import { createTaskReader } from './tasks/read.ts';
@@ -81,7 +82,10 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     const read = createTaskReader({ tasks: taskRows, getProject: projects.get });
 
     const agents = createAgents(settings.config);
+    // Session starts and archives of one task take turns through it (both services hold it).
+    const gate = createTaskGate();
     const sessions = createSessionService({
+      gate,
       sessions: sessionsTable(store.db, eventRows),
       getTask: read.get,
       getProject: projects.get,
@@ -100,6 +104,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       tasks: taskRows,
       read,
       killSessions: sessions.killAllOfTask,
+      gate,
       setupLog: setupLogTable(store.db),
       teardownLog: setupLogTable(store.db, 'teardown'),
       getProject: projects.get,

@@ -5,6 +5,7 @@ import test from 'node:test';
 import { createKeyedMutex } from '../daemon/runtime/keyed-mutex.ts';
 import { createTaskArchiver } from '../daemon/tasks/archive.ts';
 import { createTaskCreator } from '../daemon/tasks/create.ts';
+import { createTaskGate } from '../daemon/tasks/gate.ts';
 import { createSetupRunner } from '../daemon/tasks/setup-run.ts';
 import { makeTempDir } from './helpers/git.ts';
 import { repoState, waitPidGone } from './helpers/state.ts';
@@ -17,7 +18,7 @@ test('tasks/archive: setup stopped, sessions killed, worktree removed, ports rel
   const create = createTaskCreator({ ...parts, perProject, setup });
   const killed: string[] = [];
   const teardown = createSetupRunner({ ...parts, setupLog: parts.teardownLog, setupTimeoutS: 60 });
-  const archive = createTaskArchiver({ ...parts, perProject, setup, teardown, killSessions: async (id) => void killed.push(id) });
+  const archive = createTaskArchiver({ ...parts, perProject, gate: createTaskGate(), setup, teardown, killSessions: async (id) => void killed.push(id) });
 
   await t.test('a ready task: its sessions are killed, its worktree goes, its branch and commits stay, its ports are free', async () => {
     const project = await parts.project({ ports: [3000] });
@@ -27,11 +28,11 @@ test('tasks/archive: setup stopped, sessions killed, worktree removed, ports rel
     assert.equal(archived.status, 'archived');
     assert.ok(archived.archived_at);
     assert.equal(archived.worktree_missing, false, 'an archived task has no worktree to miss');
-    assert.deepEqual(killed, [task.id]);
+    assert.deepEqual(killed, [task.id, task.id], 'killed as the archive begins, and once more before the worktree goes');
     assert.deepEqual(repoState(project.path), { branches: ['grove/done', 'main'], worktrees: [], folders: [] });
     assert.equal((await parts.leases.held()).has(port), false, 'the port is released');
     assert.deepEqual(await archive(task.id, false), archived, 'archiving again answers the archived task');
-    assert.deepEqual(killed, [task.id], 'and does nothing else');
+    assert.deepEqual(killed, [task.id, task.id], 'and does nothing else');
   });
 
   await t.test('uncommitted work: refused without force (the task stays as it was), removed with it', async () => {

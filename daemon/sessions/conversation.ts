@@ -26,11 +26,12 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
   const timers = new Map<string, NodeJS.Timeout>();
   let closed = false;
 
-  // Ends a queued session that cannot start, with the reason as its one output line.
-  async function fail(rec: SessionRecord, reason: string): Promise<void> {
+  // Ends a queued session that cannot start, with the reason as its one output line: `failed`,
+  // or `killed` (cancelled, as an archive cancels the queued sessions of its task).
+  async function fail(rec: SessionRecord, reason: string, status: 'failed' | 'killed' = 'failed'): Promise<void> {
     log.warn({ session: rec.id, reason }, 'queued session cannot start');
     await sessions.appendLines(rec.id, 1, { streams: ['stderr'], texts: [`grove: ${reason}`], at: new Date().toISOString() }, { stdout: 0, stderr: 0 });
-    if (await sessions.endQueued(rec.id, 'failed')) live.ended(rec.id);
+    if (await sessions.endQueued(rec.id, status)) live.ended(rec.id);
   }
 
   // Starts the conversation's next queued session when nothing of it runs and its time has come.
@@ -58,7 +59,10 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
         const ask: Ask = { agent, mode, prompt, args, timeout_s, conversation_id: conversationId, parent_id, resume };
         await starter.launch(head.id, at, ask, { queued: true });
       } catch (err) {
-        if (err instanceof GroveError) return fail(head, err.detail);
+        if (err instanceof GroveError) {
+          if (await starter.archiving(head.task_id)) return fail(head, `cancelled: ${err.detail}`, 'killed');
+          return fail(head, err.detail);
+        }
         throw err;
       }
     }).catch((err: unknown) => log.error({ err, conversation: conversationId }, 'starting a queued session failed; it stays queued'));
@@ -91,7 +95,8 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
       const newId = randomUUID();
       if (conversation.some((s) => BUSY.includes(s.status))) {
         const { resume: _, ...fields } = ask;
-        const rec = await sessions.insert({ id: newId, task_id: parent.task_id, command: [], ...fields }, 'queued');
+        // In the task's turn, as a start: a row queued after the archive killed would be left waiting.
+        const rec = await starter.admit(parent.task_id, () => sessions.insert({ id: newId, task_id: parent.task_id, command: [], ...fields }, 'queued'));
         log.info({ session: newId, conversation: parent.conversation_id }, 'follow-up queued');
         return { status: 202 as const, session: publicSession(rec) };
       }

@@ -6,6 +6,7 @@ import type { Task } from '../../schemas/task.ts';
 import type { Agents } from '../agents/agents.ts';
 import { outputReader } from '../agents/dialects.ts';
 import { GroveError } from '../errors.ts';
+import type { TaskGate } from '../tasks/gate.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import { BUSY, publicSession, type NewSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
@@ -30,6 +31,8 @@ export interface SessionServiceDeps {
   /** queue a follow-up when a usage limit resets (DESIGN §8), with this prompt */
   autoResume: { enabled: boolean; prompt: string };
   dataDir: string;
+  /** shared with the archive: no session of a task starts once its archive has begun */
+  gate: TaskGate;
   log: Logger;
 }
 

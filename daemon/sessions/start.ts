@@ -52,6 +52,7 @@ export function createStart(deps: StartDeps) {
   // The task a session runs in, ready, with its worktree there.
   async function place(taskId: string): Promise<Place> {
     const task = await deps.getTask(taskId);
+    if (deps.gate.isClosing(taskId)) throw new GroveError('TASK_NOT_READY', `task ${task.name} is being archived; nothing starts on it`);
     if (task.status !== 'ready') throw new GroveError('TASK_NOT_READY', `task ${task.name} is ${task.status}; sessions start on ready tasks`);
     const project = await deps.getProject(task.project_id);
     const config = deps.configs.load(project.path);
@@ -92,7 +93,25 @@ export function createStart(deps: StartDeps) {
   // Runs `ask` as session `id`: a new row, or (`queued`) the queued row of that id, which gets its
   // process; null when that row was cancelled meanwhile (then nothing runs). An agent's command
   // is built from its definition; a service's is given.
-  async function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: 'agent' | 'service'; built?: Built }): Promise<SessionRecord | null> {
+  // Runs `fn` (which stores a session row) in the task's turn, once the task is checked ready
+  // again there: an archive that began since `place` refuses it (see tasks/gate.ts).
+  function admit<T>(taskId: string, fn: () => Promise<T>): Promise<T> {
+    return deps.gate.admit(taskId, async () => {
+      await place(taskId);
+      return fn();
+    });
+  }
+
+  // An archive of the task has begun or is done: what waited to start there is cancelled.
+  async function archiving(taskId: string): Promise<boolean> {
+    return deps.gate.isClosing(taskId) || (await deps.getTask(taskId)).status === 'archived';
+  }
+
+  function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: 'agent' | 'service'; built?: Built }): Promise<SessionRecord | null> {
+    return admit(at.task.id, () => launchAdmitted(id, at, ask, opts));
+  }
+
+  async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: 'agent' | 'service'; built?: Built }): Promise<SessionRecord | null> {
     const { queued } = opts;
     const { command, pinned, env: own } = opts.built ?? commandOf(ask);
     const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id };
@@ -183,7 +202,7 @@ export function createStart(deps: StartDeps) {
     });
   }
 
-  return { start, startService, launch, place, commandOf };
+  return { start, startService, launch, admit, archiving, place, commandOf };
 }
 
 export type Starter = ReturnType<typeof createStart>;

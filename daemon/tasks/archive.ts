@@ -7,6 +7,7 @@ import type { ProjectConfigs } from '../projects/config.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { TasksTable } from '../store/tasks.ts';
+import type { TaskGate } from './gate.ts';
 import { fromWorker, type Pool } from './pool.ts';
 import type { TaskReader } from './read.ts';
 import type { SetupRunner } from './setup-run.ts';
@@ -21,6 +22,8 @@ export interface TaskArchiverDeps {
   killSessions: (taskId: string) => Promise<void>;
   /** shared with creation: git worktree changes on one repository take turns */
   perProject: KeyedMutex;
+  /** shared with the sessions: closed when an archive begins, so nothing of the task starts after */
+  gate: TaskGate;
   setup: SetupRunner;
   teardown: SetupRunner;
   log: Logger;
@@ -30,6 +33,8 @@ export interface TaskArchiverDeps {
 // in the worktree (its failures recorded, never blocking), the worktree removed (refused when
 // dirty unless forced, before anything else is done), then the task archived with its ports
 // released; the branch stays. `teardown: false` finishes an archive a stopped daemon left.
+// Once it has begun no start of the task is admitted, and its sessions are killed once more
+// before the worktree goes.
 export function createTaskArchiver(deps: TaskArchiverDeps) {
   const { tasks, pool, log } = deps;
 
@@ -43,10 +48,8 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
     }
   }
 
-  return async function archive(id: string, force: boolean, opts: { teardown?: boolean } = {}): Promise<Task> {
-    const task = await deps.read.get(id);
-    if (task.status === 'archived') return task;
-    const project = await deps.getProject(task.project_id);
+  async function run(task: Task, project: Project, force: boolean, opts: { teardown?: boolean }): Promise<void> {
+    const { id } = task;
     await deps.setup.stop(id);
     await deps.killSessions(id);
     const config = configOf(project);
@@ -63,6 +66,8 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
       await deps.teardown.start(project, task, config);
     }
     try {
+      // Nothing can have started since the first kill (the gate is closed); this makes sure.
+      await deps.killSessions(id);
       await deps.perProject.run(project.id, async () => {
         const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force: force || teardown || opts.teardown === false });
         if (!res.ok) throw fromWorker(res);
@@ -72,6 +77,19 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
     } catch (err) {
       if (teardown) await tasks.setArchiving(id, false);
       throw err;
+    }
+  }
+
+  return async function archive(id: string, force: boolean, opts: { teardown?: boolean } = {}): Promise<Task> {
+    const task = await deps.read.get(id);
+    if (task.status === 'archived') return task;
+    const project = await deps.getProject(task.project_id);
+    // From here on no session, service or follow-up of the task starts (409 TASK_NOT_READY).
+    await deps.gate.close(id);
+    try {
+      await run(task, project, force, opts);
+    } finally {
+      deps.gate.end(id);
     }
     log.info({ task: id }, 'task archived');
     return deps.read.get(id);

@@ -7,6 +7,7 @@ import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import { createTaskArchiver } from './archive.ts';
 import { createTaskCreator } from './create.ts';
+import type { TaskGate } from './gate.ts';
 import type { Journal } from './journal.ts';
 import type { Pool } from './pool.ts';
 import type { PortAllocator } from './ports.ts';
@@ -18,6 +19,8 @@ import { createSetupRunner } from './setup-run.ts';
 export interface TaskServiceDeps {
   /** kills every live session of a task (archiving) */
   killSessions: (taskId: string) => Promise<void>;
+  /** shared with the sessions: an archive closes it before it kills anything */
+  gate: TaskGate;
   tasks: TasksTable;
   read: TaskReader;
   setupLog: SetupLogTable;
@@ -44,7 +47,7 @@ export function createTaskService(deps: TaskServiceDeps) {
   const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupLog, onReady: deps.onReady, log });
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
-  const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, perProject, setup: setups, teardown: teardowns, log });
+  const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, setup: setups, teardown: teardowns, log });
   const review = createReview({ tasks, read, getProject, pool, perProject });
 
   return {

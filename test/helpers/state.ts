@@ -14,6 +14,20 @@ export function processesMatching(pattern: string): string[] {
   return out;
 }
 
+// Pids of running processes (zombies excluded) whose environment holds `entry` (e.g.
+// GROVE_TASK_ID=<id>: what grove started for a task, whatever became of its process group).
+export function processesWithEnv(entry: string): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((f) => /^\d+$/.test(f))) {
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry) && !/^\S+ \(.*\) Z/.test(readStat(Number(pid)))) out.push(Number(pid));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
+
 // Resolves once no process with this pid runs (it is not our child, so there is no exit event).
 export async function waitPidGone(pid: number, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;

@@ -18,6 +18,7 @@ import { openStore, type Store } from '../../daemon/store/db.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { sessionsTable, type SessionsTable } from '../../daemon/store/sessions.ts';
 import { tasksTable } from '../../daemon/store/tasks.ts';
+import { createTaskGate } from '../../daemon/tasks/gate.ts';
 import { createTaskReader } from '../../daemon/tasks/read.ts';
 import { makeTempDir } from './git.ts';
 import { seedStore } from './template.ts';
@@ -117,6 +118,7 @@ export function sessionService(
     defaultTimeoutS: undefined,
     autoResume: { enabled: true, prompt: 'continue' },
     dataDir: s.dataDir,
+    gate: createTaskGate(),
     log,
   });
   t.after(async () => {
