@@ -1,6 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ENV_NAME_PATTERN, Mode, TimeoutS } from './config.ts';
 
+// A config is a few lines; past this it is a mistake or an attack, not a config (`.grove.json`,
+// and `.worktreeinclude` as well).
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 const NO_NUL = '^[^\\u0000]*$';
 // A command with something in it: a blank one runs nothing and succeeds, so it can only be a
 // mistake (a template that left it empty). The lookahead keeps the match linear in length.

@@ -15,7 +15,7 @@ test('tasks/archive: setup stopped, sessions killed, worktree removed, ports rel
   const parts = await taskParts(t);
   const perProject = createKeyedMutex();
   const setup = createSetupRunner({ ...parts, setupTimeoutS: 60 });
-  const create = createTaskCreator({ ...parts, perProject, setup });
+  const create = createTaskCreator({ ...parts, perProject, setup, setupTimeoutS: 60 });
   const killed: string[] = [];
   const teardown = createSetupRunner({ ...parts, setupLog: parts.teardownLog, setupTimeoutS: 60 });
   const archive = createTaskArchiver({ ...parts, perProject, gate: createTaskGate(), setup, teardown, killSessions: async (id) => void killed.push(id) });

@@ -10,7 +10,7 @@ import { taskParts, type TaskParts } from './helpers/tasks.ts';
 
 function creator(parts: TaskParts, ports = parts.ports) {
   const setup = createSetupRunner({ ...parts, setupTimeoutS: 30 });
-  return createTaskCreator({ ...parts, ports, perProject: createKeyedMutex(), setup });
+  return createTaskCreator({ ...parts, ports, perProject: createKeyedMutex(), setup, setupTimeoutS: 60 });
 }
 
 // A port this test holds, so the allocator must skip it (or has nothing left).

@@ -2,16 +2,13 @@ import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readS
 import path from 'node:path';
 import { FSWatcher, watch } from 'chokidar';
 import { MAX_ARG_BYTES } from '../../schemas/common.ts';
-import { ProjectConfig } from '../../schemas/project-config.ts';
+import { MAX_CONFIG_BYTES, ProjectConfig } from '../../schemas/project-config.ts';
 import { GroveError } from '../errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import { compile, createAjv } from '../runtime/validation.ts';
 
 export const CONFIG_FILE = '.grove.json';
-
-// A config is a few lines; past this it is a mistake or an attack, not a config.
-export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 // Limits the schema cannot express: sizes in bytes of what becomes an argument or env string
 // (a setup command runs as `sh -c <command>`); past MAX_ARG_BYTES it could never run.

@@ -30,6 +30,8 @@ export interface TaskCreatorDeps {
   /** shared with archiving: git worktree changes on one repository take turns */
   perProject: KeyedMutex;
   setup: SetupRunner;
+  /** setup_timeout_s: copying the files `copy` names gets as long as setup does */
+  setupTimeoutS: number;
   /** a task ready at once (no setup commands) starts its autostart services */
   onReady: (taskId: string) => Promise<void>;
   log: Logger;
@@ -53,7 +55,7 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
     });
     if (!made.ok) throw fromWorker(made);
     try {
-      const copied = await pool.copyIncluded({ repo: project.path, worktree: path.join(project.path, made.worktree_path), patterns: config.copy ?? [] });
+      const copied = await pool.copyIncluded({ repo: project.path, worktree: path.join(project.path, made.worktree_path), patterns: config.copy ?? [], timeoutMs: deps.setupTimeoutS * 1000 });
       if (!copied.ok) throw fromWorker(copied);
       // Ports are picked and their leases stored with the row, so two creations never share one.
       await deps.ports.allocate(config.ports ?? [], (ports) =>
@@ -88,12 +90,17 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
   }
 
   // What `copy` copied and skipped, as the first lines of the setup log (command index -1:
-  // before every command).
+  // before every command): the first paths of each, then counts, so the log stays short.
   async function reportCopies(id: string, r: CopyReport): Promise<void> {
     const at = new Date().toISOString();
+    const out = (text: string) => ({ stream: 'stdout' as const, text: `grove: ${text}`, at });
+    const err = (text: string) => ({ stream: 'stderr' as const, text: `grove: ${text}`, at });
     const lines = [
-      ...r.copied.map((p) => ({ stream: 'stdout' as const, text: `grove: copied ${p}`, at })),
-      ...r.skipped.map((s) => ({ stream: 'stderr' as const, text: `grove: not copied: ${s.path} (${s.why})`, at })),
+      ...r.copied_paths.map((p) => out(`copied ${p}`)),
+      ...(r.copied > r.copied_paths.length ? [out(`... and ${r.copied - r.copied_paths.length} more copied (${r.copied} files, ${r.bytes} bytes in all)`)] : []),
+      ...r.skipped.map((s) => err(`not copied: ${s.path} (${s.why})`)),
+      ...(r.stopped !== null ? [err(`copy stopped: ${r.stopped}`)] : []),
+      ...(r.not_copied > r.skipped.length ? [err(`... and ${r.not_copied - r.skipped.length} more not copied (${r.not_copied} in all)`)] : []),
     ];
     await deps.setupLog.appendLines(id, 1, lines, -1);
   }

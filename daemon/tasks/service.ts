@@ -45,7 +45,7 @@ export function createTaskService(deps: TaskServiceDeps) {
   // Parallel `git worktree add`/`remove` on one repository race on its locks: one at a time per project.
   const perProject = createKeyedMutex();
   const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
-  const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupLog, onReady: deps.onReady, log });
+  const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupTimeoutS: deps.setupTimeoutS, setupLog, onReady: deps.onReady, log });
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, setup: setups, teardown: teardowns, log });
   const review = createReview({ tasks, read, getProject, pool, perProject });
