@@ -18,7 +18,7 @@ import { openStore, type Store } from '../../daemon/store/db.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { sessionsTable, type SessionsTable } from '../../daemon/store/sessions.ts';
 import { tasksTable } from '../../daemon/store/tasks.ts';
-import { createTaskGate } from '../../daemon/tasks/gate.ts';
+import { createTaskGate, type TaskGate } from '../../daemon/tasks/gate.ts';
 import { createTaskReader } from '../../daemon/tasks/read.ts';
 import { makeTempDir } from './git.ts';
 import { seedStore } from './template.ts';
@@ -103,7 +103,7 @@ export async function until<T>(check: () => T | Promise<T>, what: string, ms = 1
 export function sessionService(
   t: TestContext,
   s: TestStore,
-  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; defaultMode?: Mode; log?: Logger } = {},
+  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; defaultMode?: Mode; log?: Logger; gate?: TaskGate } = {},
 ): SessionService {
   const log = opts.log ?? pino({ level: 'silent' });
   const configs = createProjectConfigs({ log });
@@ -118,7 +118,7 @@ export function sessionService(
     defaultTimeoutS: undefined,
     autoResume: { enabled: true, prompt: 'continue' },
     dataDir: s.dataDir,
-    gate: createTaskGate(),
+    gate: opts.gate ?? createTaskGate(),
     log,
   });
   t.after(async () => {
