@@ -191,3 +191,38 @@ test('daemon and git killed with SIGKILL between the checkout update and the ref
   assert.equal(putRight(d2, task.id)?.outcome, 'finished');
   assert.deepEqual((await consistentState(d2, repo, project.id)).problems, []);
 });
+
+test('an interrupted merge whose checkout the user changed since: kept with its intent, review writes of the project refused until the index is put back', async (t) => {
+  const d1 = await startDaemon(t);
+  const repo = makeRepo(t, { files: { 'f.txt': 'f\n' } });
+  const project = await addProject(d1, repo);
+  const task = await newTask(d1, project.id, repo, 'stuck');
+  const next = commitFile(task.wt, 'new.txt', 'new\n');
+  const old = git(repo, 'rev-parse', 'main');
+  await d1.stop();
+  // What a kill between read-tree and update-ref leaves, then a file the user staged.
+  git(repo, 'read-tree', '-m', '-u', old, next);
+  writeFileSync(path.join(repo, 'mine.txt'), 'the user\n');
+  git(repo, 'add', 'mine.txt');
+  const intent = { kind: 'merge', task: task.id, repo, checkout: repo, ref: 'refs/heads/main', old, next };
+  writeFileSync(path.join(d1.home, 'data', 'journal', `${task.id}.merge.json`), JSON.stringify(intent));
+
+  const d2 = await startDaemon(t, { home: d1.home });
+  assert.ok(d2.logs.find((l) => l?.msg?.startsWith('an interrupted landing cannot be put right') && l.task === task.id));
+  for (const [verb, body] of [['merge', {}], ['commit', { message: 'm' }], ['rebase', undefined]] as const) {
+    const r = await d2.socket('POST', `/api/tasks/${task.id}/${verb}`, body ? { body } : {});
+    assert.equal(r.status, 409, r.text);
+    assert.equal(r.json.code, 'LANDING_INTERRUPTED');
+    assert.match(r.json.detail, /git read-tree/);
+  }
+  assert.equal(git(repo, 'rev-parse', 'main'), old, 'nothing moved');
+  assert.match(porcelain(repo), /^A {2}mine\.txt$/m);
+
+  // The user puts the index back as the detail says (their file stays): the merge is undone, then lands.
+  git(repo, 'read-tree', old);
+  const m = await d2.socket('POST', `/api/tasks/${task.id}/merge`);
+  assert.equal(m.status, 200, m.text);
+  assert.equal(git(repo, 'rev-parse', 'main'), next);
+  assert.equal(readFileSync(path.join(repo, 'mine.txt'), 'utf8'), 'the user\n');
+  assert.equal(porcelain(repo), '?? mine.txt\n');
+});
