@@ -62,7 +62,8 @@ export function createLandings(deps: LandingsDeps) {
         return res;
       } finally {
         running.delete(file);
-        if (existsSync(file)) await settleFile(file);
+        // The landing's own answer stands; a recovery that throws is logged, and tried again later.
+        if (existsSync(file)) await settleFile(file).catch((err: unknown) => log.error({ err, file }, 'putting right an interrupted landing failed'));
       }
     },
     // Before a review write: interrupted landings in its scope are put right, or it is refused.

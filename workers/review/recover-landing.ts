@@ -126,7 +126,9 @@ async function undoMerge(i: MergeIntent): Promise<Result<Recovered>> {
     changed.set(parts[k + 1]!, { inOld: !EMPTY.test(oldBlob!), next: nextBlob! });
   }
   const candidates = dirty.files.filter((f) => changed.has(f));
-  const present = candidates.filter((f) => exists(path.join(i.checkout, f)));
+  const missing = new Set(candidates.filter((f) => !exists(path.join(i.checkout, f))));
+  // One path a line for hash-object: a name with a newline in it is never taken for grove's.
+  const present = candidates.filter((f) => !missing.has(f) && !f.includes('\n'));
   // As git would store them (clean filters applied), to compare with the merge's blobs.
   const hashed = present.length === 0 ? null : await git(i.checkout, ['hash-object', '--stdin-paths'], { input: present.join('\n') + '\n' });
   if (hashed && hashed.exitCode !== 0) return fail('INTERNAL', `reading the files of ${i.checkout} failed: ${firstLine(hashed.stderr)}`);
@@ -136,10 +138,11 @@ async function undoMerge(i: MergeIntent): Promise<Result<Recovered>> {
   const kept = dirty.files.filter((f) => !changed.has(f));
   for (const f of candidates) {
     const { inOld, next } = changed.get(f)!;
-    const blob = blobs.get(f);
-    if (blob !== undefined && blob !== next) kept.push(f);
+    if (missing.has(f)) {
+      if (inOld) back.push(f);
+    } else if (blobs.get(f) !== next) kept.push(f);
     else if (inOld) back.push(f);
-    else if (blob !== undefined) remove.push(f);
+    else remove.push(f);
   }
   const restored = await restore(i.checkout, null, back);
   if (!restored.ok) return restored;
