@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../runtime/log.ts';
 import type { TasksTable } from '../store/tasks.ts';
-import type { Fail } from '../../workers/result.ts';
+import type { Result } from '../../workers/result.ts';
+import type { Recovered } from '../../workers/review/recover-landing.ts';
 import type { LandingIntent, LandingJournal } from './land-journal.ts';
 import { fromWorker, type Pool } from './pool.ts';
 
@@ -21,9 +22,9 @@ export function createLandings(deps: LandingsDeps) {
   // Intents of landings under way in this process: theirs to end, never to recover.
   const running = new Set<string>();
   // One recovery per intent at a time; a second caller waits for the first.
-  const settling = new Map<string, Promise<Fail | null>>();
+  const settling = new Map<string, Promise<Result<Recovered> | null>>();
 
-  async function recoverOne(file: string): Promise<Fail | null> {
+  async function recoverOne(file: string): Promise<Result<Recovered> | null> {
     const intent = journal.read(file);
     if (!intent) {
       journal.done(file); // torn: the worker died while writing it, before git ran
@@ -38,10 +39,10 @@ export function createLandings(deps: LandingsDeps) {
     if (res.outcome === 'finished' && intent.kind === 'merge') await deps.tasks.markMerged(intent.task, intent.next);
     journal.done(file);
     log.warn({ task: intent.task, kind: intent.kind, outcome: res.outcome, kept: res.kept }, 'put right a landing that was interrupted');
-    return null;
+    return res;
   }
 
-  function settleFile(file: string): Promise<Fail | null> {
+  function settleFile(file: string): Promise<Result<Recovered> | null> {
     let p = settling.get(file);
     if (!p) {
       p = recoverOne(file).finally(() => settling.delete(file));
@@ -50,28 +51,43 @@ export function createLandings(deps: LandingsDeps) {
     return p;
   }
 
+  // After a landing failed: its intent, if still there, put right; what was done, if anything.
+  async function putRight(file: string): Promise<Recovered['outcome'] | null> {
+    if (!existsSync(file)) return null;
+    // The landing's own answer stands; a recovery that throws is logged, and tried again later.
+    const res = await settleFile(file).catch((err: unknown) => {
+      log.error({ err, file }, 'putting right an interrupted landing failed');
+      return null;
+    });
+    return res?.ok ? res.outcome : null;
+  }
+
   return {
     // Runs a landing whose worker records its intent in `file`: an answer that says it ended
     // (`ended`, by default a success) voids it; after any other (maybe a git cut short) what it
-    // left is put right at once.
-    async run<T extends { ok: boolean }>(file: string, land: () => Promise<T>, ended: (res: T) => boolean = (r) => r.ok): Promise<T> {
+    // left is put right at once, and the answer says so.
+    async run<T extends object>(file: string, land: () => Promise<Result<T>>, ended: (res: Result<T>) => boolean = (r) => r.ok): Promise<Result<T>> {
       running.add(file);
-      try {
-        const res = await land();
-        if (ended(res)) journal.done(file);
+      const res = await land()
+        .finally(() => running.delete(file))
+        .catch(async (err: unknown) => {
+          await putRight(file);
+          throw err;
+        });
+      if (ended(res)) {
+        journal.done(file);
         return res;
-      } finally {
-        running.delete(file);
-        // The landing's own answer stands; a recovery that throws is logged, and tried again later.
-        if (existsSync(file)) await settleFile(file).catch((err: unknown) => log.error({ err, file }, 'putting right an interrupted landing failed'));
       }
+      const outcome = await putRight(file);
+      const then = outcome === 'undone' ? 'grove then undid what it had begun' : outcome === 'finished' ? 'yet it had gone through, and grove completed it' : null;
+      return !res.ok && then ? { ...res, message: `${res.message}; ${then}` } : res;
     },
     // Before a review write: interrupted landings in its scope are put right, or it is refused.
     async settle(scope: (intent: LandingIntent) => boolean): Promise<void> {
       for (const { file, intent } of journal.pending()) {
         if (running.has(file) || (intent && !scope(intent))) continue;
-        const failed = await settleFile(file);
-        if (failed) throw fromWorker(failed);
+        const res = await settleFile(file);
+        if (res && !res.ok) throw fromWorker(res);
       }
     },
     // At start, before the API listens: every intent a stopped daemon left.
