@@ -116,11 +116,11 @@ test('git killed mid-rebase while the daemon lives: what it left is put right be
   await killAll(null, repo);
   const r = await pending;
   assert.ok(r.status >= 400, r.text);
-  assert.match(r.json.detail, /grove then undid what it had begun$/);
   assert.ok(!existsSync(gitPath(task.wt, 'rebase-merge')));
   assert.ok(!existsSync(gitPath(task.wt, 'index.lock')));
   assert.equal(git(task.wt, 'rev-parse', 'HEAD'), head);
   assert.equal(porcelain(task.wt), '');
+  assert.match(r.json.detail, /grove then undid what it had begun$/);
   assert.equal((await d.socket('POST', `/api/tasks/${task.id}/commit`, { body: { message: 'x' } })).json.code, 'NOTHING_TO_COMMIT');
   assert.deepEqual((await consistentState(d, repo, project.id)).problems, []);
 });
