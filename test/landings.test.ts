@@ -19,15 +19,15 @@ test('tasks/landings: intents are put right by scope, never while their landing 
     const project = await parts.project();
     const repo = project.path;
     const old = git(repo, 'rev-parse', 'main');
-    git(repo, 'checkout', '-q', '-b', 'work');
+    git(repo, 'checkout', '-q', '-b', 'feature');
     writeFileSync(path.join(repo, 'new.txt'), 'new\n');
     git(repo, 'add', 'new.txt');
-    git(repo, 'commit', '-qm', 'work');
+    git(repo, 'commit', '-qm', 'feature');
     const next = git(repo, 'rev-parse', 'HEAD');
     git(repo, 'checkout', '-q', 'main');
     git(repo, 'read-tree', '-m', '-u', old, next);
     const id = randomUUID();
-    await parts.tasks.insert({ id, project_id: project.id, name: 'work', branch: 'work', worktree_path: '.grove/worktrees/work/', base: 'main', base_commit: old, status: 'ready' }, {});
+    await parts.tasks.insert({ id, project_id: project.id, name: 'feature', branch: 'feature', worktree_path: '.grove/worktrees/feature/', base: 'main', base_commit: old, status: 'ready' }, {});
     const intent: MergeIntent = { kind: 'merge', task: id, repo, checkout: repo, ref: 'refs/heads/main', old, next };
     const file = journal.fileFor(id, 'merge');
     writeIntent(file, intent);
