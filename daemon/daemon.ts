@@ -32,6 +32,7 @@ import { setupLogTable } from './store/setup-log.ts';
 import { tasksTable } from './store/tasks.ts';
 import { createJournal } from './tasks/journal.ts';
 import { createTaskGate } from './tasks/gate.ts';
+import { createLandingJournal } from './tasks/land-journal.ts';
 import { createPool } from './tasks/pool.ts';
 import { createPortAllocator } from './tasks/ports.ts';
 import { createTaskReader } from './tasks/read.ts';
@@ -114,11 +115,12 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       setupTimeoutS: settings.setupTimeoutS,
       onReady: (id) => sessions.autostart(id),
       journal: createJournal(path.join(settings.dataDir, 'journal')),
+      landingJournal: createLandingJournal(path.join(settings.dataDir, 'journal')),
       log: child('tasks'),
     });
     started.push({ name: 'tasks', close: () => tasks.close() });
 
-    // What a stopped daemon left: watched configs, unfinished creations and setups, live sessions.
+    // What a stopped daemon left: watched configs, unfinished creations, setups and landings, live sessions.
     for (const p of await projects.list()) configs.watch(p.path);
     await tasks.recover();
     await sessions.reattach();

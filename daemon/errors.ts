@@ -41,6 +41,9 @@ export const ERRORS = {
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
   // Not in DESIGN §4's table: another program holds a git lock file grove needs (kept, never removed).
   REPO_LOCKED: { status: 409, title: 'Repository is locked by another git process' },
+  // Not in DESIGN §4's table: a rebase or merge cut short left a checkout that grove cannot put
+  // right without touching someone else's changes; review writes of that project wait for the user.
+  LANDING_INTERRUPTED: { status: 409, title: 'A landing was interrupted and needs the user' },
   // Not in DESIGN §4's table: the disk of the data folder is full; the daemon stays up.
   INSUFFICIENT_STORAGE: { status: 507, title: 'Insufficient storage' },
 } as const satisfies Record<string, { status: number; title: string }>;

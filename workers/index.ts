@@ -9,5 +9,6 @@ export { commitTask } from './review/commit.ts';
 export { rebaseTask } from './review/rebase.ts';
 export { mergeTask } from './review/merge.ts';
 export { pushTask } from './review/push.ts';
+export { recoverLanding } from './review/recover-landing.ts';
 export { projectConflicts } from './review/conflicts.ts';
 export { worktreeDirty } from './review/snapshot.ts';

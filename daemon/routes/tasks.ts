@@ -91,7 +91,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       params: IdParams,
       body: CommitBody,
       responses: { 201: CommitResult },
-      errors: ['TASK_NOT_READY', 'NOTHING_TO_COMMIT', 'COMMIT_FAILED'],
+      errors: ['TASK_NOT_READY', 'NOTHING_TO_COMMIT', 'COMMIT_FAILED', 'LANDING_INTERRUPTED'],
       handler: async ({ params, body }) => ({ status: 201, body: await tasks.review.commit(params.id, body.message) }),
     }),
     route({
@@ -100,7 +100,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       summary: "Rebase the task's branch onto its base's tip; on a conflict the rebase is aborted and the branch left as it was",
       params: IdParams,
       responses: { 200: Task },
-      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND'],
+      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'LANDING_INTERRUPTED'],
       handler: async ({ params }) => ({ status: 200, body: await tasks.review.rebase(params.id) }),
     }),
     route({
@@ -110,7 +110,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       params: IdParams,
       body: MergeBody,
       responses: { 200: MergeResult },
-      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'BASE_CHECKOUT_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'COMMIT_FAILED'],
+      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'BASE_CHECKOUT_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'COMMIT_FAILED', 'LANDING_INTERRUPTED'],
       handler: async ({ params, body }) => ({ status: 200, body: await tasks.review.merge(params.id, body) }),
     }),
     route({

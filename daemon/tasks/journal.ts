@@ -11,8 +11,8 @@ export interface CreationIntent {
   base_commit: string;
 }
 
-// Durably records an intent (the worker calls this right before `git worktree add`).
-export function writeIntent(file: string, intent: CreationIntent): void {
+// Durably records an intent (a worker calls this right before the git it describes runs).
+export function writeIntent(file: string, intent: object): void {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const fd = openSync(file, 'w', 0o600);
   try {

@@ -14,6 +14,8 @@ import type { RebaseInput } from '../../workers/review/rebase.ts';
 import type { MergeInput, Merged } from '../../workers/review/merge.ts';
 import type { PushInput } from '../../workers/review/push.ts';
 import type { ConflictPair, ConflictsInput } from '../../workers/review/conflicts.ts';
+import type { Recovered } from '../../workers/review/recover-landing.ts';
+import type { LandingIntent } from './land-journal.ts';
 import { GroveError } from '../errors.ts';
 
 // The worker pool for git worktrees and setup commands (DESIGN §1), typed by task name. The
@@ -39,6 +41,7 @@ export function createPool(opts: { maxThreads?: number } = {}) {
     rebaseTask: (input: RebaseInput) => piscina.run(input, { name: 'rebaseTask' }) as Promise<Result<{ head: string }>>,
     mergeTask: (input: MergeInput) => piscina.run(input, { name: 'mergeTask' }) as Promise<Result<Merged>>,
     pushTask: (input: PushInput) => piscina.run(input, { name: 'pushTask' }) as Promise<Result<{ remote: string; branch: string }>>,
+    recoverLanding: (intent: LandingIntent) => piscina.run(intent, { name: 'recoverLanding' }) as Promise<Result<Recovered>>,
     projectConflicts: (input: ConflictsInput) => piscina.run(input, { name: 'projectConflicts' }) as Promise<Result<{ conflicts: ConflictPair[] }>>,
     close: once(() => piscina.destroy()),
   };

@@ -6,6 +6,8 @@ import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { MergeStrategy } from '../../workers/review/merge.ts';
 import type { Fail } from '../../workers/result.ts';
+import type { LandingJournal } from './land-journal.ts';
+import { touching, type Landings } from './landings.ts';
 import { fromWorker, type Pool } from './pool.ts';
 import type { TaskReader } from './read.ts';
 
@@ -16,12 +18,15 @@ export interface ReviewDeps {
   pool: Pick<Pool, 'taskChanges' | 'taskDiff' | 'commitTask' | 'rebaseTask' | 'mergeTask' | 'pushTask' | 'projectConflicts'>;
   /** git that writes refs takes turns per project, with worktree creation and removal */
   perProject: KeyedMutex;
+  /** rebases and merges into a checkout run under an intent; what one cut short left is put right first */
+  landings: Pick<Landings, 'run' | 'settle'>;
+  landingJournal: Pick<LandingJournal, 'fileFor'>;
 }
 
 // Review and landing of a task's work (DESIGN §9). All git runs in the pool; what writes refs
 // takes turns per project.
 export function createReview(deps: ReviewDeps) {
-  const { pool } = deps;
+  const { pool, landings } = deps;
 
   // A task with its worktree: an archived one, or one whose folder is gone, has nothing to review.
   async function worktreeOf(id: string): Promise<{ task: Task; project: Project; worktree: string }> {
@@ -58,24 +63,39 @@ export function createReview(deps: ReviewDeps) {
     },
     async commit(id: string, message: string) {
       const { project, worktree } = await worktreeOf(id);
-      const res = await deps.perProject.run(project.id, () => pool.commitTask({ worktree, message }));
+      const res = await deps.perProject.run(project.id, async () => {
+        await landings.settle(touching(id, worktree));
+        return pool.commitTask({ worktree, message });
+      });
       if (!res.ok) throw fromWorker(res);
       return { commit: res.commit, files: res.files };
     },
     async rebase(id: string): Promise<Task> {
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await deps.perProject.run(project.id, () => pool.rebaseTask({ worktree, base: task.base }));
+      const res = await deps.perProject.run(project.id, async () => {
+        await landings.settle(touching(id, worktree));
+        const file = deps.landingJournal.fileFor(id, 'rebase');
+        const rebase = () => pool.rebaseTask({ worktree, base: task.base, intent: { file, task: id, repo: project.path } });
+        // A CONFLICT is answered once git aborted the rebase: the branch is as it was.
+        return landings.run(file, rebase, (r) => r.ok || r.code === 'CONFLICT');
+      });
       if (!res.ok) throw fromWorker(res);
       return deps.read.get(id);
     },
     async merge(id: string, opts: { strategy?: MergeStrategy | undefined; message?: string | undefined }) {
       const { task, project, worktree } = await worktreeOf(id);
       const strategy = opts.strategy ?? 'merge';
-      const input = { repo: project.path, worktree, base: task.base, branch: task.branch, strategy, message: opts.message, title: task.name };
+      const file = deps.landingJournal.fileFor(id, 'merge');
+      const input = { repo: project.path, worktree, base: task.base, branch: task.branch, strategy, message: opts.message, title: task.name, intent: { file, task: id } };
       return deps.perProject.run(project.id, async () => {
-        const res = await pool.mergeTask(input);
+        await landings.settle((i) => i.repo === project.path);
+        // The task is marked merged before the intent is void: a kill in between finishes it at start.
+        const res = await landings.run(file, async () => {
+          const merged = await pool.mergeTask(input);
+          if (merged.ok) await deps.tasks.markMerged(id, merged.commit);
+          return merged;
+        });
         if (!res.ok) throw fromWorker(res);
-        await deps.tasks.markMerged(id, res.commit);
         return { base: res.base, commit: res.commit, strategy: res.strategy };
       });
     },

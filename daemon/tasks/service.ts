@@ -9,6 +9,8 @@ import { createTaskArchiver } from './archive.ts';
 import { createTaskCreator } from './create.ts';
 import type { TaskGate } from './gate.ts';
 import type { Journal } from './journal.ts';
+import type { LandingJournal } from './land-journal.ts';
+import { createLandings } from './landings.ts';
 import type { Pool } from './pool.ts';
 import type { PortAllocator } from './ports.ts';
 import type { TaskReader } from './read.ts';
@@ -35,6 +37,8 @@ export interface TaskServiceDeps {
   onReady: (taskId: string) => Promise<void>;
   /** creation intents, so a creation cut short by a kill is undone on the next start */
   journal: Journal;
+  /** rebase and merge intents, so a landing cut short is finished or undone */
+  landingJournal: LandingJournal;
   log: Logger;
 }
 
@@ -48,7 +52,8 @@ export function createTaskService(deps: TaskServiceDeps) {
   const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupTimeoutS: deps.setupTimeoutS, setupLog, onReady: deps.onReady, log });
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, setup: setups, teardown: teardowns, log });
-  const review = createReview({ tasks, read, getProject, pool, perProject });
+  const landings = createLandings({ journal: deps.landingJournal, pool, tasks, log });
+  const review = createReview({ tasks, read, getProject, pool, perProject, landings, landingJournal: deps.landingJournal });
 
   return {
     events: setups.events,
@@ -70,7 +75,10 @@ export function createTaskService(deps: TaskServiceDeps) {
     },
     archive,
     review,
-    recover: () => recoverTasks({ journal, tasks, setupLog, teardownLog, pool, finishArchive: (id) => archive(id, true, { teardown: false }), log }),
+    recover: async () => {
+      await recoverTasks({ journal, tasks, setupLog, teardownLog, pool, finishArchive: (id) => archive(id, true, { teardown: false }), log });
+      await landings.recoverAll();
+    },
     // Stops running setups and teardowns (their process groups are killed) and waits for them to be recorded.
     close: async () => {
       await Promise.all([setups.close(), teardowns.close()]);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { branches, worktrees } from './git.ts';
 import type { TestDaemon } from './daemon.ts';
@@ -77,4 +77,22 @@ export async function consistentState(d: TestDaemon, repo: string, projectId: st
   const pending = existsSync(journal) ? readdirSync(journal) : [];
   if (pending.length > 0) problems.push(`pending intents ${pending}`);
   return { live, problems };
+}
+
+// Pids of the processes (not this one) whose working folder is `dir` or under it: the git a
+// daemon runs with -C there, and its hooks and filters.
+export function pidsWorkingIn(dir: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    if (cwd === dir || cwd.startsWith(dir + path.sep)) pids.push(pid);
+  }
+  return pids;
 }

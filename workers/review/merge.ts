@@ -1,4 +1,6 @@
 import { git } from '../../daemon/git/run.ts';
+import type { MergeIntent } from '../../daemon/tasks/land-journal.ts';
+import { recordIntent } from '../intent.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
 import { dirtyFiles, gitOut } from './snapshot.ts';
@@ -15,6 +17,8 @@ export interface MergeInput {
   message?: string | undefined;
   /** the task's name, for a squash commit's default message */
   title: string;
+  /** where to record a landing in a checkout before git runs (daemon/tasks/land-journal.ts); the daemon ends it */
+  intent?: { file: string; task: string };
 }
 
 export interface Merged {
@@ -95,6 +99,7 @@ async function land(input: MergeInput, baseRef: string, old: string, next: strin
   const where = await checkoutOf(input.repo, baseRef);
   if (!where.ok) return where;
   if (where.path === null) {
+    // No checkout to move: update-ref against the old value is atomic, so no intent is needed.
     const moved = await git(input.repo, ['update-ref', '-m', reason, baseRef, next, old]);
     return moved.exitCode === 0 ? done : fail('CONFLICT', `${input.base} moved while merging: ${firstLine(moved.stderr)}; nothing was changed`);
   }
@@ -103,6 +108,11 @@ async function land(input: MergeInput, baseRef: string, old: string, next: strin
   if (!dirty.ok) return dirty;
   if (dirty.files.length > 0) {
     return fail('BASE_CHECKOUT_DIRTY', `${input.base} is checked out in ${checkout} with uncommitted changes (${dirty.files.slice(0, 10).join(', ')}); nothing was changed`);
+  }
+  if (input.intent) {
+    const intent: MergeIntent = { kind: 'merge', task: input.intent.task, repo: input.repo, checkout, ref: baseRef, old, next };
+    const unrecorded = recordIntent(input.intent.file, intent);
+    if (unrecorded) return unrecorded;
   }
   // Index and files first (git checks every file before it writes one), then the branch.
   const files = await git(checkout, ['read-tree', '-m', '-u', old, next]);

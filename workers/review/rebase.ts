@@ -1,4 +1,6 @@
 import { git } from '../../daemon/git/run.ts';
+import type { RebaseIntent } from '../../daemon/tasks/land-journal.ts';
+import { recordIntent } from '../intent.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
 import { dirtyFiles, gitOut, resolveBase } from './snapshot.ts';
@@ -6,6 +8,8 @@ import { dirtyFiles, gitOut, resolveBase } from './snapshot.ts';
 export interface RebaseInput {
   worktree: string;
   base: string;
+  /** where to record the rebase before git runs (daemon/tasks/land-journal.ts); the daemon ends it */
+  intent?: { file: string; task: string; repo: string };
 }
 
 // No editor ever opens: git would wait for one that nobody sees.
@@ -24,6 +28,13 @@ export async function rebaseTask(input: RebaseInput): Promise<Result<{ head: str
   if (!tip.ok) return tip;
   const before = await gitOut(worktree, ['rev-parse', 'HEAD']);
   if (!before.ok) return before;
+  if (input.intent) {
+    const branch = await git(worktree, ['symbolic-ref', '--quiet', 'HEAD']);
+    const { file, task, repo } = input.intent;
+    const intent: RebaseIntent = { kind: 'rebase', task, repo, worktree, branch: branch.exitCode === 0 ? branch.stdout.trim() : null, head: before.out.trim(), onto: tip.tip };
+    const unrecorded = recordIntent(file, intent);
+    if (unrecorded) return unrecorded;
+  }
   const r = await git(worktree, ['rebase', '--quiet', '--no-autostash', tip.tip], { env: NO_EDITOR });
   if (r.exitCode === 0) {
     const head = await gitOut(worktree, ['rev-parse', 'HEAD']);

@@ -1,8 +1,8 @@
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { git } from '../../daemon/git/run.ts';
-import { writeIntent, type CreationIntent } from '../../daemon/tasks/journal.ts';
-import { fail, type Fail, type Result } from '../result.ts';
+import { recordIntent } from '../intent.ts';
+import { fail, type Result } from '../result.ts';
 import { ensureExcluded, ensureWorktreesDir, isLink, WORKTREES_DIR } from './folders.ts';
 import { foreignLock, lockedFail, withLockRetry } from './locks.ts';
 import { branchFree, checkBranchName, suffixed } from './names.ts';
@@ -64,7 +64,7 @@ export async function createWorktree(input: CreateWorktreeInput): Promise<Result
   const abs = path.join(repo, rel);
 
   if (input.intent) {
-    const unrecorded = recordIntent(input.intent, { id: input.intent.id, repo, branch, worktree_path: rel, base_commit: baseCommit });
+    const unrecorded = recordIntent(input.intent.file, { id: input.intent.id, repo, branch, worktree_path: rel, base_commit: baseCommit });
     if (unrecorded) return unrecorded;
   }
   const add = await withLockRetry(() => git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit]));
@@ -92,19 +92,6 @@ function freeName(input: CreateWorktreeInput, refs: Set<string>): { branch: stri
     if (taken.has(rel) || existsSync(path.join(input.repo, rel)) || isLink(path.join(input.repo, WORKTREES_DIR, slug))) continue;
     if (input.branch === undefined && !branchFree(branch, refs)) continue;
     return { branch, rel };
-  }
-}
-
-// Writes the creation intent durably before git runs; a failure to write it stops the creation.
-function recordIntent(where: { file: string }, intent: CreationIntent): Fail | null {
-  try {
-    writeIntent(where.file, intent);
-    return null;
-  } catch (err) {
-    rmSync(where.file, { force: true });
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return fail('INSUFFICIENT_STORAGE', 'the disk of the data folder is full; free space and try again');
-    return fail('INTERNAL', `recording the creation failed: ${e.message}`);
   }
 }
 

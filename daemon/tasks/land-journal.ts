@@ -1,0 +1,67 @@
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+
+// What a landing is about to do in git, written (with journal.ts's writeIntent) right before git
+// runs, so that a daemon or git killed half-way is finished or undone later (tasks/landings.ts).
+
+/** A rebase of a task's branch in its worktree; the worktree was clean when it began. */
+export interface RebaseIntent {
+  kind: 'rebase';
+  task: string;
+  repo: string;
+  worktree: string;
+  /** the branch checked out in the worktree (refs/heads/…), null on a detached HEAD */
+  branch: string | null;
+  /** the commit before the rebase, and the one it rebases onto */
+  head: string;
+  onto: string;
+}
+
+/** A merge landing in a checkout of its base branch: read-tree -m -u old next, then update-ref. */
+export interface MergeIntent {
+  kind: 'merge';
+  task: string;
+  repo: string;
+  checkout: string;
+  /** the base branch (refs/heads/…), moved from `old` to `next` */
+  ref: string;
+  old: string;
+  next: string;
+}
+
+export type LandingIntent = RebaseIntent | MergeIntent;
+
+const NAME = /^[0-9a-f-]{36}\.(rebase|merge)\.json$/;
+
+// The landing intents sit beside the creation intents, one file per task and kind; the
+// creation journal's pending() only matches `<uuid>.json`, so each reads its own.
+export function createLandingJournal(dir: string) {
+  const read = (file: string): LandingIntent | null => {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as LandingIntent;
+    } catch {
+      return null;
+    }
+  };
+  return {
+    fileFor: (task: string, kind: LandingIntent['kind']) => path.join(dir, `${task}.${kind}.json`),
+    // The landing ended (done or undone): its intent is void.
+    done(file: string): void {
+      rmSync(file, { force: true });
+    },
+    /** the intent in one file, if it is still there (null when torn or gone) */
+    read,
+    // Every intent file left; a torn one (the worker died before git ran) has a null intent.
+    pending(): Array<{ file: string; intent: LandingIntent | null }> {
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        return [];
+      }
+      return names.filter((n) => NAME.test(n)).map((n) => ({ file: path.join(dir, n), intent: read(path.join(dir, n)) }));
+    },
+  };
+}
+
+export type LandingJournal = ReturnType<typeof createLandingJournal>;
