@@ -27,7 +27,7 @@ export async function pushTask(input: PushInput): Promise<Result<{ remote: strin
     const known = names.length > 0 ? `its remotes: ${names.join(', ')}` : 'it has none';
     return fail('NO_REMOTE', input.remote !== undefined ? `the repository has no remote ${JSON.stringify(input.remote)} (${known})` : `no remote to push to (${known})`, input.remote !== undefined ? '/remote' : undefined);
   }
-  const r = await git(repo, ['push', '--porcelain', '--set-upstream', remote, `refs/heads/${branch}:refs/heads/${branch}`], { env: NO_PROMPT, timeoutMs: PUSH_TIMEOUT_MS });
+  const r = await git(repo, ['push', '--porcelain', '--set-upstream', remote, `refs/heads/${branch}:refs/heads/${branch}`], { env: NO_PROMPT, signal: AbortSignal.timeout(PUSH_TIMEOUT_MS) });
   if (r.exitCode !== 0) {
     const said = (r.stderr || r.stdout).trim().split('\n').filter((l) => l !== '' && !l.startsWith('To ')).slice(-3).join(' ');
     return fail('REMOTE_FAILED', `git push to ${remote} failed: ${said || `exit ${r.exitCode}`}`);
