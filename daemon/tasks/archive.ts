@@ -21,6 +21,8 @@ export interface TaskArchiverDeps {
   killSessions: (taskId: string) => Promise<void>;
   /** shared with creation: git worktree changes on one repository take turns */
   perProject: KeyedMutex;
+  /** shared with commit, rebase and merge: the worktree goes only between them */
+  perTask: KeyedMutex;
   setup: SetupRunner;
   teardown: SetupRunner;
   log: Logger;
@@ -63,12 +65,13 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
       await deps.teardown.start(project, task, config);
     }
     try {
-      await deps.perProject.run(project.id, async () => {
+      // The task's turn, then the project's (merge takes them in the same order).
+      await deps.perTask.run(id, () => deps.perProject.run(project.id, async () => {
         const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force: force || teardown || opts.teardown === false });
         if (!res.ok) throw fromWorker(res);
         if (res.removed !== 'worktree') log.warn({ task: id, removed: res.removed }, 'worktree folder was not a live worktree; registration pruned');
         await tasks.archive(id);
-      });
+      }));
     } catch (err) {
       if (teardown) await tasks.setArchiving(id, false);
       throw err;
