@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Pool } from 'undici';
@@ -45,7 +46,7 @@ async function slowProject(t: test.TestContext, d: TestDaemon, m: string) {
   return { repo, project, task: created.json };
 }
 
-test("reads whose clients go stop their git and its filters; meanwhile another project's task creation answers at once", { timeout: 120_000 }, async (t) => {
+test("reads whose clients go stop their git and its filters; meanwhile another project's task creation and reads answer at once", { timeout: 120_000 }, async (t) => {
   const d = await startDaemon(t);
   const m = marker(t);
   const { repo, task } = await slowProject(t, d, m);
@@ -66,6 +67,8 @@ test("reads whose clients go stop their git and its filters; meanwhile another p
   const created = await within(20_000, "another project's task creation", d.socket('POST', '/api/tasks', { body: { project_id: other.id, name: 'meanwhile' } }));
   assert.equal(created.status, 201, created.text);
   t.diagnostic(`the other project's task was created in ${Date.now() - started} ms while the reads hung`);
+  const read = await within(20_000, "a read of another project's task", d.socket('GET', `/api/tasks/${created.json.id}/changes`));
+  assert.equal(read.status, 200, read.text);
 
   for (const c of clients) c.abort();
   for (const r of await Promise.all(reads)) assert.equal(r.status, 0, 'every read was left by its client');
@@ -149,4 +152,56 @@ test('a push whose remote hangs, with a child that left its group holding the pi
   assert.match(r.json.detail, /git push took longer than git_timeout_s \(1 s\)/);
   assert.ok(took < 10_000, `answered after ${took} ms`);
   await gone(m);
+});
+
+// A path in a worktree's git folder (its index, a rebase's state), absolute.
+const gitPath = (wt: string, name: string) => execFileSync('git', ['-C', wt, 'rev-parse', '--path-format=absolute', '--git-path', name], { encoding: 'utf8' }).trim();
+
+test('a rebase past git_timeout_s and a commit past setup_timeout_s answer GIT_TIMEOUT; the branch, the worktree and its index are as they were', { timeout: 120_000 }, async (t) => {
+  const d = await daemonWith(t, { git_timeout_s: 1, setup_timeout_s: 1 });
+  const m = marker(t);
+  const dir = makeTempDir(t);
+  const repo = makeRepo(t, { files: { '.gitattributes': '*.txt filter=slow\n', 'a.txt': 'a\n' } });
+  const project = await addProject(d, repo);
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'bounded' } })).json;
+  const wt = path.join(repo, task.worktree_path);
+  writeFileSync(path.join(wt, 'c.txt'), 'c\n');
+  git(wt, 'add', 'c.txt');
+  git(wt, 'commit', '-qm', 'task work');
+  writeFileSync(path.join(repo, 'b.txt'), 'b\n');
+  git(repo, 'add', 'b.txt');
+  git(repo, 'commit', '-qm', 'base moves on');
+  // The first file git writes out (the rebase's checkout of the base) hangs; later ones do not.
+  const smudge = path.join(dir, 'smudge');
+  writeFileSync(smudge, `#!/bin/sh\nif [ ! -e '${dir}/slept' ]; then : > '${dir}/slept'; sleep ${m}; fi\nexec cat\n`);
+  chmodSync(smudge, 0o755);
+  git(repo, 'config', 'filter.slow.smudge', smudge);
+  const head = git(wt, 'rev-parse', 'HEAD');
+
+  const rebased = await within(20_000, 'the rebase', d.socket('POST', `/api/tasks/${task.id}/rebase`));
+  assert.equal(rebased.status, 504, rebased.text);
+  assert.equal(rebased.json.code, 'GIT_TIMEOUT');
+  assert.match(rebased.json.detail, /the rebase took longer than git_timeout_s \(1 s\)/);
+  assert.ok(existsSync(path.join(dir, 'slept')), 'the rebase reached the filter');
+  await gone(m);
+  assert.equal(git(wt, 'rev-parse', 'HEAD'), head, 'the branch is where it was');
+  assert.equal(git(wt, 'symbolic-ref', 'HEAD'), `refs/heads/${task.branch}`, 'HEAD is on the branch, not detached');
+  assert.equal(existsSync(gitPath(wt, 'rebase-merge')), false, 'no rebase in progress');
+  assert.equal(git(wt, 'status', '--porcelain'), '', 'the worktree is clean');
+
+  const m2 = marker(t);
+  const hook = path.join(repo, '.git', 'hooks', 'pre-commit');
+  writeFileSync(hook, `#!/bin/sh\nsleep ${m2}\n`);
+  chmodSync(hook, 0o755);
+  writeFileSync(path.join(wt, 'new.txt'), 'new\n');
+  const index = readFileSync(gitPath(wt, 'index'));
+  const committed = await within(20_000, 'the commit', d.socket('POST', `/api/tasks/${task.id}/commit`, { body: { message: 'hooked' } }));
+  assert.equal(committed.status, 504, committed.text);
+  assert.equal(committed.json.code, 'GIT_TIMEOUT');
+  assert.match(committed.json.detail, /setup_timeout_s \(1 s\)/);
+  await gone(m2);
+  assert.equal(git(wt, 'rev-parse', 'HEAD'), head, 'nothing was committed');
+  assert.deepEqual(readFileSync(gitPath(wt, 'index')), index, 'the index is as it was');
+  assert.equal(existsSync(`${gitPath(wt, 'index')}.lock`), false, 'no index.lock is left');
+  assert.equal(git(wt, 'status', '--porcelain'), '?? new.txt');
 });
