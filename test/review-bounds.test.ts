@@ -205,3 +205,14 @@ test('a rebase past git_timeout_s and a commit past setup_timeout_s answer GIT_T
   assert.equal(existsSync(`${gitPath(wt, 'index')}.lock`), false, 'no index.lock is left');
   assert.equal(git(wt, 'status', '--porcelain'), '?? new.txt');
 });
+
+test('a daemon that stops while a read hangs stops its git and filters', { timeout: 120_000 }, async (t) => {
+  const d = await startDaemon(t);
+  const m = marker(t);
+  const { task } = await slowProject(t, d, m);
+  const read = d.socket('GET', `/api/tasks/${task.id}/changes`).catch((err: Error) => err);
+  await until('the slow filter runs', () => processesMatching(m).length > 0);
+  assert.equal(await d.stop(), 0);
+  await read;
+  await gone(m);
+});

@@ -17,6 +17,10 @@ import type { PushInput } from '../../workers/review/push.ts';
 import type { ConflictPair, ConflictsInput } from '../../workers/review/conflicts.ts';
 import { GroveError, type ErrorCode } from '../errors.ts';
 
+// How long closing waits for cancelled review tasks to stop their git (a merge that has begun to
+// land is finished, not cancelled).
+const STOP_MS = 5000;
+
 // What a review task is given besides its input (workers/review/bound.ts): how long it may take,
 // what it answers then, and the request's signal (its client gone).
 export interface RunBound {
@@ -43,14 +47,20 @@ export function createPool(opts: { maxThreads?: number } = {}) {
   const piscina = make();
   const review = make();
   // The signal crosses to the worker as a port: Piscina's own abort would end the whole thread.
+  // Running ones are kept, so that closing stops their git (in groups of their own, it would
+  // outlive the threads).
+  const running = new Map<Promise<unknown>, () => void>();
   const bounded = async <T>(name: string, input: object, b: RunBound): Promise<Result<T>> => {
     const { port1, port2 } = new MessageChannel();
     const cancel = () => port1.postMessage('cancel');
     if (b.signal?.aborted) cancel();
     else b.signal?.addEventListener('abort', cancel, { once: true });
+    const run = review.run({ ...input, bound: { port: port2, ms: b.ms, code: b.code, detail: b.detail } }, { name, transferList: [port2] });
+    running.set(run, cancel);
     try {
-      return (await review.run({ ...input, bound: { port: port2, ms: b.ms, code: b.code, detail: b.detail } }, { name, transferList: [port2] })) as Result<T>;
+      return (await run) as Result<T>;
     } finally {
+      running.delete(run);
       b.signal?.removeEventListener('abort', cancel);
       port1.close();
     }
@@ -69,6 +79,8 @@ export function createPool(opts: { maxThreads?: number } = {}) {
     pushTask: (input: PushInput, b: RunBound) => bounded<{ remote: string; branch: string }>('pushTask', input, b),
     projectConflicts: (input: ConflictsInput, b: RunBound) => bounded<{ conflicts: ConflictPair[] }>('projectConflicts', input, b),
     close: once(async () => {
+      for (const cancel of running.values()) cancel();
+      await Promise.race([Promise.allSettled(running.keys()), new Promise((r) => setTimeout(r, STOP_MS).unref())]);
       await Promise.all([piscina.destroy(), review.destroy()]);
     }),
   };
