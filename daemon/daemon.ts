@@ -113,6 +113,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       ports: createPortAllocator({ leases: portLeasesTable(store.db), range: settings.portRange }),
       configs,
       setupTimeoutS: settings.setupTimeoutS,
+      gitTimeoutS: settings.gitTimeoutS,
       onReady: (id) => sessions.autostart(id),
       journal: createJournal(path.join(settings.dataDir, 'journal')),
       landingJournal: createLandingJournal(path.join(settings.dataDir, 'journal')),

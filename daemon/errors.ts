@@ -37,6 +37,9 @@ export const ERRORS = {
   // Not in DESIGN §4's table: git refused a commit (a hook failed, no identity), with its message.
   COMMIT_FAILED: { status: 422, title: 'git refused the commit' },
   INTERNAL: { status: 500, title: 'Internal error' },
+  // Not in DESIGN §4's table: a review or landing git ran past its bound (git_timeout_s, or
+  // setup_timeout_s for a commit and its hooks) and was stopped; the detail names which.
+  GIT_TIMEOUT: { status: 504, title: 'git took too long' },
   // Not in DESIGN §4's table: the TCP front answers it when the API socket cannot be reached.
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
   // Not in DESIGN §4's table: another program holds a git lock file grove needs (kept, never removed).

@@ -68,6 +68,9 @@ export const UserConfig = Type.Object(
     default_mode: Type.Optional(Mode),
     port_range: Type.Optional(Type.Tuple([TcpPort, TcpPort])),
     setup_timeout_s: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+    git_timeout_s: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 86400, description: "how long review and landing git (changes, diff, conflicts, rebase, merge, push) may take (default 120); a commit, which runs the repository's hooks, has setup_timeout_s" }),
+    ),
     timeout_s: Type.Optional(TimeoutS),
     auto_resume: Type.Optional(Type.Boolean({ description: 'continue a conversation when its usage limit resets (default true)' })),
     resume_prompt: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[^\\u0000]*$' })),

@@ -1,14 +1,24 @@
 // The worker pool's tasks, by name (Piscina's `name` option).
+import { bounded } from './review/bound.ts';
+import { taskChanges as changes } from './review/changes.ts';
+import { taskDiff as diff } from './review/diff.ts';
+import { commitTask as commit } from './review/commit.ts';
+import { rebaseTask as rebase } from './review/rebase.ts';
+import { mergeTask as merge } from './review/merge.ts';
+import { pushTask as push } from './review/push.ts';
+import { projectConflicts as conflicts } from './review/conflicts.ts';
+
 export { createWorktree } from './worktree/create.ts';
 export { removeWorktree } from './worktree/remove.ts';
 export { copyIncluded } from './worktree/copy.ts';
 export { runSetup } from './setup.ts';
-export { taskChanges } from './review/changes.ts';
-export { taskDiff } from './review/diff.ts';
-export { commitTask } from './review/commit.ts';
-export { rebaseTask } from './review/rebase.ts';
-export { mergeTask } from './review/merge.ts';
-export { pushTask } from './review/push.ts';
 export { recoverLanding } from './review/recover-landing.ts';
-export { projectConflicts } from './review/conflicts.ts';
 export { worktreeDirty } from './review/snapshot.ts';
+// Review and landing run bounded and cancellable (workers/review/bound.ts).
+export const taskChanges = bounded(changes);
+export const taskDiff = bounded(diff);
+export const commitTask = bounded(commit);
+export const rebaseTask = bounded(rebase);
+export const mergeTask = bounded(merge);
+export const pushTask = bounded(push);
+export const projectConflicts = bounded(conflicts);

@@ -75,7 +75,7 @@ export function createApiHandler(opts: { routes: Route[]; log: Logger }) {
       await discardBody(req);
     }
 
-    return route.handler({ params, query, body, req, res, log });
+    return route.handler({ params, query, body, req, res, log, signal: untilGone(res) });
   }
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -86,6 +86,15 @@ export function createApiHandler(opts: { routes: Route[]; log: Logger }) {
       (err: unknown) => sendError(req, res, err, log),
     );
   };
+}
+
+// Aborted when the connection closes before the answer was written: what runs for it can stop.
+function untilGone(res: ServerResponse): AbortSignal {
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort(new Error('the client has gone'));
+  });
+  return gone.signal;
 }
 
 function validation(path: string, message: string): GroveError {

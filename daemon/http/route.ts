@@ -12,6 +12,8 @@ export interface Context<P, Q, B> {
   req: IncomingMessage;
   res: ServerResponse;
   log: Logger;
+  /** aborted when the client goes before its answer was written */
+  signal: AbortSignal;
 }
 
 // A handler answers with data; `null` means it wrote the response itself (streams).

@@ -1,8 +1,9 @@
 import { signalGroup, signalProcesses, strayDescendants, waitGone } from './group.ts';
 
 // How long a process group gets between TERM and KILL, by what it runs: a session as DESIGN §5
-// says; a setup command (timed out, cancelled, or left by a stopped daemon) a shorter time.
-export const GRACE_MS = { session: 5000, setup: 2000 } as const;
+// says; a setup command (timed out, cancelled, or left by a stopped daemon) a shorter time; a
+// git that was stopped (its hooks and filters with it) the time to remove its lock files.
+export const GRACE_MS = { session: 5000, setup: 2000, git: 500 } as const;
 
 // After KILL, how long to wait for the kernel to reap the group before giving up on it.
 const AFTER_KILL_MS = 5000;

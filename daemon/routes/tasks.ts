@@ -59,8 +59,8 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       summary: 'What the task changed since the merge-base with its base: committed, uncommitted and untracked files',
       params: IdParams,
       responses: { 200: Changes },
-      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND'],
-      handler: async ({ params }) => ({ status: 200, body: await tasks.review.changes(params.id) }),
+      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'GIT_TIMEOUT'],
+      handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.changes(params.id, signal) }),
     }),
     route({
       method: 'GET',
@@ -70,9 +70,9 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       query: DiffQuery,
       responses: { 200: Type.String() },
       produces: 'text/x-diff',
-      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND'],
-      handler: async ({ params, query, req, res }) => {
-        const { diff, truncated } = await tasks.review.diff(params.id, query.path);
+      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'GIT_TIMEOUT'],
+      handler: async ({ params, query, req, res, signal }) => {
+        const { diff, truncated } = await tasks.review.diff(params.id, query.path, signal);
         res.writeHead(200, {
           'content-type': 'text/x-diff; charset=utf-8',
           'content-length': Buffer.byteLength(diff),
@@ -91,8 +91,8 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       params: IdParams,
       body: CommitBody,
       responses: { 201: CommitResult },
-      errors: ['TASK_NOT_READY', 'NOTHING_TO_COMMIT', 'COMMIT_FAILED', 'LANDING_INTERRUPTED'],
-      handler: async ({ params, body }) => ({ status: 201, body: await tasks.review.commit(params.id, body.message) }),
+      errors: ['TASK_NOT_READY', 'NOTHING_TO_COMMIT', 'COMMIT_FAILED', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
+      handler: async ({ params, body, signal }) => ({ status: 201, body: await tasks.review.commit(params.id, body.message, signal) }),
     }),
     route({
       method: 'POST',
@@ -100,8 +100,8 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       summary: "Rebase the task's branch onto its base's tip; on a conflict the rebase is aborted and the branch left as it was",
       params: IdParams,
       responses: { 200: Task },
-      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'LANDING_INTERRUPTED'],
-      handler: async ({ params }) => ({ status: 200, body: await tasks.review.rebase(params.id) }),
+      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
+      handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.rebase(params.id, signal) }),
     }),
     route({
       method: 'POST',
@@ -110,8 +110,8 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       params: IdParams,
       body: MergeBody,
       responses: { 200: MergeResult },
-      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'BASE_CHECKOUT_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'COMMIT_FAILED', 'LANDING_INTERRUPTED'],
-      handler: async ({ params, body }) => ({ status: 200, body: await tasks.review.merge(params.id, body) }),
+      errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'BASE_CHECKOUT_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'COMMIT_FAILED', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
+      handler: async ({ params, body, signal }) => ({ status: 200, body: await tasks.review.merge(params.id, body, signal) }),
     }),
     route({
       method: 'POST',
@@ -121,7 +121,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       body: PushBody,
       responses: { 200: PushResult },
       errors: ['TASK_NOT_READY', 'NO_REMOTE', 'REMOTE_FAILED'],
-      handler: async ({ params, body }) => ({ status: 200, body: await tasks.review.push(params.id, body.remote) }),
+      handler: async ({ params, body, signal }) => ({ status: 200, body: await tasks.review.push(params.id, body.remote, signal) }),
     }),
     route({
       method: 'GET',
@@ -129,7 +129,8 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       summary: "Which live tasks would conflict with each other or with their base, uncommitted work included; nothing is checked out",
       params: IdParams,
       responses: { 200: ConflictList },
-      handler: async ({ params }) => ({ status: 200, body: await tasks.review.conflicts(params.id) }),
+      errors: ['GIT_TIMEOUT'],
+      handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.conflicts(params.id, signal) }),
     }),
     route({
       method: 'GET',

@@ -10,6 +10,7 @@ import { asLogLevel, LOG_LEVELS, type LogLevel } from './log.ts';
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_PORT_RANGE: [number, number] = [20000, 29999];
 export const DEFAULT_SETUP_TIMEOUT_S = 600;
+export const DEFAULT_GIT_TIMEOUT_S = 120;
 
 // Everything the daemon needs to know before it starts, resolved once from env + config.
 export interface Settings {
@@ -22,6 +23,8 @@ export interface Settings {
   config: UserConfig;
   portRange: [number, number];
   setupTimeoutS: number;
+  /** the bound of review and landing git but a commit's */
+  gitTimeoutS: number;
   /** GROVE_EVENT_STALL_MS; undefined: the feed's default */
   eventStallMs: number | undefined;
 }
@@ -74,6 +77,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, uid = process
     config,
     portRange: config.port_range ?? DEFAULT_PORT_RANGE,
     setupTimeoutS: config.setup_timeout_s ?? DEFAULT_SETUP_TIMEOUT_S,
+    gitTimeoutS: config.git_timeout_s ?? DEFAULT_GIT_TIMEOUT_S,
     // How long an event stream's client may take nothing before it is dropped (tests shorten it).
     eventStallMs: positiveInt(env.GROVE_EVENT_STALL_MS) ?? undefined,
   };

@@ -24,6 +24,8 @@ export interface TaskArchiverDeps {
   perProject: KeyedMutex;
   /** shared with the sessions: closed when an archive begins, so nothing of the task starts after */
   gate: TaskGate;
+  /** shared with commit, rebase and merge: the worktree goes only between them */
+  perTask: KeyedMutex;
   setup: SetupRunner;
   teardown: SetupRunner;
   log: Logger;
@@ -68,12 +70,13 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
     try {
       // Nothing can have started since the first kill (the gate is closed); this makes sure.
       await deps.killSessions(id);
-      await deps.perProject.run(project.id, async () => {
+      // The task's turn, then the project's (merge takes them in the same order).
+      await deps.perTask.run(id, () => deps.perProject.run(project.id, async () => {
         const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force: force || teardown || opts.teardown === false });
         if (!res.ok) throw fromWorker(res);
         if (res.removed !== 'worktree') log.warn({ task: id, removed: res.removed }, 'worktree folder was not a live worktree; registration pruned');
         await tasks.archive(id);
-      });
+      }));
     } catch (err) {
       if (teardown) await tasks.setArchiving(id, false);
       throw err;

@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { once } from '../runtime/once.ts';
 import { built } from '../runtime/root.ts';
@@ -16,34 +17,75 @@ import type { PushInput } from '../../workers/review/push.ts';
 import type { ConflictPair, ConflictsInput } from '../../workers/review/conflicts.ts';
 import type { Recovered } from '../../workers/review/recover-landing.ts';
 import type { LandingIntent } from './land-journal.ts';
-import { GroveError } from '../errors.ts';
+import { GroveError, type ErrorCode } from '../errors.ts';
 
-// The worker pool for git worktrees and setup commands (DESIGN §1), typed by task name. The
-// threads run the built JavaScript of workers/ and call git themselves.
+// How long closing waits for cancelled review tasks to stop their git (a merge that has begun to
+// land is finished, not cancelled).
+const STOP_MS = 5000;
+
+// What a review task is given besides its input (workers/review/bound.ts): how long it may take,
+// what it answers then, and the request's signal (its client gone).
+export interface RunBound {
+  ms: number;
+  code: ErrorCode;
+  detail: string;
+  signal?: AbortSignal | undefined;
+}
+
+// The worker pools for git worktrees and setup commands (DESIGN §1), typed by task name. The
+// threads run the built JavaScript of workers/ and call git themselves. Review and landing have
+// a pool of their own: git held up in one repository (a slow filter, a hook, a remote) can fill
+// it, but never takes the threads that create, set up and archive tasks.
 export function createPool(opts: { maxThreads?: number } = {}) {
-  const piscina = new Piscina({
-    filename: built('workers/index.js'),
-    minThreads: 0,
-    maxThreads: opts.maxThreads ?? Math.max(2, cpus().length * 2),
-    // Setup commands mostly wait on child processes: a thread may run several at once.
-    concurrentTasksPerWorker: 4,
-    idleTimeout: 60_000,
-  });
+  const make = () =>
+    new Piscina({
+      filename: built('workers/index.js'),
+      minThreads: 0,
+      maxThreads: opts.maxThreads ?? Math.max(2, cpus().length * 2),
+      // Setup commands and git mostly wait on child processes: a thread may run several at once.
+      concurrentTasksPerWorker: 4,
+      idleTimeout: 60_000,
+    });
+  const piscina = make();
+  const review = make();
+  // The signal crosses to the worker as a port: Piscina's own abort would end the whole thread.
+  // Running ones are kept, so that closing stops their git (in groups of their own, it would
+  // outlive the threads).
+  const running = new Map<Promise<unknown>, () => void>();
+  const bounded = async <T>(name: string, input: object, b: RunBound): Promise<Result<T>> => {
+    const { port1, port2 } = new MessageChannel();
+    const cancel = () => port1.postMessage('cancel');
+    if (b.signal?.aborted) cancel();
+    else b.signal?.addEventListener('abort', cancel, { once: true });
+    const run = review.run({ ...input, bound: { port: port2, ms: b.ms, code: b.code, detail: b.detail } }, { name, transferList: [port2] });
+    running.set(run, cancel);
+    try {
+      return (await run) as Result<T>;
+    } finally {
+      running.delete(run);
+      b.signal?.removeEventListener('abort', cancel);
+      port1.close();
+    }
+  };
   return {
     createWorktree: (input: CreateWorktreeInput) => piscina.run(input, { name: 'createWorktree' }) as Promise<Result<CreatedWorktree>>,
     removeWorktree: (input: RemoveWorktreeInput) => piscina.run(input, { name: 'removeWorktree' }) as Promise<Result<RemovedWorktree>>,
     worktreeDirty: (input: { worktree: string }) => piscina.run(input, { name: 'worktreeDirty' }) as Promise<Result<{ files: string[] }>>,
     copyIncluded: (input: CopyInput) => piscina.run(input, { name: 'copyIncluded' }) as Promise<Result<CopyReport>>,
     runSetup: (input: RunSetupInput) => piscina.run(input, { name: 'runSetup', transferList: [input.port] }) as Promise<Result<SetupOutcome>>,
-    taskChanges: (input: ChangesInput) => piscina.run(input, { name: 'taskChanges' }) as Promise<Result<Changes>>,
-    taskDiff: (input: DiffInput) => piscina.run(input, { name: 'taskDiff' }) as Promise<Result<{ diff: string; truncated: boolean }>>,
-    commitTask: (input: CommitInput) => piscina.run(input, { name: 'commitTask' }) as Promise<Result<{ commit: string; files: string[] }>>,
-    rebaseTask: (input: RebaseInput) => piscina.run(input, { name: 'rebaseTask' }) as Promise<Result<{ head: string }>>,
-    mergeTask: (input: MergeInput) => piscina.run(input, { name: 'mergeTask' }) as Promise<Result<Merged>>,
-    pushTask: (input: PushInput) => piscina.run(input, { name: 'pushTask' }) as Promise<Result<{ remote: string; branch: string }>>,
+    taskChanges: (input: ChangesInput, b: RunBound) => bounded<Changes>('taskChanges', input, b),
+    taskDiff: (input: DiffInput, b: RunBound) => bounded<{ diff: string; truncated: boolean }>('taskDiff', input, b),
+    commitTask: (input: CommitInput, b: RunBound) => bounded<{ commit: string; files: string[] }>('commitTask', input, b),
+    rebaseTask: (input: RebaseInput, b: RunBound) => bounded<{ head: string }>('rebaseTask', input, b),
+    mergeTask: (input: MergeInput, b: RunBound) => bounded<Merged>('mergeTask', input, b),
+    pushTask: (input: PushInput, b: RunBound) => bounded<{ remote: string; branch: string }>('pushTask', input, b),
     recoverLanding: (intent: LandingIntent) => piscina.run(intent, { name: 'recoverLanding' }) as Promise<Result<Recovered>>,
-    projectConflicts: (input: ConflictsInput) => piscina.run(input, { name: 'projectConflicts' }) as Promise<Result<{ conflicts: ConflictPair[] }>>,
-    close: once(() => piscina.destroy()),
+    projectConflicts: (input: ConflictsInput, b: RunBound) => bounded<{ conflicts: ConflictPair[] }>('projectConflicts', input, b),
+    close: once(async () => {
+      for (const cancel of running.values()) cancel();
+      await Promise.race([Promise.allSettled(running.keys()), new Promise((r) => setTimeout(r, STOP_MS).unref())]);
+      await Promise.all([piscina.destroy(), review.destroy()]);
+    }),
   };
 }
 

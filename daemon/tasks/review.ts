@@ -3,12 +3,13 @@ import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
+import { createKeyedLimiter } from '../runtime/limiter.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { MergeStrategy } from '../../workers/review/merge.ts';
 import type { Fail } from '../../workers/result.ts';
 import type { LandingJournal } from './land-journal.ts';
 import { touching, type Landings } from './landings.ts';
-import { fromWorker, type Pool } from './pool.ts';
+import { fromWorker, type Pool, type RunBound } from './pool.ts';
 import type { TaskReader } from './read.ts';
 
 export interface ReviewDeps {
@@ -16,17 +17,46 @@ export interface ReviewDeps {
   read: TaskReader;
   getProject: (id: string) => Promise<Project>;
   pool: Pick<Pool, 'taskChanges' | 'taskDiff' | 'commitTask' | 'rebaseTask' | 'mergeTask' | 'pushTask' | 'projectConflicts'>;
-  /** git that writes refs takes turns per project, with worktree creation and removal */
+  /** what moves a project's base or its worktrees takes turns per project: creation, archive, merge */
   perProject: KeyedMutex;
   /** rebases and merges into a checkout run under an intent; what one cut short left is put right first */
   landings: Pick<Landings, 'run' | 'settle'>;
   landingJournal: Pick<LandingJournal, 'fileFor'>;
+  /** what writes one task's branch or worktree takes turns per task: commit, rebase, merge, archive */
+  perTask: KeyedMutex;
+  /** the bound of review and landing git (user config git_timeout_s) */
+  gitTimeoutS: number;
+  /** a commit runs the repository's hooks, the project's own commands, bounded like setup */
+  setupTimeoutS: number;
 }
 
-// Review and landing of a task's work (DESIGN §9). All git runs in the pool; what writes refs
-// takes turns per project.
+// Reads of one project's git at a time: hung ones (a slow filter) wait out their bound or their
+// client, and must not take every thread of the review pool from the other projects.
+export const READS_PER_PROJECT = 4;
+
+// Review and landing of a task's work (DESIGN §9). All git runs in the review pool, bounded and
+// stopped when the client goes; reads take no lock, writes take their task's turn (and merge,
+// which moves the base, the project's too).
 export function createReview(deps: ReviewDeps) {
   const { pool, landings } = deps;
+  const reads = createKeyedLimiter(READS_PER_PROJECT);
+
+  const bound = (what: string, signal: AbortSignal | undefined, code: 'GIT_TIMEOUT' | 'REMOTE_FAILED' = 'GIT_TIMEOUT'): RunBound => ({
+    ms: deps.gitTimeoutS * 1000,
+    code,
+    detail: `${what} took longer than git_timeout_s (${deps.gitTimeoutS} s) and was stopped`,
+    signal,
+  });
+
+  // A read, in its project's line; one whose client went while it waited never runs.
+  async function read<T>(projectId: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await reads.run(projectId, fn, signal);
+    } catch (err) {
+      if (signal?.aborted && !(err instanceof GroveError)) throw new GroveError('UNAVAILABLE', 'stopped: the client has gone');
+      throw err;
+    }
+  }
 
   // A task with its worktree: an archived one, or one whose folder is gone, has nothing to review.
   async function worktreeOf(id: string): Promise<{ task: Task; project: Project; worktree: string }> {
@@ -42,79 +72,91 @@ export function createReview(deps: ReviewDeps) {
   // Reads take no lock, so one may fail because an archive removed the worktree under it: once
   // the project's worktree changes have settled, a task left without one is TASK_NOT_READY.
   async function readFailed(id: string, project: Project, failure: Fail): Promise<never> {
-    await deps.perProject.run(project.id, async () => {});
-    await worktreeOf(id);
+    if (failure.code !== 'GIT_TIMEOUT' && failure.code !== 'UNAVAILABLE') {
+      await deps.perProject.run(project.id, async () => {});
+      await worktreeOf(id);
+    }
     throw fromWorker(failure);
   }
 
   return {
-    async changes(id: string) {
+    async changes(id: string, signal?: AbortSignal) {
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await pool.taskChanges({ worktree, base: task.base });
+      const res = await read(project.id, signal, () => pool.taskChanges({ worktree, base: task.base }, bound('reading the changes', signal)));
       if (!res.ok) return readFailed(id, project, res);
       const { ok: _, ...changes } = res;
       return changes;
     },
-    async diff(id: string, file?: string) {
+    async diff(id: string, file?: string, signal?: AbortSignal) {
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await pool.taskDiff({ worktree, base: task.base, ...(file !== undefined ? { path: file } : {}) });
+      const input = { worktree, base: task.base, ...(file !== undefined ? { path: file } : {}) };
+      const res = await read(project.id, signal, () => pool.taskDiff(input, bound('the diff', signal)));
       if (!res.ok) return readFailed(id, project, res);
       return res;
     },
-    async commit(id: string, message: string) {
-      const { project, worktree } = await worktreeOf(id);
-      const res = await deps.perProject.run(project.id, async () => {
+    async commit(id: string, message: string, signal?: AbortSignal) {
+      const { worktree } = await worktreeOf(id);
+      const b: RunBound = {
+        ms: deps.setupTimeoutS * 1000,
+        code: 'GIT_TIMEOUT',
+        detail: `the commit (the repository's hooks included) took longer than setup_timeout_s (${deps.setupTimeoutS} s) and was stopped; the index is as it was`,
+        signal,
+      };
+      const res = await deps.perTask.run(id, async () => {
         await landings.settle(touching(id, worktree));
-        return pool.commitTask({ worktree, message });
+        return pool.commitTask({ worktree, message }, b);
       });
       if (!res.ok) throw fromWorker(res);
       return { commit: res.commit, files: res.files };
     },
-    async rebase(id: string): Promise<Task> {
+    async rebase(id: string, signal?: AbortSignal): Promise<Task> {
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await deps.perProject.run(project.id, async () => {
+      const res = await deps.perTask.run(id, async () => {
         await landings.settle(touching(id, worktree));
         const file = deps.landingJournal.fileFor(id, 'rebase');
-        const rebase = () => pool.rebaseTask({ worktree, base: task.base, intent: { file, task: id, repo: project.path } });
+        const rebase = () => pool.rebaseTask({ worktree, base: task.base, intent: { file, task: id, repo: project.path } }, bound('the rebase', signal));
         // A CONFLICT is answered once git aborted the rebase: the branch is as it was.
         return landings.run(file, rebase, (r) => r.ok || r.code === 'CONFLICT');
       });
       if (!res.ok) throw fromWorker(res);
       return deps.read.get(id);
     },
-    async merge(id: string, opts: { strategy?: MergeStrategy | undefined; message?: string | undefined }) {
+    async merge(id: string, opts: { strategy?: MergeStrategy | undefined; message?: string | undefined }, signal?: AbortSignal) {
       const { task, project, worktree } = await worktreeOf(id);
       const strategy = opts.strategy ?? 'merge';
       const file = deps.landingJournal.fileFor(id, 'merge');
       const input = { repo: project.path, worktree, base: task.base, branch: task.branch, strategy, message: opts.message, title: task.name, intent: { file, task: id } };
-      return deps.perProject.run(project.id, async () => {
-        await landings.settle((i) => i.repo === project.path);
-        // The task is marked merged before the intent is void: a kill in between finishes it at start.
-        const res = await landings.run(file, async () => {
-          const merged = await pool.mergeTask(input);
-          if (merged.ok) await deps.tasks.markMerged(id, merged.commit);
-          return merged;
-        });
-        if (!res.ok) throw fromWorker(res);
-        return { base: res.base, commit: res.commit, strategy: res.strategy };
-      });
+      // The task's turn first, then the project's: archive takes them in the same order.
+      return deps.perTask.run(id, () =>
+        deps.perProject.run(project.id, async () => {
+          await landings.settle((i) => i.repo === project.path);
+          // The task is marked merged before the intent is void: a kill in between finishes it at start.
+          const res = await landings.run(file, async () => {
+            const merged = await pool.mergeTask(input, bound('the merge (nothing was changed)', signal));
+            if (merged.ok) await deps.tasks.markMerged(id, merged.commit);
+            return merged;
+          });
+          if (!res.ok) throw fromWorker(res);
+          return { base: res.base, commit: res.commit, strategy: res.strategy };
+        }),
+      );
     },
-    async push(id: string, remote?: string) {
+    async push(id: string, remote?: string, signal?: AbortSignal) {
       const { task, project } = await worktreeOf(id);
-      const res = await pool.pushTask({ repo: project.path, branch: task.branch, remote });
+      const res = await pool.pushTask({ repo: project.path, branch: task.branch, remote }, bound('git push', signal, 'REMOTE_FAILED'));
       if (!res.ok) throw fromWorker(res);
       return { remote: res.remote, branch: res.branch };
     },
     // Every live task with its worktree, against the others and against its base.
-    async conflicts(projectId: string) {
+    async conflicts(projectId: string, signal?: AbortSignal) {
       const project = await deps.getProject(projectId);
       const check = async () => {
         const live = (await deps.read.list(projectId)).filter((t) => (t.status === 'ready' || t.status === 'setup_failed') && !t.worktree_missing);
         const tasks = live.map((t) => ({ id: t.id, worktree: path.join(project.path, t.worktree_path), base: t.base }));
-        return pool.projectConflicts({ repo: project.path, tasks });
+        return read(project.id, signal, () => pool.projectConflicts({ repo: project.path, tasks }, bound('the conflict check', signal)));
       };
       let res = await check();
-      if (!res.ok) {
+      if (!res.ok && res.code !== 'GIT_TIMEOUT' && res.code !== 'UNAVAILABLE') {
         // An archive may have removed a worktree under the check: once that settles, once more.
         await deps.perProject.run(project.id, async () => {});
         res = await check();

@@ -33,6 +33,8 @@ export interface TaskServiceDeps {
   ports: PortAllocator;
   configs: ProjectConfigs;
   setupTimeoutS: number;
+  /** the bound of review and landing git */
+  gitTimeoutS: number;
   /** a task that became ready: its services marked autostart start (DESIGN §10) */
   onReady: (taskId: string) => Promise<void>;
   /** creation intents, so a creation cut short by a kill is undone on the next start */
@@ -48,12 +50,15 @@ export function createTaskService(deps: TaskServiceDeps) {
   const { tasks, read, setupLog, teardownLog, pool, getProject, ports, configs, journal, killSessions, log } = deps;
   // Parallel `git worktree add`/`remove` on one repository race on its locks: one at a time per project.
   const perProject = createKeyedMutex();
+  // A commit or rebase (hooks, filters) writes only its task's branch and worktree: it takes the
+  // task's turn, never the project's, so that it cannot hold up the project's creations.
+  const perTask = createKeyedMutex();
   const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupTimeoutS: deps.setupTimeoutS, setupLog, onReady: deps.onReady, log });
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
-  const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, setup: setups, teardown: teardowns, log });
+  const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, perTask, setup: setups, teardown: teardowns, log });
   const landings = createLandings({ journal: deps.landingJournal, pool, tasks, log });
-  const review = createReview({ tasks, read, getProject, pool, perProject, landings, landingJournal: deps.landingJournal });
+  const review = createReview({ tasks, read, getProject, pool, perProject, perTask, gitTimeoutS: deps.gitTimeoutS, setupTimeoutS: deps.setupTimeoutS, landings, landingJournal: deps.landingJournal });
 
   return {
     events: setups.events,

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { branches, worktrees } from './git.ts';
@@ -26,6 +27,38 @@ export function processesWithEnv(entry: string): number[] {
     }
   }
   return out;
+}
+
+// A `sleep` no other process runs: its number is what the process table is searched for.
+export function marker(t: { after(fn: () => unknown): void }): string {
+  const m = `3600.${randomInt(1e9)}`;
+  t.after(() => killMatching(m));
+  return m;
+}
+
+// Kills the processes this test started (their command line holds its marker), if any are left.
+export function killMatching(m: string): void {
+  for (const line of execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n')) {
+    const [, pid, args] = /^\s*(\d+)\s+(.*)$/.exec(line) ?? [];
+    if (pid && args!.includes(m) && !args!.startsWith('ps ')) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+}
+
+// Resolves once no process matches `m`; rejects naming them after `ms`.
+export async function gone(m: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const left = processesMatching(m);
+    if (left.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`still running: ${left.join('; ')}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 // Resolves once no process with this pid runs (it is not our child, so there is no exit event).

@@ -64,15 +64,15 @@ function parseNameStatus(out: string): Array<{ code: string; path: string; old_p
 
 // GET /api/tasks/:id/changes: what the task changed since the merge-base with its base,
 // committed or not, untracked files included; the repository is only read.
-export async function taskChanges(input: ChangesInput): Promise<Result<Changes>> {
-  const snap = await snapshot(input.worktree, input.base);
+export async function taskChanges(input: ChangesInput, signal?: AbortSignal): Promise<Result<Changes>> {
+  const snap = await snapshot(input.worktree, input.base, signal);
   if (!snap.ok) return snap;
   const range = [snap.mergeBase, snap.tree];
   const [numstat, names, counts, dirty] = await Promise.all([
-    gitOut(input.worktree, ['diff', '-z', '-M', '--numstat', ...range]),
-    gitOut(input.worktree, ['diff', '-z', '-M', '--name-status', ...range]),
-    git(input.worktree, ['rev-list', '--left-right', '--count', `${snap.baseTip}...${snap.head}`]),
-    gitOut(input.worktree, ['diff', '-z', '--name-only', snap.head, snap.tree]),
+    gitOut(input.worktree, ['diff', '-z', '-M', '--numstat', ...range], { signal }),
+    gitOut(input.worktree, ['diff', '-z', '-M', '--name-status', ...range], { signal }),
+    git(input.worktree, ['rev-list', '--left-right', '--count', `${snap.baseTip}...${snap.head}`], { signal }),
+    gitOut(input.worktree, ['diff', '-z', '--name-only', snap.head, snap.tree], { signal }),
   ]);
   if (!numstat.ok) return numstat;
   if (!names.ok) return names;

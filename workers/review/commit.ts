@@ -12,17 +12,17 @@ export interface CommitInput {
 // POST /api/tasks/:id/commit: everything uncommitted in the task's worktree, untracked files
 // included and ignored ones not, as one commit on its branch. The repository's hooks run as for
 // any commit; if git refuses, the worktree's index is put back as it was.
-export async function commitTask(input: CommitInput): Promise<Result<{ commit: string; files: string[] }>> {
+export async function commitTask(input: CommitInput, signal?: AbortSignal): Promise<Result<{ commit: string; files: string[] }>> {
   const { worktree } = input;
-  const dirty = await dirtyFiles(worktree, { untracked: true });
+  const dirty = await dirtyFiles(worktree, { untracked: true, signal });
   if (!dirty.ok) return dirty;
   if (dirty.files.length === 0) return fail('NOTHING_TO_COMMIT', 'the worktree has no uncommitted changes');
-  const index = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
+  const index = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index'], { signal });
   if (!index.ok) return index;
   const saved = indexCopy(index.out.trim());
   try {
-    const add = await git(worktree, ['add', '--all', '--', '.']);
-    const commit = add.exitCode === 0 ? await git(worktree, ['commit', '--quiet', '--file=-', '--cleanup=verbatim'], { input: input.message }) : add;
+    const add = await git(worktree, ['add', '--all', '--', '.'], { signal });
+    const commit = add.exitCode === 0 ? await git(worktree, ['commit', '--quiet', '--file=-', '--cleanup=verbatim'], { input: input.message, signal }) : add;
     if (commit.exitCode !== 0) {
       copyFileSync(saved.file, index.out.trim());
       return fail('COMMIT_FAILED', `git refused the commit: ${firstLine(commit.stderr || commit.stdout)}`);

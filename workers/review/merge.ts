@@ -28,8 +28,8 @@ export interface Merged {
 }
 
 // Where a branch is checked out (the main checkout or a worktree), if anywhere.
-async function checkoutOf(repo: string, ref: string): Promise<Result<{ path: string | null }>> {
-  const list = await gitOut(repo, ['worktree', 'list', '--porcelain', '-z']);
+async function checkoutOf(repo: string, ref: string, signal?: AbortSignal): Promise<Result<{ path: string | null }>> {
+  const list = await gitOut(repo, ['worktree', 'list', '--porcelain', '-z'], { signal });
   if (!list.ok) return list;
   let current: string | null = null;
   for (const line of list.out.split('\0')) {
@@ -40,8 +40,8 @@ async function checkoutOf(repo: string, ref: string): Promise<Result<{ path: str
 }
 
 // The merged tree of two commits, computed without a checkout; the files when they conflict.
-async function mergeTree(repo: string, ours: string, theirs: string): Promise<Result<{ tree: string }>> {
-  const r = await git(repo, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs]);
+async function mergeTree(repo: string, ours: string, theirs: string, signal?: AbortSignal): Promise<Result<{ tree: string }>> {
+  const r = await git(repo, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs], { signal });
   const [tree, ...files] = r.stdout.split('\0');
   if (r.exitCode === 0) return { ok: true, tree: tree! };
   if (r.exitCode === 1) {
@@ -54,21 +54,21 @@ async function mergeTree(repo: string, ours: string, theirs: string): Promise<Re
 // POST /api/tasks/:id/merge: the task's branch into its base branch, computed without a checkout
 // (merge-tree, commit-tree) and landed with update-ref against the old value. Where the base is
 // checked out, that checkout must be clean and moves with it; nothing is ever left half-merged.
-export async function mergeTask(input: MergeInput): Promise<Result<Merged>> {
+export async function mergeTask(input: MergeInput, signal?: AbortSignal): Promise<Result<Merged>> {
   const { repo, strategy } = input;
   const baseRef = `refs/heads/${input.base}`;
-  const dirty = await dirtyFiles(input.worktree, { untracked: true });
+  const dirty = await dirtyFiles(input.worktree, { untracked: true, signal });
   if (!dirty.ok) return dirty;
   if (dirty.files.length > 0) {
     return fail('WORKTREE_DIRTY', `the task's worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); commit them first`);
   }
-  const oldTip = await git(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`]);
+  const oldTip = await git(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`], { signal });
   if (oldTip.exitCode !== 0) return fail('BASE_NOT_FOUND', `the task's base ${JSON.stringify(input.base)} is not a branch to merge into`);
   const old = oldTip.stdout.trim();
-  const head = await gitOut(repo, ['rev-parse', '--verify', `refs/heads/${input.branch}^{commit}`]);
+  const head = await gitOut(repo, ['rev-parse', '--verify', `refs/heads/${input.branch}^{commit}`], { signal });
   if (!head.ok) return head;
   const tip = head.out.trim();
-  const mb = await git(repo, ['merge-base', old, tip]);
+  const mb = await git(repo, ['merge-base', old, tip], { signal });
   const mergeBase = mb.exitCode === 0 ? mb.stdout.trim() : null;
   if (mergeBase === tip) return { ok: true, base: input.base, commit: old, strategy }; // already in the base
   const fastForward = mergeBase === old;
@@ -78,25 +78,27 @@ export async function mergeTask(input: MergeInput): Promise<Result<Merged>> {
     if (!fastForward) return conflict(`${input.base} has moved on since the task's branch left it: it cannot be fast-forwarded; rebase the task first`, []);
     next = tip;
   } else {
-    const merged = await mergeTree(repo, old, tip);
+    const merged = await mergeTree(repo, old, tip, signal);
     if (!merged.ok) return merged;
-    const subjects = await gitOut(repo, ['log', '--reverse', '--format=* %s', `${old}..${tip}`]);
+    const subjects = await gitOut(repo, ['log', '--reverse', '--format=* %s', `${old}..${tip}`], { signal });
     const message =
       input.message ??
       (strategy === 'squash' ? `${input.title}\n\nSquashed from ${input.branch}:\n${subjects.ok ? subjects.out : ''}` : `Merge branch '${input.branch}' into ${input.base}`);
     const parents = strategy === 'squash' ? ['-p', old] : ['-p', old, '-p', tip];
-    const commit = await git(repo, ['commit-tree', merged.tree, ...parents, '-F', '-'], { input: message });
+    const commit = await git(repo, ['commit-tree', merged.tree, ...parents, '-F', '-'], { input: message, signal });
     if (commit.exitCode !== 0) return fail('COMMIT_FAILED', `git refused the merge commit: ${firstLine(commit.stderr)}`);
     next = commit.stdout.trim();
   }
-  return land(input, baseRef, old, next);
+  return land(input, baseRef, old, next, signal);
 }
 
 // Moves the base branch from `old` to `next`, and its checkout's files with it where it has one.
-async function land(input: MergeInput, baseRef: string, old: string, next: string): Promise<Result<Merged>> {
+// The signal stops only the checks before anything moves: a checkout's files and the branch, once
+// begun, are finished (or put back) whatever happens to the request.
+async function land(input: MergeInput, baseRef: string, old: string, next: string, signal?: AbortSignal): Promise<Result<Merged>> {
   const done: Result<Merged> = { ok: true, base: input.base, commit: next, strategy: input.strategy };
   const reason = `grove: merge ${input.branch} (${input.strategy})`;
-  const where = await checkoutOf(input.repo, baseRef);
+  const where = await checkoutOf(input.repo, baseRef, signal);
   if (!where.ok) return where;
   if (where.path === null) {
     // No checkout to move: update-ref against the old value is atomic, so no intent is needed.
@@ -104,7 +106,7 @@ async function land(input: MergeInput, baseRef: string, old: string, next: strin
     return moved.exitCode === 0 ? done : fail('CONFLICT', `${input.base} moved while merging: ${firstLine(moved.stderr)}; nothing was changed`);
   }
   const checkout = where.path;
-  const dirty = await dirtyFiles(checkout, { untracked: false });
+  const dirty = await dirtyFiles(checkout, { untracked: false, signal });
   if (!dirty.ok) return dirty;
   if (dirty.files.length > 0) {
     return fail('BASE_CHECKOUT_DIRTY', `${input.base} is checked out in ${checkout} with uncommitted changes (${dirty.files.slice(0, 10).join(', ')}); nothing was changed`);

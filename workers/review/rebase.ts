@@ -17,29 +17,30 @@ export const NO_EDITOR = { GIT_EDITOR: 'true', GIT_SEQUENCE_EDITOR: 'true' };
 
 // POST /api/tasks/:id/rebase: the task's branch onto its base's tip, in its worktree. A conflict
 // aborts the rebase: the branch, its worktree and index are as they were, and the files are named.
-export async function rebaseTask(input: RebaseInput): Promise<Result<{ head: string }>> {
+export async function rebaseTask(input: RebaseInput, signal?: AbortSignal): Promise<Result<{ head: string }>> {
   const { worktree } = input;
-  const dirty = await dirtyFiles(worktree, { untracked: true });
+  const dirty = await dirtyFiles(worktree, { untracked: true, signal });
   if (!dirty.ok) return dirty;
   if (dirty.files.length > 0) {
     return fail('WORKTREE_DIRTY', `the worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); commit them first`);
   }
-  const tip = await resolveBase(worktree, input.base);
+  const tip = await resolveBase(worktree, input.base, signal);
   if (!tip.ok) return tip;
-  const before = await gitOut(worktree, ['rev-parse', 'HEAD']);
+  const before = await gitOut(worktree, ['rev-parse', 'HEAD'], { signal });
   if (!before.ok) return before;
   if (input.intent) {
-    const branch = await git(worktree, ['symbolic-ref', '--quiet', 'HEAD']);
+    const branch = await git(worktree, ['symbolic-ref', '--quiet', 'HEAD'], { signal });
     const { file, task, repo } = input.intent;
     const intent: RebaseIntent = { kind: 'rebase', task, repo, worktree, branch: branch.exitCode === 0 ? branch.stdout.trim() : null, head: before.out.trim(), onto: tip.tip };
     const unrecorded = recordIntent(file, intent);
     if (unrecorded) return unrecorded;
   }
-  const r = await git(worktree, ['rebase', '--quiet', '--no-autostash', tip.tip], { env: NO_EDITOR });
+  const r = await git(worktree, ['rebase', '--quiet', '--no-autostash', tip.tip], { env: NO_EDITOR, signal });
   if (r.exitCode === 0) {
     const head = await gitOut(worktree, ['rev-parse', 'HEAD']);
     return head.ok ? { ok: true, head: head.out.trim() } : head;
   }
+  // A rebase that was stopped (its bound, its client gone) is aborted like one that conflicts.
   const unmerged = await gitOut(worktree, ['diff', '--name-only', '--diff-filter=U', '-z']);
   const abort = await git(worktree, ['rebase', '--abort']);
   if (abort.exitCode !== 0) return fail('INTERNAL', `git rebase failed and could not be aborted: ${firstLine(abort.stderr)}`);

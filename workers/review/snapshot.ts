@@ -21,15 +21,15 @@ export interface Snapshot {
 }
 
 // Runs git and returns its stdout, or a failure naming what failed.
-export async function gitOut(cwd: string, args: string[], opts?: { env?: Record<string, string> }): Promise<Result<{ out: string }>> {
+export async function gitOut(cwd: string, args: string[], opts?: { env?: Record<string, string>; signal?: AbortSignal | undefined }): Promise<Result<{ out: string }>> {
   const r = await git(cwd, args, opts);
   if (r.exitCode !== 0) return fail('INTERNAL', `git ${args[0]} failed: ${firstLine(r.stderr)}`);
   return { ok: true, out: r.stdout };
 }
 
 // Uncommitted or untracked files in a checkout (ignored ones do not count); none when clean.
-export async function dirtyFiles(checkout: string, opts: { untracked: boolean }): Promise<Result<{ files: string[] }>> {
-  const st = await gitOut(checkout, ['status', '--porcelain=v1', '-z', `--untracked-files=${opts.untracked ? 'all' : 'no'}`]);
+export async function dirtyFiles(checkout: string, opts: { untracked: boolean; signal?: AbortSignal | undefined }): Promise<Result<{ files: string[] }>> {
+  const st = await gitOut(checkout, ['status', '--porcelain=v1', '-z', `--untracked-files=${opts.untracked ? 'all' : 'no'}`], { signal: opts.signal });
   if (!st.ok) return st;
   const files: string[] = [];
   const parts = st.out.split('\0');
@@ -48,17 +48,17 @@ export function worktreeDirty(input: { worktree: string }): Promise<Result<{ fil
 }
 
 // The commit `base` names: the branch of that name first, else any ref or commit.
-export async function resolveBase(worktree: string, base: string): Promise<Result<{ tip: string }>> {
+export async function resolveBase(worktree: string, base: string, signal?: AbortSignal): Promise<Result<{ tip: string }>> {
   for (const ref of [`refs/heads/${base}`, base]) {
-    const r = await git(worktree, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]);
+    const r = await git(worktree, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`], { signal });
     if (r.exitCode === 0) return { ok: true, tip: r.stdout.trim() };
   }
   return fail('BASE_NOT_FOUND', `the task's base ${JSON.stringify(base)} no longer names a commit`);
 }
 
 // A worktree's HEAD, HEAD's tree and index file, in one git call.
-export async function headOf(worktree: string): Promise<Result<{ head: string; headTree: string; index: string }>> {
-  const r = await gitOut(worktree, ['rev-parse', '--path-format=absolute', 'HEAD', 'HEAD^{tree}', '--git-path', 'index']);
+export async function headOf(worktree: string, signal?: AbortSignal): Promise<Result<{ head: string; headTree: string; index: string }>> {
+  const r = await gitOut(worktree, ['rev-parse', '--path-format=absolute', 'HEAD', 'HEAD^{tree}', '--git-path', 'index'], { signal });
   if (!r.ok) return r;
   const [head, headTree, index] = r.out.split('\n') as [string, string, string];
   return { ok: true, head, headTree, index };
@@ -84,19 +84,19 @@ export function indexCopy(index: string): { file: string; dispose(): void } {
 
 // The worktree's files as a tree, made in a copy of its index so that its own index is never
 // touched: the copy keeps the file stats, so only changed files are read again.
-export async function workingTree(worktree: string, index?: string): Promise<Result<{ tree: string }>> {
+export async function workingTree(worktree: string, index?: string, signal?: AbortSignal): Promise<Result<{ tree: string }>> {
   let indexFile = index;
   if (indexFile === undefined) {
-    const h = await headOf(worktree);
+    const h = await headOf(worktree, signal);
     if (!h.ok) return h;
     indexFile = h.index;
   }
   const copy = indexCopy(indexFile);
   try {
     const env = { GIT_INDEX_FILE: copy.file };
-    const add = await gitOut(worktree, ['add', '--all', '--', '.'], { env });
+    const add = await gitOut(worktree, ['add', '--all', '--', '.'], { env, signal });
     if (!add.ok) return add;
-    const tree = await gitOut(worktree, ['write-tree'], { env });
+    const tree = await gitOut(worktree, ['write-tree'], { env, signal });
     return tree.ok ? { ok: true, tree: tree.out.trim() } : tree;
   } finally {
     copy.dispose();
@@ -104,17 +104,17 @@ export async function workingTree(worktree: string, index?: string): Promise<Res
 }
 
 // Everything the review endpoints start from; nothing in the repository changes but new objects.
-export async function snapshot(worktree: string, base: string): Promise<Result<Snapshot>> {
+export async function snapshot(worktree: string, base: string, signal?: AbortSignal): Promise<Result<Snapshot>> {
   // Independent git calls run side by side: each costs a fork of the daemon's process.
   const [tip, head, others] = await Promise.all([
-    resolveBase(worktree, base),
-    headOf(worktree),
-    gitOut(worktree, ['ls-files', '--others', '--exclude-standard', '-z']),
+    resolveBase(worktree, base, signal),
+    headOf(worktree, signal),
+    gitOut(worktree, ['ls-files', '--others', '--exclude-standard', '-z'], { signal }),
   ]);
   if (!tip.ok) return tip;
   if (!head.ok) return head;
   if (!others.ok) return others;
-  const [mb, tree] = await Promise.all([git(worktree, ['merge-base', tip.tip, head.head]), workingTree(worktree, head.index)]);
+  const [mb, tree] = await Promise.all([git(worktree, ['merge-base', tip.tip, head.head], { signal }), workingTree(worktree, head.index, signal)]);
   if (!tree.ok) return tree;
   return {
     ok: true,

@@ -156,7 +156,7 @@ export async function copyIncluded(input: CopyInput): Promise<Result<CopyReport>
   writeFileSync(list, patterns.join('\n') + '\n');
   let out: string;
   try {
-    const r = await git(input.repo, ['ls-files', '--others', '--ignored', `--exclude-from=${list}`, '-z', '--', '.', ':(exclude).grove'], { timeoutMs: Math.max(1, input.timeoutMs) });
+    const r = await git(input.repo, ['ls-files', '--others', '--ignored', `--exclude-from=${list}`, '-z', '--', '.', ':(exclude).grove'], { signal: AbortSignal.timeout(Math.max(1, input.timeoutMs)) });
     if (r.exitCode !== 0) {
       skip('.', `git ls-files failed: ${firstLine(r.stderr)}`);
       return { ok: true, ...report };
