@@ -26,7 +26,7 @@ import { sessionsTable } from './store/sessions.ts';
 import { eventsTable } from './store/events.ts';
 import { createEventBus } from './events/bus.ts';
 import { createEventFeed } from './events/feed.ts';
-import { createHooks } from './events/hooks.ts';
+import { createHooks, stopLeftHooks } from './events/hooks.ts';
 import { eventRoutes } from './routes/events.ts';
 import { setupLogTable } from './store/setup-log.ts';
 import { tasksTable } from './store/tasks.ts';
@@ -120,7 +120,9 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
 
     const feed = createEventFeed({ bus, events: eventRows, log: child('events'), stallMs: settings.eventStallMs });
     started.push({ name: 'events', close: async () => feed.close() });
-    const hooks = createHooks({ hooks: settings.config.hooks ?? [], bus, log: child('hooks') });
+    const hookRuns = path.join(settings.dataDir, 'hooks');
+    await stopLeftHooks(hookRuns, child('hooks'));
+    const hooks = createHooks({ hooks: settings.config.hooks ?? [], bus, runDir: hookRuns, log: child('hooks') });
     started.push({ name: 'hooks', close: () => hooks.close() });
 
     let port: number | null = null;
