@@ -116,6 +116,14 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
           await streamOutput({ id: params.id, after, res, sessions });
           return null;
         }
+        if (query.last !== undefined) {
+          if (query.after !== undefined || query.limit !== undefined) {
+            throw new GroveError('VALIDATION_FAILED', '`last` reads from the end: it does not go with `after` or `limit`', {
+              errors: [{ path: '/query/last', message: 'must not be given with after or limit' }],
+            });
+          }
+          return { status: 200, body: await sessions.lastLines(params.id, query.last) };
+        }
         return { status: 200, body: await sessions.lines(params.id, query.after ?? 0, query.limit ?? 1000) };
       },
     }),
