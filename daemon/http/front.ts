@@ -43,10 +43,11 @@ export interface Front extends Listener {
 }
 
 // The loopback TCP front: browser guards, then every request streamed to the socket with undici.
-export async function startFront(opts: { port: number; socketPath: string; log: Logger }): Promise<Front> {
+export async function startFront(opts: { port: number; socketPath: string; log: Logger; maxStreams?: number }): Promise<Front> {
   const { log } = opts;
+  const maxStreams = opts.maxStreams ?? MAX_STREAMS;
   const plain = new Pool('http://localhost', { socketPath: opts.socketPath, connections: PLAIN_CONNECTIONS, pipelining: 1 });
-  const streams = new Pool('http://localhost', { socketPath: opts.socketPath, connections: MAX_STREAMS, pipelining: 1 });
+  const streams = new Pool('http://localhost', { socketPath: opts.socketPath, connections: maxStreams, pipelining: 1 });
   let openStreams = 0;
   let port = opts.port;
 
@@ -71,9 +72,9 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
       if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
     }
     const isStream = wantsEventStream(req);
-    if (isStream && openStreams >= MAX_STREAMS) {
+    if (isStream && openStreams >= maxStreams) {
       log.warn({ url: req.url, open: openStreams }, 'too many event streams; refused');
-      return writeProblem(req, res, 'UNAVAILABLE', `${MAX_STREAMS} event streams are open, the most the TCP front serves at once; try again later`);
+      return writeProblem(req, res, 'UNAVAILABLE', `${maxStreams} event streams are open, the most the TCP front serves at once; try again later`);
     }
     const upstream = isStream ? streams : plain;
     if (isStream) {
