@@ -5,6 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { once } from '../runtime/once.ts';
 
 // The SDK's own bound for a message.
 export const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -84,11 +85,11 @@ export class LineTransport implements Transport {
     });
   }
 
-  async close(): Promise<void> {
+  readonly close = once(async () => {
     this.input.off('data', this.onData);
     this.input.off('error', this.onError);
     if (this.input.listenerCount('data') === 0) this.input.pause();
     this.chunks = [];
     this.onclose?.();
-  }
+  });
 }
