@@ -14,6 +14,7 @@ import { projectRoutes } from './routes/projects.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { acquireDataLock } from './runtime/lock.ts';
+import { createLimiter } from './runtime/limiter.ts';
 import { once } from './runtime/once.ts';
 import type { Logger } from './runtime/log.ts';
 import { built, VERSION } from './runtime/root.ts';
@@ -26,7 +27,7 @@ import { sessionsTable } from './store/sessions.ts';
 import { eventsTable } from './store/events.ts';
 import { createEventBus } from './events/bus.ts';
 import { createEventFeed } from './events/feed.ts';
-import { createHooks } from './events/hooks.ts';
+import { createHooks, stopLeftHooks } from './events/hooks.ts';
 import { eventRoutes } from './routes/events.ts';
 import { setupLogTable } from './store/setup-log.ts';
 import { tasksTable } from './store/tasks.ts';
@@ -37,6 +38,10 @@ import { createPool } from './tasks/pool.ts';
 import { createPortAllocator } from './tasks/ports.ts';
 import { createTaskReader } from './tasks/read.ts';
 import { createTaskService } from './tasks/service.ts';
+
+// Store reads of event and output streams at a time, all streams together: a request that is
+// not a stream then waits behind at most this many of their pages.
+const STREAM_READS = 2;
 
 export interface Daemon {
   readonly socketPath: string;
@@ -126,9 +131,12 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     await tasks.recover();
     await sessions.reattach();
 
-    const feed = createEventFeed({ bus, events: eventRows, log: child('events'), stallMs: settings.eventStallMs });
+    const streamReads = createLimiter(STREAM_READS);
+    const feed = createEventFeed({ bus, events: eventRows, streamReads, log: child('events'), stallMs: settings.eventStallMs });
     started.push({ name: 'events', close: async () => feed.close() });
-    const hooks = createHooks({ hooks: settings.config.hooks ?? [], bus, log: child('hooks') });
+    const hookRuns = path.join(settings.dataDir, 'hooks');
+    await stopLeftHooks(hookRuns, child('hooks'));
+    const hooks = createHooks({ hooks: settings.config.hooks ?? [], bus, runDir: hookRuns, log: child('hooks') });
     started.push({ name: 'hooks', close: () => hooks.close() });
 
     let port: number | null = null;
@@ -136,7 +144,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest }),
       ...projectRoutes({ projects }),
       ...taskRoutes({ tasks }),
-      ...sessionRoutes({ sessions, agents }),
+      ...sessionRoutes({ sessions, agents, streamReads }),
       ...eventRoutes({ feed }),
     ];
     routes.push(...openApiRoute({ routes, version: VERSION }), ...uiRoutes({ dir: built('ui') }));

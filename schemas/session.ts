@@ -94,6 +94,7 @@ export const OutputQuery = Type.Object(
     // seq is a 32-bit integer column: a larger `after` would fail in the store, not match nothing.
     after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })),
+    last: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, description: 'the last `last` lines instead of a page after `after` (not with `after` or `limit`)' })),
   },
   { additionalProperties: false },
 );

@@ -3,9 +3,13 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
+import { pino } from 'pino';
+import { Pool } from 'undici';
+import { openStore } from '../daemon/store/db.ts';
 import { addProject, makeHome, ROOT, startDaemon, type TestDaemon } from './helpers/daemon.ts';
 import { makeRepo } from './helpers/git.ts';
 import { readSse, waitSessionEnd, type SseEvent } from './helpers/sessions.ts';
+import { seedStore } from './helpers/template.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const AGENTS = { talk: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } };
@@ -214,4 +218,33 @@ test('a client too slow to read is dropped with event: end and resumes from its 
   assert.ok(seen.length < all.length, 'it was dropped before the end');
   const rest = await sse(d, '', (evs) => evs.length >= all.length - seen.length, { 'last-event-id': seen.at(-1)!.id! });
   assert.deepEqual([...seen, ...rest].map((e) => Number(e.id)), all.map((e) => e.seq), 'and resumed with nothing lost');
+});
+
+test('500 event streams catching up from the start leave GET /api/tasks answered promptly', async (t) => {
+  // A store holding many events older than the daemon: its streams must read them from the store.
+  const home = makeHome(t);
+  const dataDir = path.join(home, 'data');
+  await seedStore(dataDir);
+  const store = await openStore({ dataDir, log: pino({ level: 'silent' }) });
+  await store.db.query(`INSERT INTO events (type, project_id, data) SELECT 'project.removed', NULL, jsonb_build_object('id', gen_random_uuid(), 'n', n) FROM generate_series(1, 6000) n`);
+  await store.close();
+  const d = await startDaemon(t, { home });
+
+  const ac = new AbortController();
+  t.after(() => ac.abort());
+  const streams = new Pool('http://localhost', { socketPath: d.socketPath, connections: 500 });
+  t.after(() => streams.destroy());
+  await Promise.all(
+    Array.from({ length: 500 }, async () => {
+      const r = await streams.request({ path: '/api/events?after=0', method: 'GET', headers: { accept: 'text/event-stream' }, signal: ac.signal });
+      assert.equal(r.statusCode, 200);
+      r.body.on('error', () => {}).resume();
+    }),
+  );
+  const started = Date.now();
+  const tasks = await d.socket('GET', '/api/tasks');
+  const ms = Date.now() - started;
+  console.log(`GET /api/tasks took ${ms} ms behind 500 catching-up streams`);
+  assert.equal(tasks.status, 200);
+  assert.ok(ms < 2000, `took ${ms} ms`);
 });

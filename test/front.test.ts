@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { unlinkSync } from 'node:fs';
 import { test } from 'node:test';
+import { Agent, request } from 'undici';
 import { startDaemon } from './helpers/daemon.ts';
 import { readSse, readyTask, waitSessionEnd } from './helpers/sessions.ts';
 
@@ -36,4 +37,35 @@ test('the TCP front answers 503 UNAVAILABLE as problem+json when the API socket 
   const refused = await d.tcp('GET', '/api/projects', { headers: { origin: 'http://evil.example' } });
   assert.equal(refused.json.code, 'FORBIDDEN_ORIGIN');
   assert.equal(d.proc.exitCode, null);
+});
+
+test('80 event streams open through the TCP front leave plain requests answered at once', async (t) => {
+  const { d, task } = await readyTask(t);
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'sleep:120' } });
+  assert.equal(s.status, 201);
+  // Each stream on a connection of its own, as browser tabs and `curl -N` followers are.
+  const ac = new AbortController();
+  t.after(() => ac.abort());
+  const dispatcher = new Agent({ connections: null });
+  t.after(() => dispatcher.destroy());
+  const urls = Array.from({ length: 80 }, (_, i) => (i % 4 === 0 ? `/api/sessions/${s.json.id}/output` : '/api/events?after=0'));
+  let ok = 0;
+  const all = Promise.all(
+    urls.map(async (u) => {
+      const r = await request(`http://127.0.0.1:${d.port}${u}`, { dispatcher, headers: { accept: 'text/event-stream' }, signal: ac.signal });
+      r.body.on('error', () => {});
+      if (r.statusCode === 200) ok++;
+    }),
+  ).catch(() => {});
+  // A deadline, not a wait: the streams that cannot get through stay open meanwhile.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+  clearTimeout(timer);
+
+  const started = Date.now();
+  const plain = (p: string) => request(`http://127.0.0.1:${d.port}${p}`, { signal: AbortSignal.timeout(5000) }).then(async (r) => (await r.body.text(), r.statusCode));
+  const [health, page] = await Promise.allSettled([plain('/api/health'), plain('/')]);
+  console.log(`streams open: ${ok} of ${urls.length}; plain requests took ${Date.now() - started} ms: ${JSON.stringify([health, page].map((r) => (r.status === 'fulfilled' ? r.value : String(r.reason))))}`);
+  assert.equal(ok, urls.length, 'every stream was answered');
+  assert.deepEqual([health, page].map((r) => (r.status === 'fulfilled' ? r.value : String(r.reason))), [200, 200]);
 });

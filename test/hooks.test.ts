@@ -79,3 +79,49 @@ test('hooks: an invalid hook in the user config stops the daemon at start, namin
     assert.match(d.stderr(), /\/hooks\/0/);
   }
 });
+
+// The daemon's peak resident memory in KiB (the kernel's high-water mark).
+function peakRssKiB(pid: number): number {
+  return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+}
+
+test('hooks: a hook printing 300 MB to stderr costs the daemon a bounded memory and logs only its end', async (t) => {
+  const hooks = [{ on: ['project.added'], command: ['sh', '-c', "head -c 300000000 /dev/zero | tr '\\0' x >&2; printf '\\nlast words\\n' >&2; exit 3"], timeout_s: 120 }];
+  const home = makeHome(t);
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ hooks }));
+  const d = await startDaemon(t, { home });
+  const before = peakRssKiB(d.proc.pid!);
+  await addProject(d, makeRepo(t));
+  const failed = await d.waitForLog((l) => l.msg === 'hook failed' && l.exit_code === 3, 120_000);
+  const grown = peakRssKiB(d.proc.pid!) - before;
+  console.log(`peak RSS grew by ${Math.round(grown / 1024)} MiB; logged stderr: ${failed.stderr.length} characters`);
+  assert.ok(failed.stderr.trimEnd().endsWith('last words'), 'the end of stderr is logged');
+  assert.ok(failed.stderr.length <= 64 * 1024, 'what is logged of stderr is its end only');
+  assert.ok(grown < 200 * 1024, `the daemon's peak memory grew by ${grown} KiB`);
+});
+
+test('hooks: a hook (and its child) left running by a daemon killed with SIGKILL is stopped by the next start', async (t) => {
+  const dir = makeTempDir(t);
+  const hooks = [{ on: ['project.added'], command: ['sh', '-c', `sleep 300 & echo $! > ${dir}/child; echo $$ > ${dir}/parent; wait`], timeout_s: 600 }];
+  const home = makeHome(t);
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ hooks }));
+  const d = await startDaemon(t, { home });
+  await addProject(d, makeRepo(t));
+  const [parent] = await linesOf(path.join(dir, 'parent'), 1);
+  const [child] = await linesOf(path.join(dir, 'child'), 1);
+  const pids = [Number(parent), Number(child)];
+  // Whatever the test leaves is killed, whether or not the daemon did it.
+  t.after(() => {
+    try {
+      process.kill(-pids[0]!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  d.proc.kill('SIGKILL');
+  await d.exited;
+  assert.ok(pids.every((p) => existsSync(`/proc/${p}`)), 'the hook outlives the killed daemon');
+
+  await startDaemon(t, { home });
+  for (const pid of pids) await waitPidGone(pid, 10_000);
+});

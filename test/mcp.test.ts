@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { addProject, DAEMON_ENTRY, makeHome, ROOT, startDaemon } from './helpers/daemon.ts';
+import { addProject, DAEMON_ENTRY, makeHome, ROOT, startDaemon, stopProcess } from './helpers/daemon.ts';
 import { git, makeRepo } from './helpers/git.ts';
-import { agentHome, gate } from './helpers/sessions.ts';
+import { agentHome, gate, readyTask, waitSessionEnd } from './helpers/sessions.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } } };
@@ -145,4 +147,44 @@ test('grove mcp: wait_for_session gives up after timeout_s with ended false, and
   const done = await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 60 });
   assert.equal(done.ended, true);
   assert.equal(done.status, 'exited');
+});
+
+test('grove mcp: a JSON-RPC line over 10 MiB is answered with an error and the next request is served', async (t) => {
+  const home = makeHome(t);
+  const child = spawn(process.execPath, [DAEMON_ENTRY, 'mcp'], { env: { ...process.env, GROVE_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  t.after(() => stopProcess(child, exited as Promise<number>));
+  const answers = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const huge = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(11 * 1024 * 1024) } });
+  child.stdin!.write(`${huge}\n`);
+  child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' })}\n`);
+  const first = JSON.parse((await answers.next()).value);
+  assert.equal(first.id, null);
+  assert.equal(first.error.code, -32600);
+  assert.match(first.error.message, /longer than/);
+  const second = JSON.parse((await answers.next()).value);
+  assert.deepEqual(second, { jsonrpc: '2.0', id: 2, result: {} });
+  assert.equal(child.exitCode, null, 'still serving');
+});
+
+test('grove mcp: get_output {last: 3} of a session of 300k lines reads only its end', async (t) => {
+  const { d, task } = await readyTask(t);
+  const n = 300_000;
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: `print:${n}` } });
+  assert.equal(s.status, 201);
+  await waitSessionEnd(d, s.json.id);
+  const client = await mcp(t, d.home);
+  const started = Date.now();
+  const out = await call(client, 'get_output', { session_id: s.json.id, last: 3 });
+  const ms = Date.now() - started;
+  console.log(`get_output {last: 3} of ${n} lines took ${ms} ms`);
+  assert.equal(out.first_seq, n - 2);
+  assert.equal(out.next, n);
+  assert.deepEqual(out.text.split('\n').map((l: string) => l.trim()), [`line ${n - 2}`, `line ${n - 1}`, `line ${n}`]);
+  assert.ok(ms < 3000, `took ${ms} ms`);
+  // The API's `last` reads from the end, and is not mixed with a page's `after`.
+  const page = await d.socket('GET', `/api/sessions/${s.json.id}/output?last=2`);
+  assert.deepEqual(page.json.lines.map((l: any) => l.seq), [n - 1, n]);
+  const mixed = await d.socket('GET', `/api/sessions/${s.json.id}/output?last=2&after=5`);
+  assert.equal(mixed.json.code, 'VALIDATION_FAILED');
 });

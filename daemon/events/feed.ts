@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { GroveEvent } from '../../schemas/event.ts';
+import type { Limiter } from '../runtime/limiter.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { EventFilter, EventsTable } from '../store/events.ts';
 import type { EventBus } from './bus.ts';
@@ -16,8 +17,11 @@ const PAGE = 1000;
 export const STALL_MS = 30_000;
 
 // GET /api/events (DESIGN §11) as pages and as an event stream, and the pruning of old events.
-export function createEventFeed(deps: { bus: EventBus; events: EventsTable; log: Logger; stallMs?: number }) {
-  const { bus, events, log } = deps;
+// `streamReads` is shared by every event stream (and output stream) of the daemon: their store
+// reads wait their turn there, so that streams catching up take the store a few pages at a time
+// and other readers are not queued behind hundreds of pages.
+export function createEventFeed(deps: { bus: EventBus; events: EventsTable; streamReads: Limiter; log: Logger; stallMs?: number }) {
+  const { bus, events, streamReads, log } = deps;
   const stallMs = deps.stallMs ?? STALL_MS;
   let sincePrune = 0;
   let pruning: Promise<void> | null = null;
@@ -43,6 +47,9 @@ export function createEventFeed(deps: { bus: EventBus; events: EventsTable; log:
 
   // The next events after `after`: from the bus's memory when it holds them, else the store.
   const read = async (filter: EventFilter, after: number, limit: number): Promise<GroveEvent[]> => bus.since(after, filter, limit) ?? events.page(filter, after, limit);
+  // The same for a stream, whose store reads take their turn.
+  const readForStream = async (filter: EventFilter, after: number): Promise<GroveEvent[]> =>
+    bus.since(after, filter, PAGE) ?? streamReads.run(() => events.page(filter, after, PAGE));
 
   return {
     async page(filter: EventFilter, after: number, limit: number) {
@@ -60,7 +67,7 @@ export function createEventFeed(deps: { bus: EventBus; events: EventsTable; log:
         bus.emitter,
         ['published'],
         async (send, closed) => {
-          const list = await read(filter, after, PAGE);
+          const list = await readForStream(filter, after);
           for (const e of list) {
             if (closed()) return 'end';
             after = e.seq;

@@ -1,7 +1,12 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import type { Hook } from '../../schemas/config.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
 import { signalGroup } from '../proc/group.ts';
+import { stopOrphanGroup } from '../proc/orphan.ts';
+import { processStartTime } from '../proc/stat.ts';
 import { GRACE_MS, terminate } from '../proc/terminate.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
@@ -11,12 +16,69 @@ const DEFAULT_TIMEOUT_S = 30;
 // Events waiting for one hook beyond this are dropped (and logged): a hook slower than the
 // events it follows must not grow the daemon's memory without bound.
 const MAX_WAITING = 1000;
+// What is kept of a hook's stderr for the log: its end, where the reason of a failure is.
+export const STDERR_TAIL_BYTES = 64 * 1024;
+
+// The last `max` bytes a stream carries, the rest read and dropped as it comes.
+function keepTail(stream: Readable | null, max: number): () => string {
+  let chunks: Buffer[] = [];
+  let size = 0;
+  stream?.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > 2 * max) {
+      const all = Buffer.concat(chunks);
+      chunks = [all.subarray(all.length - max)];
+      size = max;
+    }
+  });
+  return () => {
+    const all = Buffer.concat(chunks);
+    return all.subarray(Math.max(0, all.length - max)).toString('utf8');
+  };
+}
+
+// Each running hook is recorded in `dir` as a file named by its pid holding its start time, so
+// that a daemon killed while it ran can have the next one stop what it left.
+function runRecords(dir: string) {
+  return {
+    add(pid: number): void {
+      const start = processStartTime(pid);
+      if (start === null) return;
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      writeFileSync(path.join(dir, String(pid)), start);
+    },
+    remove(pid: number): void {
+      rmSync(path.join(dir, String(pid)), { force: true });
+    },
+    left(): Array<{ pid: number; start: string }> {
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        return [];
+      }
+      return names.filter((n) => /^\d+$/.test(n)).map((n) => ({ pid: Number(n), start: readFileSync(path.join(dir, n), 'utf8').trim() }));
+    },
+  };
+}
+
+// At start: the process groups of hooks that a killed daemon left running are stopped.
+export async function stopLeftHooks(dir: string, log: Logger): Promise<void> {
+  const records = runRecords(dir);
+  const left = records.left();
+  if (left.length === 0) return;
+  await Promise.all(left.map((r) => stopOrphanGroup(r.pid, r.start)));
+  for (const r of left) records.remove(r.pid);
+  log.warn({ pids: left.map((r) => r.pid) }, 'stopped hooks left running by a daemon that was killed');
+}
 
 // The user's hooks (DESIGN §11): each matching event runs the hook's command with the event's
 // JSON on stdin, one at a time per hook and in order, bounded in time, whatever it leaves
 // running killed, failures logged. They run after the change is committed and answered.
-export function createHooks(deps: { hooks: Hook[]; bus: EventBus; log: Logger }) {
+export function createHooks(deps: { hooks: Hook[]; bus: EventBus; runDir: string; log: Logger }) {
   const { hooks, bus, log } = deps;
+  const records = runRecords(deps.runDir);
   const lines = hooks.map(() => ({ tail: Promise.resolve(), waiting: 0 }));
   const running = new Set<number>();
   let closed = false;
@@ -24,9 +86,14 @@ export function createHooks(deps: { hooks: Hook[]; bus: EventBus; log: Logger })
   async function run(hook: Hook, index: number, e: GroveEvent): Promise<void> {
     if (closed) return;
     const [file, ...args] = hook.command;
-    const child = execa(file!, args, { input: `${JSON.stringify(e)}\n`, detached: true, cleanup: false, reject: false, stdout: 'ignore', stderr: 'pipe', buffer: true });
+    // stderr is read as it comes and only its end kept: a hook may print without limit.
+    const child = execa(file!, args, { input: `${JSON.stringify(e)}\n`, detached: true, cleanup: false, reject: false, stdout: 'ignore', stderr: 'pipe', buffer: false });
+    const stderr = keepTail(child.stderr, STDERR_TAIL_BYTES);
     const pid = child.pid;
-    if (pid !== undefined) running.add(pid);
+    if (pid !== undefined) {
+      running.add(pid);
+      records.add(pid);
+    }
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -38,11 +105,12 @@ export function createHooks(deps: { hooks: Hook[]; bus: EventBus; log: Logger })
     if (pid !== undefined) {
       signalGroup(pid, 'SIGKILL');
       running.delete(pid);
+      records.remove(pid);
     }
     const ok = !timedOut && res.exitCode === 0;
     const fields = { hook: index, command: hook.command, event: e.seq, type: e.type, exit_code: res.exitCode ?? null, signal: res.signal ?? null, timed_out: timedOut };
     if (ok) log.debug(fields, 'hook ran');
-    else log.warn({ ...fields, stderr: String(res.stderr ?? '').split('\n').slice(-3).join('\n') || (res.failed && res.exitCode === undefined ? res.shortMessage : '') }, 'hook failed');
+    else log.warn({ ...fields, stderr: stderr().split('\n').slice(-3).join('\n') || (res.failed && res.exitCode === undefined ? res.shortMessage : '') }, 'hook failed');
   }
 
   const onEvent = (e: GroveEvent) => {
@@ -64,7 +132,12 @@ export function createHooks(deps: { hooks: Hook[]; bus: EventBus; log: Logger })
     close: once(async () => {
       closed = true;
       bus.emitter.off('event', onEvent);
-      await Promise.all([...running].map((pid) => terminate(pid, { graceMs: GRACE_MS.setup })));
+      await Promise.all(
+        [...running].map(async (pid) => {
+          await terminate(pid, { graceMs: GRACE_MS.setup });
+          records.remove(pid);
+        }),
+      );
     }),
   };
 }

@@ -9,6 +9,7 @@ import { checkBrowserGuards } from './guards.ts';
 import { createPeerLookup } from './peer.ts';
 import { closeServer, type Listener } from './server.ts';
 import { once } from '../runtime/once.ts';
+import { wantsEventStream } from '../events/stream.ts';
 
 // Per RFC 9110 these describe one connection and must not be forwarded.
 const HOP_BY_HOP = new Set([
@@ -25,6 +26,15 @@ const HOP_BY_HOP = new Set([
   'host',
 ]);
 
+// Plain requests share a pool of this many connections to the socket; they are short, and a
+// burst queues for a free one.
+const PLAIN_CONNECTIONS = 64;
+// Event streams each hold a connection of their own for as long as they last, so they go
+// through a pool apart, or open streams would leave no connection for plain requests. Beyond
+// this many at once a new stream is refused at once: each costs descriptors (the client's, the
+// upstream's and the socket server's), and a flood must not use them all up.
+export const MAX_STREAMS = 1000;
+
 // Why an upstream request was aborted: the client went away, which needs no answer or log.
 class ClientGone extends Error {}
 
@@ -33,9 +43,12 @@ export interface Front extends Listener {
 }
 
 // The loopback TCP front: browser guards, then every request streamed to the socket with undici.
-export async function startFront(opts: { port: number; socketPath: string; log: Logger }): Promise<Front> {
+export async function startFront(opts: { port: number; socketPath: string; log: Logger; maxStreams?: number }): Promise<Front> {
   const { log } = opts;
-  const upstream = new Pool('http://localhost', { socketPath: opts.socketPath, connections: 64, pipelining: 1 });
+  const maxStreams = opts.maxStreams ?? MAX_STREAMS;
+  const plain = new Pool('http://localhost', { socketPath: opts.socketPath, connections: PLAIN_CONNECTIONS, pipelining: 1 });
+  const streams = new Pool('http://localhost', { socketPath: opts.socketPath, connections: maxStreams, pipelining: 1 });
+  let openStreams = 0;
   let port = opts.port;
 
   // Who each connection comes from, looked up when it is accepted: null for the user running
@@ -57,6 +70,16 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) {
       if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+    }
+    const isStream = wantsEventStream(req);
+    if (isStream && openStreams >= maxStreams) {
+      log.warn({ url: req.url, open: openStreams }, 'too many event streams; refused');
+      return writeProblem(req, res, 'UNAVAILABLE', `${maxStreams} event streams are open, the most the TCP front serves at once; try again later`);
+    }
+    const upstream = isStream ? streams : plain;
+    if (isStream) {
+      openStreams++;
+      res.once('close', () => openStreams--);
     }
     const withBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
     res.once('finish', () => {
@@ -153,7 +176,7 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
     port,
     close: once(async () => {
       await closeServer(server);
-      await upstream.close();
+      await Promise.all([plain.close(), streams.close()]);
       log.info('TCP front closed');
     }),
   };

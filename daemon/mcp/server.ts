@@ -2,10 +2,10 @@
 // unix socket, as the CLI does. The SDK's low-level Server is used because the tools' input
 // schemas are JSON Schemas already (the daemon's own), which McpServer would want as zod.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CliError, EXIT, type Client } from '../cli/client.ts';
 import { compile, createAjv } from '../runtime/validation.ts';
+import { LineTransport } from './stdio.ts';
 import { TOOLS } from './tools.ts';
 
 // A tool error an agent can act on: the problem's code and detail, as text and as data.
@@ -49,6 +49,6 @@ export function createMcpServer(opts: { api: Client; readOnly: boolean; version:
 export async function runMcp(opts: { api: Client; readOnly: boolean; version: string }): Promise<void> {
   const server = createMcpServer(opts);
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
-  await server.connect(new StdioServerTransport());
+  await server.connect(new LineTransport());
   await closed;
 }

@@ -61,23 +61,10 @@ async function waitForSession(api: Client, args: { session_id: string; timeout_s
 // The last `last` lines, or the page after seq `after`, as text an agent reads (stderr marked).
 async function getOutput(api: Client, args: { session_id: string; last?: number; after?: number }) {
   const want = args.last ?? 200;
-  const page = (after: number, limit: number) => api.call('GET', `/api/sessions/${args.session_id}/output?after=${after}&limit=${limit}`);
-  let lines: Array<{ seq: number; stream: string; text: string }>;
-  let next: number;
-  if (args.after !== undefined) {
-    ({ lines, next } = await page(args.after, want));
-  } else {
-    // The API pages forward: keep the tail while reading to the end.
-    lines = [];
-    next = 0;
-    for (;;) {
-      const p = await page(next, 5000);
-      lines = [...lines, ...p.lines].slice(-want);
-      if (p.lines.length < 5000) break;
-      next = p.next;
-    }
-    next = lines.at(-1)?.seq ?? next;
-  }
+  const { lines, next }: { lines: Array<{ seq: number; stream: string; text: string }>; next: number } =
+    args.after !== undefined
+      ? await api.call('GET', `/api/sessions/${args.session_id}/output?after=${args.after}&limit=${want}`)
+      : await api.call('GET', `/api/sessions/${args.session_id}/output?last=${want}`);
   const text = lines.map((l) => (l.stream === 'stderr' ? `[stderr] ${l.text}` : l.text)).join('\n');
   return { lines: lines.length, first_seq: lines[0]?.seq ?? null, next, text };
 }

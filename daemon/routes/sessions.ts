@@ -17,13 +17,14 @@ import {
 import type { Agents } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { route, type Route } from '../http/route.ts';
+import type { Limiter } from '../runtime/limiter.ts';
 import type { SessionService } from '../sessions/service.ts';
 import { resumeFrom, wantsEventStream } from '../events/stream.ts';
 import { streamOutput } from '../sessions/output-stream.ts';
 
 // Sessions of tasks, their output (JSON pages or an event stream), and the agents they run.
-export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }): Route[] {
-  const { sessions, agents } = deps;
+export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; streamReads: Limiter }): Route[] {
+  const { sessions, agents, streamReads } = deps;
   return [
     route({
       method: 'GET',
@@ -113,8 +114,16 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents }
       handler: async ({ params, query, req, res }) => {
         if (wantsEventStream(req)) {
           const after = resumeFrom(req, query.after, MAX_SEQ);
-          await streamOutput({ id: params.id, after, res, sessions });
+          await streamOutput({ id: params.id, after, res, sessions, streamReads });
           return null;
+        }
+        if (query.last !== undefined) {
+          if (query.after !== undefined || query.limit !== undefined) {
+            throw new GroveError('VALIDATION_FAILED', '`last` reads from the end: it does not go with `after` or `limit`', {
+              errors: [{ path: '/query/last', message: 'must not be given with after or limit' }],
+            });
+          }
+          return { status: 200, body: await sessions.lastLines(params.id, query.last) };
         }
         return { status: 200, body: await sessions.lines(params.id, query.after ?? 0, query.limit ?? 1000) };
       },

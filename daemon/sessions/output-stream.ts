@@ -1,20 +1,24 @@
 import type { ServerResponse } from 'node:http';
 import { follow, sseEvent } from '../events/stream.ts';
+import type { Limiter } from '../runtime/limiter.ts';
 import type { SessionService } from './service.ts';
 
 // The JSON pages' largest: each round costs store round trips, so a long history comes in few.
 const PAGE = 5000;
 
 // A session's lines as SSE until `event: end`, read from the store page by page and written only
-// as fast as the client takes them, so a slow follower holds no more than a page.
-export async function streamOutput(opts: { id: string; after: number; res: ServerResponse; sessions: SessionService }): Promise<void> {
-  const { id, res, sessions } = opts;
+// as fast as the client takes them, so a slow follower holds no more than a page. Its store
+// reads take their turn in `streamReads`, shared with every other stream (events/feed.ts).
+export async function streamOutput(opts: { id: string; after: number; res: ServerResponse; sessions: SessionService; streamReads: Limiter }): Promise<void> {
+  const { id, res, sessions, streamReads } = opts;
   await sessions.get(id); // 404 before any header is sent
   let after = opts.after;
   await follow(res, sessions.events, [`progress:${id}`, `end:${id}`], async (send, closed) => {
     // Status before lines: a session that had ended then has all its lines stored already.
-    const status = await sessions.get(id);
-    const lines = (await sessions.lines(id, after, PAGE)).lines;
+    const [status, lines] = await streamReads.run(async () => {
+      const status = await sessions.get(id);
+      return [status, (await sessions.lines(id, after, PAGE)).lines] as const;
+    });
     if (closed()) return 'end';
     if (lines.length > 0) {
       // A page in one write: one chunk on the wire instead of one per line.

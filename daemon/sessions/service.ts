@@ -110,6 +110,11 @@ export function createSessionService(deps: SessionServiceDeps) {
       const lines = await sessions.lines(id, after, limit);
       return { lines, next: lines.length > 0 ? lines[lines.length - 1]!.seq : after };
     },
+    async lastLines(id: string, n: number) {
+      await findSession(sessions, id);
+      const lines = await sessions.lastLines(id, n);
+      return { lines, next: lines.at(-1)?.seq ?? 0 };
+    },
 
     create: starter.start,
     send: conversations.send,

@@ -128,6 +128,9 @@ function insertParams(s: NewSession, status: SessionStatus): unknown[] {
     s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent'];
 }
 
+type LineRow = { seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date };
+const toLine = (r: LineRow): OutputLine => ({ seq: r.seq, stream: r.stream, text: r.text, at: r.at.toISOString() });
+
 // The sessions and session_lines tables and every query on them; every change of a session is
 // recorded as an event with it (DESIGN §11).
 export function sessionsTable(db: Db, events: EventsTable) {
@@ -260,11 +263,19 @@ export function sessionsTable(db: Db, events: EventsTable) {
       });
     },
     async lines(id: string, after: number, limit: number): Promise<OutputLine[]> {
-      const { rows } = await db.query<{ seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date }>(
+      const { rows } = await db.query<LineRow>(
         'SELECT seq, stream, text, at FROM session_lines WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
         [id, after, limit],
       );
-      return rows.map((r) => ({ seq: r.seq, stream: r.stream, text: r.text, at: r.at.toISOString() }));
+      return rows.map(toLine);
+    },
+    // The last `n` lines, oldest first: read from the end, however long the session is.
+    async lastLines(id: string, n: number): Promise<OutputLine[]> {
+      const { rows } = await db.query<LineRow>(
+        'SELECT * FROM (SELECT seq, stream, text, at FROM session_lines WHERE session_id = $1 ORDER BY seq DESC LIMIT $2) last ORDER BY seq',
+        [id, n],
+      );
+      return rows.map(toLine);
     },
   };
 }

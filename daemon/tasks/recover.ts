@@ -1,8 +1,5 @@
-import { existsSync } from 'node:fs';
 import type { Logger } from '../runtime/log.ts';
-import { isSameProcessAlive } from '../proc/stat.ts';
-import { groupMembers } from '../proc/group.ts';
-import { GRACE_MS, terminate } from '../proc/terminate.ts';
+import { stopOrphanGroup } from '../proc/orphan.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { Journal } from './journal.ts';
@@ -66,15 +63,4 @@ async function failInterruptedSetups({ tasks, setupLog, log }: RecoverDeps): Pro
   await Promise.all(orphans.map((o) => stopOrphanGroup(o.pid, o.pid_start)));
   const ids = await tasks.failInterruptedSetups();
   if (ids.length > 0) log.warn({ tasks: ids, stopped: orphans.filter((o) => o.pid).length }, 'setup was interrupted by a daemon stop; marked setup_failed');
-}
-
-// Stops a setup command's process group that outlived a killed daemon. The group is ours if
-// its leader still has the recorded start time, or if the leader is gone but members remain
-// (the kernel does not hand out a pid while a group of that id exists).
-async function stopOrphanGroup(pid: number | null, pidStart: string | null): Promise<void> {
-  if (!pid) return;
-  const leaderOurs = pidStart !== null && isSameProcessAlive(pid, pidStart);
-  const leaderGone = !leaderOurs && !existsSync(`/proc/${pid}`) && process.platform === 'linux';
-  if (!leaderOurs && !(leaderGone && groupMembers(pid).length > 0)) return;
-  await terminate(pid, { graceMs: GRACE_MS.setup });
 }
