@@ -14,6 +14,7 @@ import { projectRoutes } from './routes/projects.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { acquireDataLock } from './runtime/lock.ts';
+import { emptyScratch } from './runtime/scratch.ts';
 import { once } from './runtime/once.ts';
 import type { Logger } from './runtime/log.ts';
 import { built, VERSION } from './runtime/root.ts';
@@ -109,6 +110,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       setupTimeoutS: settings.setupTimeoutS,
       onReady: (id) => sessions.autostart(id),
       journal: createJournal(path.join(settings.dataDir, 'journal')),
+      scratch: emptyScratch(settings.dataDir),
       log: child('tasks'),
     });
     started.push({ name: 'tasks', close: () => tasks.close() });

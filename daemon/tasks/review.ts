@@ -16,12 +16,14 @@ export interface ReviewDeps {
   pool: Pick<Pool, 'taskChanges' | 'taskDiff' | 'commitTask' | 'rebaseTask' | 'mergeTask' | 'pushTask' | 'projectConflicts'>;
   /** git that writes refs takes turns per project, with worktree creation and removal */
   perProject: KeyedMutex;
+  /** where reads keep their index copies and objects, and a commit its index's backup */
+  scratch: string;
 }
 
 // Review and landing of a task's work (DESIGN §9). All git runs in the pool; what writes refs
 // takes turns per project.
 export function createReview(deps: ReviewDeps) {
-  const { pool } = deps;
+  const { pool, scratch } = deps;
 
   // A task with its worktree: an archived one, or one whose folder is gone, has nothing to review.
   async function worktreeOf(id: string): Promise<{ task: Task; project: Project; worktree: string }> {
@@ -45,20 +47,20 @@ export function createReview(deps: ReviewDeps) {
   return {
     async changes(id: string) {
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await pool.taskChanges({ worktree, base: task.base });
+      const res = await pool.taskChanges({ worktree, base: task.base, scratch });
       if (!res.ok) return readFailed(id, project, res);
       const { ok: _, ...changes } = res;
       return changes;
     },
     async diff(id: string, file?: string) {
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await pool.taskDiff({ worktree, base: task.base, ...(file !== undefined ? { path: file } : {}) });
+      const res = await pool.taskDiff({ worktree, base: task.base, scratch, ...(file !== undefined ? { path: file } : {}) });
       if (!res.ok) return readFailed(id, project, res);
       return res;
     },
     async commit(id: string, message: string) {
       const { project, worktree } = await worktreeOf(id);
-      const res = await deps.perProject.run(project.id, () => pool.commitTask({ worktree, message }));
+      const res = await deps.perProject.run(project.id, () => pool.commitTask({ worktree, message, scratch }));
       if (!res.ok) throw fromWorker(res);
       return { commit: res.commit, files: res.files };
     },
@@ -91,7 +93,7 @@ export function createReview(deps: ReviewDeps) {
       const check = async () => {
         const live = (await deps.read.list(projectId)).filter((t) => (t.status === 'ready' || t.status === 'setup_failed') && !t.worktree_missing);
         const tasks = live.map((t) => ({ id: t.id, worktree: path.join(project.path, t.worktree_path), base: t.base }));
-        return pool.projectConflicts({ repo: project.path, tasks });
+        return pool.projectConflicts({ repo: project.path, tasks, scratch });
       };
       let res = await check();
       if (!res.ok) {

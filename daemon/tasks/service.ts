@@ -32,6 +32,8 @@ export interface TaskServiceDeps {
   onReady: (taskId: string) => Promise<void>;
   /** creation intents, so a creation cut short by a kill is undone on the next start */
   journal: Journal;
+  /** the daemon's scratch folder (emptied at start): reads and commits keep their temporary files there */
+  scratch: string;
   log: Logger;
 }
 
@@ -45,7 +47,7 @@ export function createTaskService(deps: TaskServiceDeps) {
   const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupLog, onReady: deps.onReady, log });
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, perProject, setup: setups, teardown: teardowns, log });
-  const review = createReview({ tasks, read, getProject, pool, perProject });
+  const review = createReview({ tasks, read, getProject, pool, perProject, scratch: deps.scratch });
 
   return {
     events: setups.events,
