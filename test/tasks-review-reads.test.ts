@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -109,6 +109,7 @@ test('a tracked path that is a FIFO: changes, diff and conflicts answer 409 UNSU
     assert.match(r.json.detail, /"pipe\.txt"/, url);
     assert.doesNotMatch(r.json.detail, /fatal|error:|git |can only add|cannot hash/, url);
   }
+  assert.deepEqual(readdirSync(path.join(d.home, 'data', 'scratch')), [], 'a failed read removed its scratch too');
 });
 
 test('diff ?path= naming a folder is refused (VALIDATION_FAILED at /query/path); a file in it is served', async (t) => {
@@ -159,6 +160,16 @@ test('index copies of a read or commit are private, in the data folder: none in 
   mkdirSync(tmp);
   const [started, release, armed, gitPid] = ['started', 'release', 'armed', 'git-pid'].map((f) => path.join(dir, f)) as [string, string, string, string];
   execFileSync('mkfifo', [started, release]);
+  // Should an assertion fail while something is held, let it go rather than leave it waiting.
+  t.after(() => {
+    try {
+      const fd = openSync(release, constants.O_WRONLY | constants.O_NONBLOCK);
+      writeSync(fd, 'go\n');
+      closeSync(fd);
+    } catch {
+      // nothing waits
+    }
+  });
   const repo = makeRepo(t, { files: { '.gitattributes': '*.hold filter=hold\n', 'x.hold': 'x\n', 'a.txt': 'a\n' } });
   // A clean filter that, once armed, holds the git that runs it until released.
   git(repo, 'config', 'filter.hold.clean', `if [ -e '${armed}' ]; then echo $PPID > '${gitPid}'; echo in > '${started}'; read x < '${release}'; fi; cat`);
