@@ -1,7 +1,7 @@
 import { git } from '../../daemon/git/run.ts';
 import { fail, type Result } from '../result.ts';
 import { withScratch, type Scratch } from './scratch.ts';
-import { gitOut, snapshot } from './snapshot.ts';
+import { gitOut, readFailure, snapshot } from './snapshot.ts';
 
 export interface ChangesInput {
   worktree: string;
@@ -74,8 +74,8 @@ async function changesIn(input: ChangesInput, scratch: Scratch): Promise<Result<
     git(input.worktree, ['rev-list', '--left-right', '--count', `${snap.baseTip}...${snap.head}`], opts),
     gitOut(input.worktree, ['diff', '-z', '--name-only', snap.head], opts),
   ]);
-  if (!changed.ok) return changed;
-  if (!dirty.ok) return dirty;
+  if (!changed.ok) return readFailure(input.worktree, snap.env, changed);
+  if (!dirty.ok) return readFailure(input.worktree, snap.env, dirty);
   if (counts.exitCode !== 0) return fail('INTERNAL', `git rev-list failed: ${counts.stderr}`);
   const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number) as [number, number];
   const { files: named, stats } = parseRawNumstat(changed.out);

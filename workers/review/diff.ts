@@ -5,7 +5,7 @@ import { gitCapped } from '../../daemon/git/stream.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { fail, type Result } from '../result.ts';
 import { withScratch, type Scratch } from './scratch.ts';
-import { snapshot } from './snapshot.ts';
+import { readFailure, snapshot } from './snapshot.ts';
 
 // A served diff is cut here (DESIGN §9), and says so in a header.
 export const MAX_DIFF_BYTES = 10 * 1024 * 1024;
@@ -40,7 +40,7 @@ async function diffIn(input: DiffInput, scratch: Scratch, signal: AbortSignal | 
   if (r.truncated) return { ok: true, diff: r.stdout, truncated: true };
   if (r.exitCode !== 0) {
     const message = `git diff failed: ${firstLine(r.stderr)}`;
-    return input.path !== undefined ? fail('VALIDATION_FAILED', message, '/query/path') : fail('INTERNAL', message);
+    return readFailure(input.worktree, snap.env, input.path !== undefined ? fail('VALIDATION_FAILED', message, '/query/path') : fail('INTERNAL', message));
   }
   return { ok: true, diff: r.stdout, truncated: false };
 }

@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { git } from '../../daemon/git/run.ts';
 import { firstLine } from '../worktree/repo.ts';
-import { fail, type Result } from '../result.ts';
+import { fail, type Fail, type Result } from '../result.ts';
 import type { Scratch } from './scratch.ts';
 
 // git's empty tree: the merge-base of histories that share none.
@@ -65,7 +65,7 @@ export async function headOf(worktree: string): Promise<Result<{ head: string; h
   return { ok: true, head, headTree, index };
 }
 
-// A tracked path that is no file git can read (a FIFO, a socket, a device): `git add` refuses it.
+// A tracked path that is no file git can read (a FIFO, a socket, a device): git refuses to hash it.
 async function unreadableFile(worktree: string, env: Record<string, string>): Promise<string | null> {
   const files = await gitOut(worktree, ['ls-files', '-z'], { env });
   if (!files.ok) return null;
@@ -81,22 +81,22 @@ async function unreadableFile(worktree: string, env: Record<string, string>): Pr
   return null;
 }
 
-// `git add <how> -- .` in the scratch's copy of the worktree's index, so that its own index is
-// never touched: the copy keeps the file stats, so only changed files are read again.
-async function addInCopy(worktree: string, scratch: Scratch, index: string, how: string): Promise<Result<{ env: Record<string, string> }>> {
-  const env = { ...scratch.env, GIT_INDEX_FILE: scratch.indexCopy(index) };
-  const add = await gitOut(worktree, ['add', how, '--', '.'], { env });
-  if (add.ok) return { ok: true, env };
+// A failure of git reading the worktree, as UNSUPPORTED_FILE when a tracked path is no file git
+// can read (git's own message names internals).
+export async function readFailure(worktree: string, env: Record<string, string>, failure: Fail): Promise<Fail> {
   const file = await unreadableFile(worktree, env);
-  if (file === null) return add;
+  if (file === null) return failure;
   return fail('UNSUPPORTED_FILE', `${JSON.stringify(file)} in the task's worktree is not a regular file, symbolic link or folder (a FIFO, socket or device): it cannot be read as a change`);
 }
 
-// The worktree's files as a tree, its objects written in the scratch.
+// The worktree's files as a tree, its objects written in the scratch, made in the scratch's copy
+// of the worktree's index so that its own index is never touched: the copy keeps the file stats,
+// so only changed files are read again.
 export async function workingTree(worktree: string, scratch: Scratch, index: string): Promise<Result<{ tree: string }>> {
-  const added = await addInCopy(worktree, scratch, index, '--all');
-  if (!added.ok) return added;
-  const tree = await gitOut(worktree, ['write-tree'], { env: added.env });
+  const env = { ...scratch.env, GIT_INDEX_FILE: scratch.indexCopy(index) };
+  const add = await gitOut(worktree, ['add', '--all', '--', '.'], { env });
+  if (!add.ok) return readFailure(worktree, env, add);
+  const tree = await gitOut(worktree, ['write-tree'], { env });
   return tree.ok ? { ok: true, tree: tree.out.trim() } : tree;
 }
 
@@ -111,14 +111,19 @@ export async function snapshot(worktree: string, base: string, scratch: Scratch)
   if (!tip.ok) return tip;
   if (!head.ok) return head;
   if (!others.ok) return others;
-  const [mb, added] = await Promise.all([git(worktree, ['merge-base', tip.tip, head.head]), addInCopy(worktree, scratch, head.index, '--intent-to-add')]);
-  if (!added.ok) return added;
+  // `git diff` shows untracked files once they are intended to be added; with none, the copy serves as it is.
+  const env = { ...scratch.env, GIT_INDEX_FILE: scratch.indexCopy(head.index) };
+  const [mb, intended] = await Promise.all([
+    git(worktree, ['merge-base', tip.tip, head.head]),
+    others.out === '' ? null : gitOut(worktree, ['add', '--intent-to-add', '--', '.'], { env }),
+  ]);
+  if (intended && !intended.ok) return readFailure(worktree, env, intended);
   return {
     ok: true,
     baseTip: tip.tip,
     mergeBase: mb.exitCode === 0 ? mb.stdout.trim() : EMPTY_TREE,
     head: head.head,
-    env: added.env,
+    env,
     untracked: new Set(others.out.split('\0').filter(Boolean)),
   };
 }
