@@ -15,6 +15,7 @@ import { sessionRoutes } from './routes/sessions.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { acquireDataLock } from './runtime/lock.ts';
 import { createLimiter } from './runtime/limiter.ts';
+import { emptyScratch } from './runtime/scratch.ts';
 import { once } from './runtime/once.ts';
 import type { Logger } from './runtime/log.ts';
 import { built, VERSION } from './runtime/root.ts';
@@ -122,6 +123,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
       onReady: (id) => sessions.autostart(id),
       journal: createJournal(path.join(settings.dataDir, 'journal')),
       landingJournal: createLandingJournal(path.join(settings.dataDir, 'journal')),
+      scratch: emptyScratch(settings.dataDir),
       log: child('tasks'),
     });
     started.push({ name: 'tasks', close: () => tasks.close() });

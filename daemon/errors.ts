@@ -36,6 +36,8 @@ export const ERRORS = {
   RESUME_UNSUPPORTED: { status: 422, title: 'The agent cannot continue a conversation' },
   // Not in DESIGN §4's table: git refused a commit (a hook failed, no identity), with its message.
   COMMIT_FAILED: { status: 422, title: 'git refused the commit' },
+  // Not in DESIGN §4's table: a tracked path in a task's worktree is a FIFO, socket or device, which git cannot read.
+  UNSUPPORTED_FILE: { status: 409, title: 'The worktree holds a file git cannot read' },
   INTERNAL: { status: 500, title: 'Internal error' },
   // Not in DESIGN §4's table: a review or landing git ran past its bound (git_timeout_s, or
   // setup_timeout_s for a commit and its hooks) and was stopped; the detail names which.

@@ -12,7 +12,7 @@ export interface GitResult {
 
 // `env` adds variables after the cleaning below (a temporary index: GIT_INDEX_FILE); `input` is
 // git's stdin (a commit message), else it has none; `signal` stops git, its hooks and filters.
-export type Git = (cwd: string, args: string[], opts?: { env?: Record<string, string>; input?: string; signal?: AbortSignal | undefined }) => Promise<GitResult>;
+export type Git = (cwd: string, args: string[], opts?: GitOptions) => Promise<GitResult>;
 
 // Variables that would point git at another repository than the one we name with -C.
 const REPO_ENV = [
@@ -50,13 +50,29 @@ function ended(stream: Readable, ms: number): Promise<void> {
   });
 }
 
-// Runs git with an argument array (never a shell) in `cwd`; failures are data, not throws. git is
-// the leader of its own process group, so that a stop reaches its hooks, filters and helpers too
-// (TERM, so that git removes its lock files, then KILL); the answer never waits on a pipe that
-// something git started still holds.
-export const git: Git = (cwd, args, opts = {}) => {
+export type GitOptions = { env?: Record<string, string>; input?: string; signal?: AbortSignal | undefined };
+
+// git's raw run: its stdout as bytes (at most `maxBytes`: past that git is stopped, so that a huge
+// output is never held whole), its stderr, and how it ended.
+interface RawRun {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: string;
+  /** the signal stopped it */
+  stopped: boolean;
+  /** it wrote more than `maxBytes`: it was stopped there */
+  truncated: boolean;
+}
+
+// git's stderr kept for a failure's message; the rest is dropped.
+const STDERR_KEPT = 64 * 1024;
+
+// Runs git with an argument array (never a shell) in `cwd`. git is the leader of its own process
+// group, so that a stop reaches its hooks, filters and helpers too (TERM, so that git removes its
+// lock files, then KILL); the answer never waits on a pipe that something git started still holds.
+function runGit(cwd: string, args: string[], opts: GitOptions & { maxBytes?: number }): Promise<RawRun> {
   const { signal } = opts;
-  if (signal?.aborted) return Promise.resolve({ exitCode: 128, stdout: '', stderr: 'git was not run: stopped', stopped: true });
+  if (signal?.aborted) return Promise.resolve({ exitCode: 128, stdout: Buffer.alloc(0), stderr: 'git was not run: stopped', stopped: true, truncated: false });
   return new Promise((resolve) => {
     const child = spawn('git', ['-C', cwd, ...args], {
       env: { ...gitEnv(), ...(opts.env ?? {}) },
@@ -66,16 +82,36 @@ export const git: Git = (cwd, args, opts = {}) => {
     const stdout = child.stdout!;
     const stderr = child.stderr!;
     const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    stdout.on('data', (b: Buffer) => out.push(b));
-    stderr.on('data', (b: Buffer) => err.push(b));
+    let size = 0;
+    let err = '';
     let stopped = false;
+    let truncated = false;
     const stop = () => {
-      if (stopped || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-      stopped = true;
+      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
       void terminate(child.pid, { graceMs: GRACE_MS.git });
     };
-    signal?.addEventListener('abort', stop, { once: true });
+    const onAbort = () => {
+      if (stopped || truncated) return;
+      stopped = true;
+      stop();
+    };
+    stdout.on('data', (b: Buffer) => {
+      if (truncated) return;
+      const room = (opts.maxBytes ?? Infinity) - size;
+      if (b.length <= room) {
+        out.push(b);
+        size += b.length;
+        return;
+      }
+      out.push(b.subarray(0, room));
+      size += room;
+      truncated = true;
+      stop();
+    });
+    stderr.setEncoding('utf8').on('data', (t: string) => {
+      if (err.length < STDERR_KEPT) err += t.slice(0, STDERR_KEPT - err.length);
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.input !== undefined) {
       child.stdin!.on('error', () => {}); // git may exit without reading it all
       child.stdin!.end(opts.input);
@@ -84,21 +120,42 @@ export const git: Git = (cwd, args, opts = {}) => {
     const finish = async (exitCode: number, spawnError?: string) => {
       if (done) return;
       done = true;
-      signal?.removeEventListener('abort', stop);
+      signal?.removeEventListener('abort', onAbort);
       await Promise.all([ended(stdout, DRAIN_MS), ended(stderr, DRAIN_MS)]);
       stdout.destroy();
       stderr.destroy();
-      const said = spawnError ?? Buffer.concat(err).toString().replace(/\n$/, '');
-      resolve({
-        exitCode,
-        stdout: Buffer.concat(out).toString().replace(/\n$/, ''),
-        ...(stopped ? { stderr: `git was stopped (${stopReason(signal)})`, stopped: true as const } : { stderr: said }),
-      });
+      resolve({ exitCode, stdout: Buffer.concat(out, size), stderr: spawnError ?? err, stopped, truncated });
     };
     child.once('error', (e) => void finish(128, e.message));
     child.once('exit', (code) => void finish(code ?? 128));
   });
+}
+
+// git with its output as text; failures are data, not throws.
+export const git: Git = async (cwd, args, opts = {}) => {
+  const r = await runGit(cwd, args, opts);
+  const stdout = r.stdout.toString().replace(/\n$/, '');
+  if (r.stopped) return { exitCode: r.exitCode, stdout, stderr: `git was stopped (${stopReason(opts.signal)})`, stopped: true };
+  return { exitCode: r.exitCode, stdout, stderr: r.stderr.replace(/\n$/, '') };
 };
+
+export interface CappedResult {
+  /** null when git was stopped: at the cap, or by the signal */
+  exitCode: number | null;
+  /** at most `maxBytes` of git's stdout, as git wrote it */
+  stdout: Buffer;
+  /** git wrote more than `maxBytes`: it was stopped there */
+  truncated: boolean;
+  /** the signal stopped it */
+  aborted: boolean;
+  stderr: string;
+}
+
+// git whose stdout is kept as bytes, at most `maxBytes` of it (a served diff).
+export async function gitCapped(cwd: string, args: string[], opts: { maxBytes: number; env?: Record<string, string>; signal?: AbortSignal | undefined }): Promise<CappedResult> {
+  const r = await runGit(cwd, args, opts);
+  return { exitCode: r.stopped || r.truncated ? null : r.exitCode, stdout: r.stdout, truncated: r.truncated, aborted: r.stopped, stderr: r.stderr };
+}
 
 // What stopped a git: its time bound, or its caller.
 function stopReason(signal: AbortSignal | undefined): string {

@@ -59,7 +59,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       summary: 'What the task changed since the merge-base with its base: committed, uncommitted and untracked files',
       params: IdParams,
       responses: { 200: Changes },
-      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'GIT_TIMEOUT'],
+      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'GIT_TIMEOUT'],
       handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.changes(params.id, signal) }),
     }),
     route({
@@ -70,17 +70,19 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       query: DiffQuery,
       responses: { 200: Type.String() },
       produces: 'text/x-diff',
-      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'GIT_TIMEOUT'],
+      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'GIT_TIMEOUT'],
       handler: async ({ params, query, req, res, signal }) => {
         const { diff, truncated } = await tasks.review.diff(params.id, query.path, signal);
+        // git's bytes as they are: a file's text need not be UTF-8.
+        const body = Buffer.from(diff.buffer, diff.byteOffset, diff.byteLength);
         res.writeHead(200, {
           'content-type': 'text/x-diff; charset=utf-8',
-          'content-length': Buffer.byteLength(diff),
+          'content-length': body.length,
           'cache-control': 'no-store',
           'x-content-type-options': 'nosniff',
           ...(truncated ? { 'grove-diff-truncated': 'true' } : {}),
         });
-        res.end(req.method === 'HEAD' ? undefined : diff);
+        res.end(req.method === 'HEAD' ? undefined : body);
         return null;
       },
     }),
@@ -129,7 +131,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       summary: "Which live tasks would conflict with each other or with their base, uncommitted work included; nothing is checked out",
       params: IdParams,
       responses: { 200: ConflictList },
-      errors: ['GIT_TIMEOUT'],
+      errors: ['UNSUPPORTED_FILE', 'GIT_TIMEOUT'],
       handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.conflicts(params.id, signal) }),
     }),
     route({

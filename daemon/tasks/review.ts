@@ -28,6 +28,8 @@ export interface ReviewDeps {
   gitTimeoutS: number;
   /** a commit runs the repository's hooks, the project's own commands, bounded like setup */
   setupTimeoutS: number;
+  /** where reads keep their index copies and objects, and a commit its index's backup */
+  scratch: string;
 }
 
 // Reads of one project's git at a time: hung ones (a slow filter) wait out their bound or their
@@ -38,7 +40,7 @@ export const READS_PER_PROJECT = 4;
 // stopped when the client goes; reads take no lock, writes take their task's turn (and merge,
 // which moves the base, the project's too).
 export function createReview(deps: ReviewDeps) {
-  const { pool, landings } = deps;
+  const { pool, landings, scratch } = deps;
   const reads = createKeyedLimiter(READS_PER_PROJECT);
 
   const bound = (what: string, signal: AbortSignal | undefined, code: 'GIT_TIMEOUT' | 'REMOTE_FAILED' = 'GIT_TIMEOUT'): RunBound => ({
@@ -82,14 +84,14 @@ export function createReview(deps: ReviewDeps) {
   return {
     async changes(id: string, signal?: AbortSignal) {
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await read(project.id, signal, () => pool.taskChanges({ worktree, base: task.base }, bound('reading the changes', signal)));
+      const res = await read(project.id, signal, () => pool.taskChanges({ worktree, base: task.base, scratch }, bound('reading the changes', signal)));
       if (!res.ok) return readFailed(id, project, res);
       const { ok: _, ...changes } = res;
       return changes;
     },
     async diff(id: string, file?: string, signal?: AbortSignal) {
       const { task, project, worktree } = await worktreeOf(id);
-      const input = { worktree, base: task.base, ...(file !== undefined ? { path: file } : {}) };
+      const input = { worktree, base: task.base, scratch, ...(file !== undefined ? { path: file } : {}) };
       const res = await read(project.id, signal, () => pool.taskDiff(input, bound('the diff', signal)));
       if (!res.ok) return readFailed(id, project, res);
       return res;
@@ -104,7 +106,7 @@ export function createReview(deps: ReviewDeps) {
       };
       const res = await deps.perTask.run(id, async () => {
         await landings.settle(touching(id, worktree));
-        return pool.commitTask({ worktree, message }, b);
+        return pool.commitTask({ worktree, message, scratch }, b);
       });
       if (!res.ok) throw fromWorker(res);
       return { commit: res.commit, files: res.files };
@@ -153,7 +155,7 @@ export function createReview(deps: ReviewDeps) {
       const check = async () => {
         const live = (await deps.read.list(projectId)).filter((t) => (t.status === 'ready' || t.status === 'setup_failed') && !t.worktree_missing);
         const tasks = live.map((t) => ({ id: t.id, worktree: path.join(project.path, t.worktree_path), base: t.base }));
-        return read(project.id, signal, () => pool.projectConflicts({ repo: project.path, tasks }, bound('the conflict check', signal)));
+        return read(project.id, signal, () => pool.projectConflicts({ repo: project.path, tasks, scratch }, bound('the conflict check', signal)));
       };
       let res = await check();
       if (!res.ok && res.code !== 'GIT_TIMEOUT' && res.code !== 'UNAVAILABLE') {

@@ -41,6 +41,8 @@ export interface TaskServiceDeps {
   journal: Journal;
   /** rebase and merge intents, so a landing cut short is finished or undone */
   landingJournal: LandingJournal;
+  /** the daemon's scratch folder (emptied at start): reads and commits keep their temporary files there */
+  scratch: string;
   log: Logger;
 }
 
@@ -58,7 +60,7 @@ export function createTaskService(deps: TaskServiceDeps) {
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, perTask, setup: setups, teardown: teardowns, log });
   const landings = createLandings({ journal: deps.landingJournal, pool, tasks, log });
-  const review = createReview({ tasks, read, getProject, pool, perProject, perTask, gitTimeoutS: deps.gitTimeoutS, setupTimeoutS: deps.setupTimeoutS, landings, landingJournal: deps.landingJournal });
+  const review = createReview({ tasks, read, getProject, pool, perProject, perTask, gitTimeoutS: deps.gitTimeoutS, setupTimeoutS: deps.setupTimeoutS, landings, landingJournal: deps.landingJournal, scratch: deps.scratch });
 
   return {
     events: setups.events,

@@ -3,6 +3,7 @@ import { git } from '../../daemon/git/run.ts';
 import { createLimiter } from '../../daemon/runtime/limiter.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { fail, type Result } from '../result.ts';
+import { withScratch, type Scratch } from './scratch.ts';
 import { gitOut, headOf, resolveBase, workingTree } from './snapshot.ts';
 
 // git processes at once: the checks are many and small, and the machine has few cores.
@@ -14,6 +15,8 @@ const CHECK_IDENTITY = { GIT_AUTHOR_NAME: 'grove', GIT_AUTHOR_EMAIL: 'grove@loca
 export interface ConflictsInput {
   repo: string;
   tasks: Array<{ id: string; worktree: string; base: string }>;
+  /** the daemon's scratch folder, where a read keeps what it makes */
+  scratch: string;
 }
 
 export interface ConflictPair {
@@ -51,8 +54,8 @@ function parents(p: string): string[] {
 }
 
 // What `git diff --name-status -z --no-renames from to` lists, as Touched.
-async function touched(repo: string, from: string, to: string, signal?: AbortSignal): Promise<Result<{ touched: Touched }>> {
-  const r = await gitOut(repo, ['diff', '--name-status', '-z', '--no-renames', from, to], { signal });
+async function touched(repo: string, from: string, to: string, scratch: Scratch, signal?: AbortSignal): Promise<Result<{ touched: Touched }>> {
+  const r = await gitOut(repo, ['diff', '--name-status', '-z', '--no-renames', from, to], { env: scratch.env, signal });
   if (!r.ok) return r;
   const t: Touched = { paths: new Set(), above: new Set(), emptied: new Set() };
   const parts = r.out.split('\0');
@@ -82,28 +85,29 @@ function canMeet(a: Touched, b: Touched): boolean {
 }
 
 // A task's work as a commit: HEAD when the worktree is clean, else a commit of its working tree
-// on top of HEAD (an object only: no ref, no index changes).
-async function workCommit(worktree: string, signal?: AbortSignal): Promise<Result<{ commit: string }>> {
+// on top of HEAD (an object only, in the scratch: no ref, no index changes).
+async function workCommit(worktree: string, scratch: Scratch, signal?: AbortSignal): Promise<Result<{ commit: string }>> {
   const h = await headOf(worktree, signal);
   if (!h.ok) return h;
-  const tree = await workingTree(worktree, h.index, signal);
+  const tree = await workingTree(worktree, scratch, h.index, signal);
   if (!tree.ok) return tree;
   if (h.headTree === tree.tree) return { ok: true, commit: h.head };
-  const c = await gitOut(worktree, ['commit-tree', tree.tree, '-p', h.head, '-m', 'grove: uncommitted work'], { env: CHECK_IDENTITY, signal });
+  const c = await gitOut(worktree, ['commit-tree', tree.tree, '-p', h.head, '-m', 'grove: uncommitted work'], { env: { ...scratch.env, ...CHECK_IDENTITY }, signal });
   return c.ok ? { ok: true, commit: c.out.trim() } : c;
 }
 
 // Everything about one task that the checks need.
-async function workOf(repo: string, t: ConflictsInput['tasks'][number], signal?: AbortSignal): Promise<Result<{ work: Work | null }>> {
-  const [commit, base] = await Promise.all([workCommit(t.worktree, signal), resolveBase(t.worktree, t.base, signal)]);
+async function workOf(repo: string, t: ConflictsInput['tasks'][number], scratch: Scratch, signal?: AbortSignal): Promise<Result<{ work: Work | null }>> {
+  const [commit, base] = await Promise.all([workCommit(t.worktree, scratch, signal), resolveBase(t.worktree, t.base, signal)]);
   if (!commit.ok) return commit;
   if (!base.ok) return signal?.aborted ? base : { ok: true, work: null }; // a base that is gone has nothing to conflict with
-  const mb = await git(repo, ['merge-base', '--all', commit.commit, base.tip], { signal });
+  const opts = { env: scratch.env, signal };
+  const mb = await git(repo, ['merge-base', '--all', commit.commit, base.tip], opts);
   const bases = mb.exitCode === 0 ? mb.stdout.split('\n').filter(Boolean) : [];
   const fork = bases.length === 1 ? bases[0]! : null;
-  const own = fork ? await gitOut(repo, ['rev-list', `${fork}..${commit.commit}`], { signal }) : null;
+  const own = fork ? await gitOut(repo, ['rev-list', `${fork}..${commit.commit}`], opts) : null;
   if (own && !own.ok) return own;
-  const changed = fork ? await touched(repo, fork, commit.commit, signal) : null;
+  const changed = fork ? await touched(repo, fork, commit.commit, scratch, signal) : null;
   if (changed && !changed.ok) return changed;
   return {
     ok: true,
@@ -119,8 +123,8 @@ async function workOf(repo: string, t: ConflictsInput['tasks'][number], signal?:
 }
 
 // The files two commits conflict in when merged (none: they merge cleanly).
-async function conflictingFiles(repo: string, a: string, b: string, signal?: AbortSignal): Promise<Result<{ files: string[] }>> {
-  const r = await git(repo, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', a, b], { signal });
+async function conflictingFiles(repo: string, a: string, b: string, scratch: Scratch, signal?: AbortSignal): Promise<Result<{ files: string[] }>> {
+  const r = await git(repo, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', a, b], { env: scratch.env, signal });
   if (r.exitCode === 0) return { ok: true, files: [] };
   if (r.exitCode !== 1) return fail('INTERNAL', `git merge-tree failed: ${firstLine(r.stderr)}`);
   return { ok: true, files: [...new Set(r.stdout.split('\0').slice(1).filter(Boolean))] };
@@ -128,14 +132,19 @@ async function conflictingFiles(repo: string, a: string, b: string, signal?: Abo
 
 // GET /api/projects/:id/conflicts: every pair of live tasks, and each task against its base,
 // merged with `git merge-tree --write-tree` on their work (uncommitted included); nothing is
-// checked out and no ref or index changes. A merge is skipped only where it is known clean: both
-// sides leave the same merge-base (a task's fork point, with no commit in common after it) and
-// their changes cannot meet.
+// checked out, no ref or index changes, and every object made stays in the read's scratch. A merge
+// is skipped only where it is known clean: both sides leave the same merge-base (a task's fork
+// point, with no commit in common after it) and their changes cannot meet.
 export async function projectConflicts(input: ConflictsInput, signal?: AbortSignal): Promise<Result<{ conflicts: ConflictPair[] }>> {
+  if (input.tasks.length === 0) return { ok: true, conflicts: [] };
+  return withScratch(input.scratch, input.repo, (scratch) => conflictsIn(input, scratch, signal), signal);
+}
+
+async function conflictsIn(input: ConflictsInput, scratch: Scratch, signal: AbortSignal | undefined): Promise<Result<{ conflicts: ConflictPair[] }>> {
   const { repo } = input;
   const limit = createLimiter(AT_ONCE);
   const works: Work[] = [];
-  for (const r of await Promise.all(input.tasks.map((t) => limit.run(() => workOf(repo, t, signal))))) {
+  for (const r of await Promise.all(input.tasks.map((t) => limit.run(() => workOf(repo, t, scratch, signal))))) {
     if (!r.ok) return r;
     if (r.work) works.push(r.work);
   }
@@ -143,12 +152,12 @@ export async function projectConflicts(input: ConflictsInput, signal?: AbortSign
   const baseSides = new Map<string, Promise<Result<{ touched: Touched }>>>();
   const baseSide = (w: Work) => {
     const key = `${w.fork}..${w.tip}`;
-    if (!baseSides.has(key)) baseSides.set(key, limit.run(() => touched(repo, w.fork!, w.tip, signal)));
+    if (!baseSides.has(key)) baseSides.set(key, limit.run(() => touched(repo, w.fork!, w.tip, scratch, signal)));
     return baseSides.get(key)!;
   };
 
   const checks: Array<{ task_id: string; with: string; run: () => Promise<Result<{ files: string[] }>> }> = [];
-  const merge = (a: string, b: string) => () => limit.run(() => conflictingFiles(repo, a, b, signal));
+  const merge = (a: string, b: string) => () => limit.run(() => conflictingFiles(repo, a, b, scratch, signal));
   const clean = async (): Promise<Result<{ files: string[] }>> => ({ ok: true, files: [] });
   for (const w of works) {
     const run = async () => {

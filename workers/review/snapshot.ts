@@ -1,21 +1,22 @@
-import { randomUUID } from 'node:crypto';
-import { copyFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { git } from '../../daemon/git/run.ts';
 import { firstLine } from '../worktree/repo.ts';
-import { fail, type Result } from '../result.ts';
+import { fail, type Fail, type Result } from '../result.ts';
+import type { Scratch } from './scratch.ts';
 
 // git's empty tree: the merge-base of histories that share none.
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
-// A task's work as git sees it (DESIGN §9): its base's tip, the merge-base, HEAD, and `tree`, the
-// working state as a tree (committed, uncommitted and untracked; ignored files excluded).
+// A task's work as git sees it (DESIGN §9): its base's tip, the merge-base, HEAD, and `env`, the
+// environment under which `git diff <commit>` compares that commit with the working state
+// (committed, uncommitted and untracked; ignored files excluded): a private copy of the worktree's
+// index where untracked files are intended to be added. Changed files are read, never stored.
 export interface Snapshot {
   baseTip: string;
   mergeBase: string;
   head: string;
-  tree: string;
+  env: Record<string, string>;
   /** files git does not track, not ignored */
   untracked: Set<string>;
 }
@@ -64,47 +65,44 @@ export async function headOf(worktree: string, signal?: AbortSignal): Promise<Re
   return { ok: true, head, headTree, index };
 }
 
-// A copy of an index file in the temporary folder (empty when there is none yet); `dispose`
-// removes it and any lock git left beside it.
-export function indexCopy(index: string): { file: string; dispose(): void } {
-  const file = path.join(tmpdir(), `grove-index-${randomUUID()}`);
-  try {
-    copyFileSync(index, file);
-  } catch {
-    // no index yet: git starts from an empty one
+// A tracked path that is no file git can read (a FIFO, a socket, a device): git refuses to hash it.
+async function unreadableFile(worktree: string, env: Record<string, string>, signal?: AbortSignal): Promise<string | null> {
+  const files = await gitOut(worktree, ['ls-files', '-z'], { env, signal });
+  if (!files.ok) return null;
+  for (const file of files.out.split('\0')) {
+    if (file === '') continue;
+    try {
+      const st = lstatSync(path.join(worktree, file));
+      if (!st.isFile() && !st.isSymbolicLink() && !st.isDirectory()) return file;
+    } catch {
+      // gone: a deletion, which git takes
+    }
   }
-  return {
-    file,
-    dispose() {
-      rmSync(file, { force: true });
-      rmSync(`${file}.lock`, { force: true });
-    },
-  };
+  return null;
 }
 
-// The worktree's files as a tree, made in a copy of its index so that its own index is never
-// touched: the copy keeps the file stats, so only changed files are read again.
-export async function workingTree(worktree: string, index?: string, signal?: AbortSignal): Promise<Result<{ tree: string }>> {
-  let indexFile = index;
-  if (indexFile === undefined) {
-    const h = await headOf(worktree, signal);
-    if (!h.ok) return h;
-    indexFile = h.index;
-  }
-  const copy = indexCopy(indexFile);
-  try {
-    const env = { GIT_INDEX_FILE: copy.file };
-    const add = await gitOut(worktree, ['add', '--all', '--', '.'], { env, signal });
-    if (!add.ok) return add;
-    const tree = await gitOut(worktree, ['write-tree'], { env, signal });
-    return tree.ok ? { ok: true, tree: tree.out.trim() } : tree;
-  } finally {
-    copy.dispose();
-  }
+// A failure of git reading the worktree, as UNSUPPORTED_FILE when a tracked path is no file git
+// can read (git's own message names internals).
+export async function readFailure(worktree: string, env: Record<string, string>, failure: Fail, signal?: AbortSignal): Promise<Fail> {
+  if (signal?.aborted) return failure; // stopped: the bound or the client answers for it
+  const file = await unreadableFile(worktree, env, signal);
+  if (file === null) return failure;
+  return fail('UNSUPPORTED_FILE', `${JSON.stringify(file)} in the task's worktree is not a regular file, symbolic link or folder (a FIFO, socket or device): it cannot be read as a change`);
 }
 
-// Everything the review endpoints start from; nothing in the repository changes but new objects.
-export async function snapshot(worktree: string, base: string, signal?: AbortSignal): Promise<Result<Snapshot>> {
+// The worktree's files as a tree, its objects written in the scratch, made in the scratch's copy
+// of the worktree's index so that its own index is never touched: the copy keeps the file stats,
+// so only changed files are read again.
+export async function workingTree(worktree: string, scratch: Scratch, index: string, signal?: AbortSignal): Promise<Result<{ tree: string }>> {
+  const env = { ...scratch.env, GIT_INDEX_FILE: scratch.indexCopy(index) };
+  const add = await gitOut(worktree, ['add', '--all', '--', '.'], { env, signal });
+  if (!add.ok) return readFailure(worktree, env, add, signal);
+  const tree = await gitOut(worktree, ['write-tree'], { env, signal });
+  return tree.ok ? { ok: true, tree: tree.out.trim() } : tree;
+}
+
+// Everything the review endpoints start from; nothing in the repository or the worktree changes.
+export async function snapshot(worktree: string, base: string, scratch: Scratch, signal?: AbortSignal): Promise<Result<Snapshot>> {
   // Independent git calls run side by side: each costs a fork of the daemon's process.
   const [tip, head, others] = await Promise.all([
     resolveBase(worktree, base, signal),
@@ -114,14 +112,19 @@ export async function snapshot(worktree: string, base: string, signal?: AbortSig
   if (!tip.ok) return tip;
   if (!head.ok) return head;
   if (!others.ok) return others;
-  const [mb, tree] = await Promise.all([git(worktree, ['merge-base', tip.tip, head.head], { signal }), workingTree(worktree, head.index, signal)]);
-  if (!tree.ok) return tree;
+  // `git diff` shows untracked files once they are intended to be added; with none, the copy serves as it is.
+  const env = { ...scratch.env, GIT_INDEX_FILE: scratch.indexCopy(head.index) };
+  const [mb, intended] = await Promise.all([
+    git(worktree, ['merge-base', tip.tip, head.head], { signal }),
+    others.out === '' ? null : gitOut(worktree, ['add', '--intent-to-add', '--', '.'], { env, signal }),
+  ]);
+  if (intended && !intended.ok) return readFailure(worktree, env, intended, signal);
   return {
     ok: true,
     baseTip: tip.tip,
     mergeBase: mb.exitCode === 0 ? mb.stdout.trim() : EMPTY_TREE,
     head: head.head,
-    tree: tree.tree,
+    env,
     untracked: new Set(others.out.split('\0').filter(Boolean)),
   };
 }
