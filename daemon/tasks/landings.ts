@@ -39,7 +39,8 @@ export function createLandings(deps: LandingsDeps) {
       detail: `putting right an interrupted ${intent.kind} took longer than git_timeout_s (${deps.gitTimeoutS} s) and was stopped; it is tried again before the next review write`,
     });
     if (!res.ok) {
-      log.warn({ task: intent.task, intent, err: res.message }, 'an interrupted landing cannot be put right by grove; review writes of its project are refused until it can');
+      const why = res.code === 'GIT_TIMEOUT' ? 'putting right an interrupted landing was stopped at its bound; it is tried again before the next review write in its scope' : 'an interrupted landing cannot be put right by grove; review writes of its project are refused until it can';
+      log.warn({ task: intent.task, intent, err: res.message }, why);
       return res;
     }
     // A merge that had landed, or was landed now, is the task's merge as if it had answered.

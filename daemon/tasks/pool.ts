@@ -20,8 +20,8 @@ import type { Recovered } from '../../workers/review/recover-landing.ts';
 import type { LandingIntent } from './land-journal.ts';
 import { GroveError, type ErrorCode } from '../errors.ts';
 
-// How long closing waits for cancelled review tasks to stop their git (a merge that has begun to
-// land is finished, not cancelled).
+// How long closing waits for cancelled review tasks to stop their git (a landing stopped part-way
+// is put right from its intent at the next start).
 const STOP_MS = 5000;
 
 // What a review task is given besides its input (workers/review/bound.ts): how long it may take,
