@@ -78,8 +78,9 @@ async function create(input: CreateWorktreeInput, signal: AbortSignal | undefine
   const add = await withLockRetry(() => git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit], { signal }));
   if (add.exitCode !== 0) {
     // A stopped add is undone too, under a bound of its own: the creation's has run out.
-    await undoCreate(repo, abs, branch, refs, input.timeout && AbortSignal.timeout(input.timeout.ms));
-    if (input.intent) rmSync(input.intent.file, { force: true });
+    const undone = await undoCreate(repo, abs, branch, refs, input.timeout && AbortSignal.timeout(input.timeout.ms));
+    // An undo stopped part-way keeps the intent: the next start takes back what is left.
+    if (input.intent && undone) rmSync(input.intent.file, { force: true });
     const msg = firstLine(add.stderr);
     const lock = foreignLock(add.stderr);
     if (lock) return lockedFail(lock);
@@ -105,11 +106,13 @@ function freeName(input: CreateWorktreeInput, refs: Set<string>): { branch: stri
 }
 
 // Removes what a failed `worktree add` may have left: its folder, its registration, its branch.
-async function undoCreate(repo: string, abs: string, branch: string, refsBefore: Set<string>, signal: AbortSignal | undefined): Promise<void> {
+// False when its bound stopped it first.
+async function undoCreate(repo: string, abs: string, branch: string, refsBefore: Set<string>, signal: AbortSignal | undefined): Promise<boolean> {
   if (existsSync(abs) && !isLink(abs)) rmSync(abs, { recursive: true, force: true });
   await git(repo, ['worktree', 'prune'], { signal });
   if (!refsBefore.has(`refs/heads/${branch}`)) {
     const now = await git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { signal });
     if (now.exitCode === 0) await git(repo, ['branch', '-D', '--', branch], { signal });
   }
+  return !signal?.aborted;
 }
