@@ -7,6 +7,7 @@ import test from 'node:test';
 import type { MergeIntent, RebaseIntent } from '../daemon/tasks/land-journal.ts';
 import { recoverLanding } from '../workers/review/recover-landing.ts';
 import { git, makeRepo, makeTempDir } from './helpers/git.ts';
+import { gone, marker } from './helpers/state.ts';
 
 const porcelain = (dir: string) => execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' });
 const gitPath = (dir: string, what: string) => git(dir, 'rev-parse', '--path-format=absolute', '--git-path', what);
@@ -143,4 +144,33 @@ test('a merge whose base moved on since, or whose checkout is gone: nothing is t
   assert.equal(git(repo, 'rev-parse', 'main'), moved);
   assert.ok(existsSync(`${gitPath(repo, 'HEAD')}.lock`), 'a lock grove cannot know as its own stays');
   assert.deepEqual(await recoverLanding({ ...intent, checkout: path.join(repo, 'gone') }), { ok: true, outcome: 'gone', kept: [] });
+});
+
+test('a recovery whose rebase --abort hangs in a smudge filter is stopped by its signal: GIT_TIMEOUT, the rebase left for the next try, which undoes it', { timeout: 30_000 }, async (t) => {
+  const m = marker(t);
+  const repo = makeRepo(t, { files: { '.gitattributes': 'f.txt filter=slow\n', 'f.txt': 'one\n' } });
+  const hang = path.join(makeTempDir(t), 'hang');
+  const smudge = path.join(path.dirname(hang), 'smudge');
+  writeFileSync(smudge, `#!/bin/sh\nif [ -e '${hang}' ]; then sleep ${m}; fi\nexec cat\n`, { mode: 0o755 });
+  git(repo, 'config', 'filter.slow.smudge', smudge);
+  const wt = path.join(makeTempDir(t), 'wt');
+  git(repo, 'worktree', 'add', '-q', '-b', 'task', wt);
+  const head = commitFile(wt, 'f.txt', 'mine\n');
+  const onto = commitFile(repo, 'f.txt', 'theirs\n');
+  assert.notEqual(spawnSync('git', ['-C', wt, 'rebase', 'main'], { encoding: 'utf8' }).status, 0, 'the rebase stops on its conflict');
+  writeFileSync(hang, '');
+
+  const stopped = await recoverLanding(rebaseIntent(repo, wt, head, onto), AbortSignal.timeout(500));
+  assert.equal(stopped.ok, false);
+  assert.equal(!stopped.ok && stopped.code, 'GIT_TIMEOUT');
+  await gone(m);
+  assert.ok(existsSync(gitPath(wt, 'rebase-merge')), "the rebase's state is kept: a stopped abort decides nothing");
+  assert.equal(git(wt, 'rev-parse', 'task'), head);
+
+  rmSync(hang);
+  assert.deepEqual(await recoverLanding(rebaseIntent(repo, wt, head, onto), AbortSignal.timeout(20_000)), { ok: true, outcome: 'undone', kept: [] });
+  assert.ok(!existsSync(gitPath(wt, 'rebase-merge')));
+  assert.equal(git(wt, 'symbolic-ref', 'HEAD'), 'refs/heads/task');
+  assert.equal(porcelain(wt), '');
+  assert.equal(readFileSync(path.join(wt, 'f.txt'), 'utf8'), 'mine\n');
 });

@@ -12,7 +12,7 @@ import { taskParts } from './helpers/tasks.ts';
 test('tasks/landings: intents are put right by scope, never while their landing runs, at once after it fails', async (t) => {
   const parts = await taskParts(t);
   const journal = createLandingJournal(path.dirname(parts.journal.fileFor(randomUUID())));
-  const landings = createLandings({ journal, pool: parts.pool, tasks: parts.tasks, log: parts.log });
+  const landings = createLandings({ journal, pool: parts.pool, tasks: parts.tasks, log: parts.log, gitTimeoutS: 120 });
 
   // A project whose main checkout holds a merge staged on the old tip (read-tree ended, the ref not moved).
   async function stagedMerge() {

@@ -7,17 +7,7 @@ import { Pool } from 'undici';
 import { addProject, makeHome, startDaemon, type TestDaemon } from './helpers/daemon.ts';
 import { git, makeRepo, makeTempDir } from './helpers/git.ts';
 import { gone, marker, processesMatching } from './helpers/state.ts';
-
-// What a test waits for, no longer than `ms`: the answer, or a failure that says what took too long.
-async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms)));
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { within } from './helpers/within.ts';
 
 // Resolves once `cond` holds, polling; fails naming `what` after `ms`.
 async function until(what: string, cond: () => boolean, ms = 15_000): Promise<void> {

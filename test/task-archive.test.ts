@@ -18,7 +18,7 @@ test('tasks/archive: setup stopped, sessions killed, worktree removed, ports rel
   const create = createTaskCreator({ ...parts, perProject, setup, setupTimeoutS: 60 });
   const killed: string[] = [];
   const teardown = createSetupRunner({ ...parts, setupLog: parts.teardownLog, setupTimeoutS: 60 });
-  const archive = createTaskArchiver({ ...parts, perProject, gate: createTaskGate(), perTask: createKeyedMutex(), setup, teardown, killSessions: async (id) => void killed.push(id) });
+  const archive = createTaskArchiver({ ...parts, perProject, gate: createTaskGate(), perTask: createKeyedMutex(), setup, teardown, killSessions: async (id) => void killed.push(id), gitTimeoutS: 60 });
 
   await t.test('a ready task: its sessions are killed, its worktree goes, its branch and commits stay, its ports are free', async () => {
     const project = await parts.project({ ports: [3000] });

@@ -6,7 +6,7 @@ import test from 'node:test';
 import { createWorktree } from '../workers/worktree/create.ts';
 import { LOCK_WAIT_MS } from '../workers/worktree/locks.ts';
 import { git, makeRepo, makeTempDir } from './helpers/git.ts';
-import { repoState } from './helpers/state.ts';
+import { gone, marker, repoState } from './helpers/state.ts';
 
 test('makes grove/<slug> from the current branch in .grove/worktrees/<slug>/, excluded from the main checkout', async (t) => {
   const repo = makeRepo(t);
@@ -149,4 +149,19 @@ test('a foreign lock released during the wait: the creation goes on', async (t) 
   assert.ok(r.ok, JSON.stringify(r));
   assert.equal(r.branch, 'grove/brief');
   assert.ok(Date.now() - t0 >= 400, 'it waited for the lock');
+});
+
+test('a worktree add that hangs in a smudge filter past its bound: GIT_TIMEOUT with its detail, the filter stopped, nothing made, no intent left', { timeout: 30_000 }, async (t) => {
+  const m = marker(t);
+  const repo = makeRepo(t, { files: { '.gitattributes': '*.slow filter=slow\n', 'x.slow': 'x\n' } });
+  git(repo, 'config', 'filter.slow.smudge', `sleep ${m}; cat`);
+  const before = repoState(repo);
+  const id = randomUUID();
+  const file = path.join(makeTempDir(t), `${id}.json`);
+  const r = await createWorktree({ repo, slug: 'hung', taken: [], intent: { id, file }, timeout: { ms: 500, detail: 'the add took too long' } });
+  assert.deepEqual(r, { ok: false, code: 'GIT_TIMEOUT', message: 'the add took too long' });
+  await gone(m);
+  assert.deepEqual(repoState(repo), before);
+  assert.equal(existsSync(file), false);
+  assert.equal(existsSync(path.join(repo, '.git', 'index.lock')), false);
 });

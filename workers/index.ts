@@ -7,13 +7,14 @@ import { rebaseTask as rebase } from './review/rebase.ts';
 import { mergeTask as merge } from './review/merge.ts';
 import { pushTask as push } from './review/push.ts';
 import { projectConflicts as conflicts } from './review/conflicts.ts';
+import { recoverLanding as recover } from './review/recover-landing.ts';
+import { dirtyFiles } from './review/snapshot.ts';
+import { timed, type TimeBound } from './timeout.ts';
 
 export { createWorktree } from './worktree/create.ts';
 export { removeWorktree } from './worktree/remove.ts';
 export { copyIncluded } from './worktree/copy.ts';
 export { runSetup } from './setup.ts';
-export { recoverLanding } from './review/recover-landing.ts';
-export { worktreeDirty } from './review/snapshot.ts';
 // Review and landing run bounded and cancellable (workers/review/bound.ts).
 export const taskChanges = bounded(changes);
 export const taskDiff = bounded(diff);
@@ -22,3 +23,10 @@ export const rebaseTask = bounded(rebase);
 export const mergeTask = bounded(merge);
 export const pushTask = bounded(push);
 export const projectConflicts = bounded(conflicts);
+export const recoverLanding = bounded(recover);
+
+// A worktree's uncommitted and untracked files, bounded (a status runs the clean filters): an
+// archive asks before its teardown.
+export function worktreeDirty(input: { worktree: string; timeout: TimeBound }) {
+  return timed(input.timeout, (signal) => dirtyFiles(input.worktree, { untracked: true, signal }));
+}

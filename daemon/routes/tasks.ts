@@ -25,7 +25,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       summary: 'Create a task: branch, worktree, ports, setup',
       body: CreateTask,
       responses: { 201: Task, 202: Task },
-      errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND', 'REPO_LOCKED'],
+      errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND', 'REPO_LOCKED', 'GIT_TIMEOUT'],
       handler: async ({ body }) => {
         const { status, task } = await tasks.create(body);
         return { status, body: task };
@@ -149,7 +149,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       params: IdParams,
       query: DeleteTaskQuery,
       responses: { 200: Task },
-      errors: ['WORKTREE_DIRTY', 'REPO_LOCKED'],
+      errors: ['WORKTREE_DIRTY', 'REPO_LOCKED', 'GIT_TIMEOUT'],
       handler: async ({ params, query }) => ({ status: 200, body: await tasks.archive(params.id, query.force === true) }),
     }),
   ];

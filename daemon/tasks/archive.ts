@@ -8,7 +8,7 @@ import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { TaskGate } from './gate.ts';
-import { fromWorker, type Pool } from './pool.ts';
+import { fromWorker, timeBound, type Pool } from './pool.ts';
 import type { TaskReader } from './read.ts';
 import type { SetupRunner } from './setup-run.ts';
 
@@ -28,6 +28,8 @@ export interface TaskArchiverDeps {
   perTask: KeyedMutex;
   setup: SetupRunner;
   teardown: SetupRunner;
+  /** the bound of its git (user config git_timeout_s): the dirty check and the removal */
+  gitTimeoutS: number;
   log: Logger;
 }
 
@@ -59,7 +61,10 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
     if (teardown) {
       // Teardown may leave files behind: whether the work was committed is asked before it runs.
       if (!force) {
-        const dirty = await pool.worktreeDirty({ worktree: path.join(project.path, task.worktree_path) });
+        const timeout = timeBound('checking the worktree for uncommitted work', 'git_timeout_s', deps.gitTimeoutS, 'nothing was archived');
+        const dirty = await pool.worktreeDirty({ worktree: path.join(project.path, task.worktree_path), timeout });
+        // Any other failure (a broken worktree) must not block its archive; a hung check answers.
+        if (!dirty.ok && dirty.code === 'GIT_TIMEOUT') throw fromWorker(dirty);
         if (dirty.ok && dirty.files.length > 0) {
           throw new GroveError('WORKTREE_DIRTY', `the worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); use force=true to discard them`);
         }
@@ -72,7 +77,7 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
       await deps.killSessions(id);
       // The task's turn, then the project's (merge takes them in the same order).
       await deps.perTask.run(id, () => deps.perProject.run(project.id, async () => {
-        const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force: force || teardown || opts.teardown === false });
+        const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force: force || teardown || opts.teardown === false, timeout: timeBound('removing the worktree', 'git_timeout_s', deps.gitTimeoutS, 'the task is not archived') });
         if (!res.ok) throw fromWorker(res);
         if (res.removed !== 'worktree') log.warn({ task: id, removed: res.removed }, 'worktree folder was not a live worktree; registration pruned');
         await tasks.archive(id);

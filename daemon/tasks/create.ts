@@ -10,7 +10,7 @@ import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { CopyReport } from '../../workers/worktree/copy.ts';
 import type { Journal } from './journal.ts';
-import { fromWorker, type Pool } from './pool.ts';
+import { fromWorker, timeBound, type Pool } from './pool.ts';
 import type { PortAllocator } from './ports.ts';
 import type { TaskReader } from './read.ts';
 import type { SetupRunner } from './setup-run.ts';
@@ -52,6 +52,8 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
       ...(input.base !== undefined ? { base: input.base } : {}),
       taken: await tasks.liveWorktreePaths(project.id),
       intent: { id, file: journal.fileFor(id) },
+      // Its checkout runs the repository's filters (LFS downloads too): part of preparing the task.
+      timeout: timeBound('creating the worktree (git worktree add)', 'setup_timeout_s', deps.setupTimeoutS, 'nothing was made'),
     });
     if (!made.ok) throw fromWorker(made);
     try {
@@ -82,6 +84,7 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
         force: true,
         deleteBranch: made.branch,
         deleteBranchAt: made.base_commit,
+        timeout: timeBound('taking back the worktree of a failed creation', 'setup_timeout_s', deps.setupTimeoutS),
       });
       throw err;
     } finally {

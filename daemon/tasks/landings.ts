@@ -12,6 +12,8 @@ export interface LandingsDeps {
   pool: Pick<Pool, 'recoverLanding'>;
   tasks: Pick<TasksTable, 'markMerged'>;
   log: Logger;
+  /** a recovery's bound (user config git_timeout_s): its git may hang as the landing's did */
+  gitTimeoutS: number;
 }
 
 // Rebases and merges into a checkout, each under an intent (land-journal.ts): what one cut short
@@ -30,9 +32,15 @@ export function createLandings(deps: LandingsDeps) {
       journal.done(file); // torn: the worker died while writing it, before git ran
       return null;
     }
-    const res = await pool.recoverLanding(intent);
+    // Not the client's to stop: a recovery is shared by whoever waits for it.
+    const res = await pool.recoverLanding(intent, {
+      ms: deps.gitTimeoutS * 1000,
+      code: 'GIT_TIMEOUT',
+      detail: `putting right an interrupted ${intent.kind} took longer than git_timeout_s (${deps.gitTimeoutS} s) and was stopped; it is tried again before the next review write`,
+    });
     if (!res.ok) {
-      log.warn({ task: intent.task, intent, err: res.message }, 'an interrupted landing cannot be put right by grove; review writes of its project are refused until it can');
+      const why = res.code === 'GIT_TIMEOUT' ? 'putting right an interrupted landing was stopped at its bound; it is tried again before the next review write in its scope' : 'an interrupted landing cannot be put right by grove; review writes of its project are refused until it can';
+      log.warn({ task: intent.task, intent, err: res.message }, why);
       return res;
     }
     // A merge that had landed, or was landed now, is the task's merge as if it had answered.
@@ -51,15 +59,17 @@ export function createLandings(deps: LandingsDeps) {
     return p;
   }
 
-  // After a landing failed: its intent, if still there, put right; what was done, if anything.
-  async function putRight(file: string): Promise<Recovered['outcome'] | null> {
+  // After a landing failed: its intent, if still there, put right; what was done, if anything,
+  // or 'pending' when it could not be (kept for the next try).
+  async function putRight(file: string): Promise<Recovered['outcome'] | 'pending' | null> {
     if (!existsSync(file)) return null;
     // The landing's own answer stands; a recovery that throws is logged, and tried again later.
     const res = await settleFile(file).catch((err: unknown) => {
       log.error({ err, file }, 'putting right an interrupted landing failed');
       return null;
     });
-    return res?.ok ? res.outcome : null;
+    if (res?.ok) return res.outcome;
+    return existsSync(file) ? 'pending' : null;
   }
 
   return {
@@ -79,7 +89,14 @@ export function createLandings(deps: LandingsDeps) {
         return res;
       }
       const outcome = await putRight(file);
-      const then = outcome === 'undone' ? 'grove then undid what it had begun' : outcome === 'finished' ? 'yet it had gone through, and grove completed it' : null;
+      const then =
+        outcome === 'undone'
+          ? 'grove then undid what it had begun'
+          : outcome === 'finished'
+            ? 'yet it had gone through, and grove completed it'
+            : outcome === 'pending'
+              ? 'what it had begun could not be put right yet: grove tries again before the next review write it touches'
+              : null;
       return !res.ok && then ? { ...res, message: `${res.message}; ${then}` } : res;
     },
     // Before a review write: interrupted landings in its scope are put right, or it is refused.

@@ -8,6 +8,7 @@ import type { RemovedWorktree, RemoveWorktreeInput } from '../../workers/worktre
 import type { RunSetupInput, SetupOutcome } from '../../workers/setup.ts';
 import type { CopyInput, CopyReport } from '../../workers/worktree/copy.ts';
 import type { Fail, Result } from '../../workers/result.ts';
+import type { TimeBound } from '../../workers/timeout.ts';
 import type { Changes, ChangesInput } from '../../workers/review/changes.ts';
 import type { DiffInput } from '../../workers/review/diff.ts';
 import type { CommitInput } from '../../workers/review/commit.ts';
@@ -19,8 +20,8 @@ import type { Recovered } from '../../workers/review/recover-landing.ts';
 import type { LandingIntent } from './land-journal.ts';
 import { GroveError, type ErrorCode } from '../errors.ts';
 
-// How long closing waits for cancelled review tasks to stop their git (a merge that has begun to
-// land is finished, not cancelled).
+// How long closing waits for cancelled review tasks to stop their git (a landing stopped part-way
+// is put right from its intent at the next start).
 const STOP_MS = 5000;
 
 // What a review task is given besides its input (workers/review/bound.ts): how long it may take,
@@ -68,9 +69,9 @@ export function createPool(opts: { maxThreads?: number } = {}) {
     }
   };
   return {
-    createWorktree: (input: CreateWorktreeInput) => piscina.run(input, { name: 'createWorktree' }) as Promise<Result<CreatedWorktree>>,
-    removeWorktree: (input: RemoveWorktreeInput) => piscina.run(input, { name: 'removeWorktree' }) as Promise<Result<RemovedWorktree>>,
-    worktreeDirty: (input: { worktree: string }) => piscina.run(input, { name: 'worktreeDirty' }) as Promise<Result<{ files: string[] }>>,
+    createWorktree: (input: CreateWorktreeInput & { timeout: TimeBound }) => piscina.run(input, { name: 'createWorktree' }) as Promise<Result<CreatedWorktree>>,
+    removeWorktree: (input: RemoveWorktreeInput & { timeout: TimeBound }) => piscina.run(input, { name: 'removeWorktree' }) as Promise<Result<RemovedWorktree>>,
+    worktreeDirty: (input: { worktree: string; timeout: TimeBound }) => piscina.run(input, { name: 'worktreeDirty' }) as Promise<Result<{ files: string[] }>>,
     copyIncluded: (input: CopyInput) => piscina.run(input, { name: 'copyIncluded' }) as Promise<Result<CopyReport>>,
     runSetup: (input: RunSetupInput) => piscina.run(input, { name: 'runSetup', transferList: [input.port] }) as Promise<Result<SetupOutcome>>,
     taskChanges: (input: ChangesInput, b: RunBound) => bounded<Changes>('taskChanges', input, b),
@@ -79,7 +80,7 @@ export function createPool(opts: { maxThreads?: number } = {}) {
     rebaseTask: (input: RebaseInput, b: RunBound) => bounded<{ head: string }>('rebaseTask', input, b),
     mergeTask: (input: MergeInput, b: RunBound) => bounded<Merged>('mergeTask', input, b),
     pushTask: (input: PushInput, b: RunBound) => bounded<{ remote: string; branch: string }>('pushTask', input, b),
-    recoverLanding: (intent: LandingIntent) => piscina.run(intent, { name: 'recoverLanding' }) as Promise<Result<Recovered>>,
+    recoverLanding: (intent: LandingIntent, b: RunBound) => bounded<Recovered>('recoverLanding', intent, b),
     projectConflicts: (input: ConflictsInput, b: RunBound) => bounded<{ conflicts: ConflictPair[] }>('projectConflicts', input, b),
     close: once(async () => {
       for (const cancel of running.values()) cancel();
@@ -90,6 +91,12 @@ export function createPool(opts: { maxThreads?: number } = {}) {
 }
 
 export type Pool = ReturnType<typeof createPool>;
+
+// The bound of a creation's or an archive's git: `what` took longer than the user config's `key`,
+// and `then` what became of the request.
+export function timeBound(what: string, key: 'setup_timeout_s' | 'git_timeout_s', seconds: number, then?: string): TimeBound {
+  return { ms: seconds * 1000, detail: `${what} took longer than ${key} (${seconds} s) and was stopped${then ? `; ${then}` : ''}` };
+}
 
 // A worker's failure as the domain error the API answers with (a field path becomes `errors`).
 export function fromWorker(f: Fail): GroveError {

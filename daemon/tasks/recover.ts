@@ -3,7 +3,7 @@ import { stopOrphanGroup } from '../proc/orphan.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { Journal } from './journal.ts';
-import type { Pool } from './pool.ts';
+import { timeBound, type Pool } from './pool.ts';
 
 export interface RecoverDeps {
   journal: Journal;
@@ -13,6 +13,8 @@ export interface RecoverDeps {
   pool: Pick<Pool, 'removeWorktree'>;
   /** completes an archive whose teardown was cut short (without running it again) */
   finishArchive: (taskId: string) => Promise<unknown>;
+  /** the bound of undoing a creation's git */
+  gitTimeoutS: number;
   log: Logger;
 }
 
@@ -39,7 +41,7 @@ async function finishInterruptedArchives({ tasks, teardownLog, finishArchive, lo
 }
 
 // A journal intent whose task has no row: the branch and worktree it names are taken back.
-async function undoInterruptedCreations({ journal, tasks, pool, log }: RecoverDeps): Promise<void> {
+async function undoInterruptedCreations({ journal, tasks, pool, gitTimeoutS, log }: RecoverDeps): Promise<void> {
   for (const { id, intent } of journal.pending()) {
     if (intent && !(await tasks.get(id))) {
       const res = await pool.removeWorktree({
@@ -48,6 +50,7 @@ async function undoInterruptedCreations({ journal, tasks, pool, log }: RecoverDe
         force: true,
         deleteBranch: intent.branch,
         deleteBranchAt: intent.base_commit,
+        timeout: timeBound('undoing an interrupted task creation', 'git_timeout_s', gitTimeoutS),
       });
       if (!res.ok) log.warn({ task: id, intent, err: res.message }, 'undoing an interrupted task creation failed');
       else log.warn({ task: id, branch: intent.branch, worktree: intent.worktree_path }, 'undid a task creation interrupted by a daemon stop');

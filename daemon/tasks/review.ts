@@ -134,7 +134,7 @@ export function createReview(deps: ReviewDeps) {
           await landings.settle((i) => i.repo === project.path);
           // The task is marked merged before the intent is void: a kill in between finishes it at start.
           const res = await landings.run(file, async () => {
-            const merged = await pool.mergeTask(input, bound('the merge (nothing was changed)', signal));
+            const merged = await pool.mergeTask(input, bound('the merge', signal));
             if (merged.ok) await deps.tasks.markMerged(id, merged.commit);
             return merged;
           });

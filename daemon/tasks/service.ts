@@ -58,8 +58,8 @@ export function createTaskService(deps: TaskServiceDeps) {
   const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupTimeoutS: deps.setupTimeoutS, setupLog, onReady: deps.onReady, log });
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
-  const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, perTask, setup: setups, teardown: teardowns, log });
-  const landings = createLandings({ journal: deps.landingJournal, pool, tasks, log });
+  const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, perTask, setup: setups, teardown: teardowns, gitTimeoutS: deps.gitTimeoutS, log });
+  const landings = createLandings({ journal: deps.landingJournal, pool, tasks, log, gitTimeoutS: deps.gitTimeoutS });
   const review = createReview({ tasks, read, getProject, pool, perProject, perTask, gitTimeoutS: deps.gitTimeoutS, setupTimeoutS: deps.setupTimeoutS, landings, landingJournal: deps.landingJournal, scratch: deps.scratch });
 
   return {
@@ -83,7 +83,7 @@ export function createTaskService(deps: TaskServiceDeps) {
     archive,
     review,
     recover: async () => {
-      await recoverTasks({ journal, tasks, setupLog, teardownLog, pool, finishArchive: (id) => archive(id, true, { teardown: false }), log });
+      await recoverTasks({ journal, tasks, setupLog, teardownLog, pool, finishArchive: (id) => archive(id, true, { teardown: false }), gitTimeoutS: deps.gitTimeoutS, log });
       await landings.recoverAll();
     },
     // Stops running setups and teardowns (their process groups are killed) and waits for them to be recorded.

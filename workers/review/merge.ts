@@ -93,8 +93,8 @@ export async function mergeTask(input: MergeInput, signal?: AbortSignal): Promis
 }
 
 // Moves the base branch from `old` to `next`, and its checkout's files with it where it has one.
-// The signal stops only the checks before anything moves: a checkout's files and the branch, once
-// begun, are finished (or put back) whatever happens to the request.
+// The signal stops every git here, the landing's too (a filter may hang in read-tree -u): what a
+// stopped one leaves is finished or undone from the intent by the landing journal's recovery.
 async function land(input: MergeInput, baseRef: string, old: string, next: string, signal?: AbortSignal): Promise<Result<Merged>> {
   const done: Result<Merged> = { ok: true, base: input.base, commit: next, strategy: input.strategy };
   const reason = `grove: merge ${input.branch} (${input.strategy})`;
@@ -102,7 +102,7 @@ async function land(input: MergeInput, baseRef: string, old: string, next: strin
   if (!where.ok) return where;
   if (where.path === null) {
     // No checkout to move: update-ref against the old value is atomic, so no intent is needed.
-    const moved = await git(input.repo, ['update-ref', '-m', reason, baseRef, next, old]);
+    const moved = await git(input.repo, ['update-ref', '-m', reason, baseRef, next, old], { signal });
     return moved.exitCode === 0 ? done : fail('CONFLICT', `${input.base} moved while merging: ${firstLine(moved.stderr)}; nothing was changed`);
   }
   const checkout = where.path;
@@ -117,10 +117,10 @@ async function land(input: MergeInput, baseRef: string, old: string, next: strin
     if (unrecorded) return unrecorded;
   }
   // Index and files first (git checks every file before it writes one), then the branch.
-  const files = await git(checkout, ['read-tree', '-m', '-u', old, next]);
+  const files = await git(checkout, ['read-tree', '-m', '-u', old, next], { signal });
   if (files.exitCode !== 0) return fail('BASE_CHECKOUT_DIRTY', `the checkout of ${input.base} in ${checkout} cannot be updated: ${firstLine(files.stderr)}; nothing was changed`);
-  const moved = await git(input.repo, ['update-ref', '-m', reason, baseRef, next, old]);
+  const moved = await git(input.repo, ['update-ref', '-m', reason, baseRef, next, old], { signal });
   if (moved.exitCode === 0) return done;
-  await git(checkout, ['read-tree', '-m', '-u', next, old]);
+  await git(checkout, ['read-tree', '-m', '-u', next, old], { signal });
   return fail('CONFLICT', `${input.base} moved while merging: ${firstLine(moved.stderr)}; nothing was changed`);
 }

@@ -37,12 +37,14 @@ export async function rebaseTask(input: RebaseInput, signal?: AbortSignal): Prom
   }
   const r = await git(worktree, ['rebase', '--quiet', '--no-autostash', tip.tip], { env: NO_EDITOR, signal });
   if (r.exitCode === 0) {
-    const head = await gitOut(worktree, ['rev-parse', 'HEAD']);
+    const head = await gitOut(worktree, ['rev-parse', 'HEAD'], { signal });
     return head.ok ? { ok: true, head: head.out.trim() } : head;
   }
-  // A rebase that was stopped (its bound, its client gone) is aborted like one that conflicts.
-  const unmerged = await gitOut(worktree, ['diff', '--name-only', '--diff-filter=U', '-z']);
-  const abort = await git(worktree, ['rebase', '--abort']);
+  // The abort runs under the same bound: it writes the files back, and a filter may hang there
+  // too. A rebase that was stopped (its bound, its client gone) is not aborted here: its intent
+  // stays, and the landing journal's recovery aborts it under a bound of its own.
+  const unmerged = await gitOut(worktree, ['diff', '--name-only', '--diff-filter=U', '-z'], { signal });
+  const abort = await git(worktree, ['rebase', '--abort'], { env: NO_EDITOR, signal });
   if (abort.exitCode !== 0) return fail('INTERNAL', `git rebase failed and could not be aborted: ${firstLine(abort.stderr)}`);
   const files = unmerged.ok ? unmerged.out.split('\0').filter(Boolean) : [];
   if (files.length === 0) return fail('INTERNAL', `git rebase failed: ${firstLine(r.stderr || r.stdout)}`);

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { git } from '../../daemon/git/run.ts';
+import { git as run, type Git } from '../../daemon/git/run.ts';
 import type { LandingIntent, MergeIntent, RebaseIntent } from '../../daemon/tasks/land-journal.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { fail, type Result } from '../result.ts';
@@ -18,10 +18,25 @@ export interface Recovered {
 }
 
 // What a killed rebase or merge left, finished or undone from its intent (land-journal.ts).
-// Lock files are removed only here, where the intent says grove's git was in flight.
-export function recoverLanding(intent: LandingIntent): Promise<Result<Recovered>> {
-  return intent.kind === 'rebase' ? recoverRebase(intent) : recoverMerge(intent);
+// Lock files are removed only here, where the intent says grove's git was in flight. `signal`
+// bounds it (a filter may hang here as in the landing): its first stopped git ends it, before
+// anything is decided on what that git did not say, and the intent is kept for the next try.
+export async function recoverLanding(intent: LandingIntent, signal?: AbortSignal): Promise<Result<Recovered>> {
+  const git: Git = async (cwd, args, opts = {}) => {
+    const r = await run(cwd, args, { ...opts, signal });
+    if (r.stopped) throw new Stopped();
+    return r;
+  };
+  try {
+    const res = await (intent.kind === 'rebase' ? recoverRebase(intent, git, signal) : recoverMerge(intent, git, signal));
+    return signal?.aborted ? fail('GIT_TIMEOUT', 'putting right an interrupted landing was stopped') : res;
+  } catch (err) {
+    if (err instanceof Stopped) return fail('GIT_TIMEOUT', 'putting right an interrupted landing was stopped');
+    throw err;
+  }
 }
+
+class Stopped extends Error {}
 
 // The pseudo-refs a rebase writes in the worktree's own git dir, each under a lock file.
 const REBASE_REFS = ['HEAD', 'ORIG_HEAD', 'REBASE_HEAD', 'AUTO_MERGE', 'CHERRY_PICK_HEAD'];
@@ -29,9 +44,9 @@ const EMPTY = /^0+$/;
 
 // A rebase is undone: git's own abort when its state folder is there, then the branch at the
 // recorded head, checked out, and the files the rebase could have written as at that head.
-async function recoverRebase(i: RebaseIntent): Promise<Result<Recovered>> {
+async function recoverRebase(i: RebaseIntent, git: Git, signal?: AbortSignal): Promise<Result<Recovered>> {
   if (!existsSync(i.worktree)) return { ok: true, outcome: 'gone', kept: [] };
-  const where = await gitPaths(i.worktree, ['rebase-merge', 'rebase-apply', 'index', ...REBASE_REFS, ...(i.branch ? [i.branch] : [])]);
+  const where = await gitPaths(i.worktree, ['rebase-merge', 'rebase-apply', 'index', ...REBASE_REFS, ...(i.branch ? [i.branch] : [])], signal);
   if (!where.ok) return where;
   const [merge, apply, ...locked] = where.paths;
   for (const p of locked) rmSync(`${p}.lock`, { force: true });
@@ -40,11 +55,11 @@ async function recoverRebase(i: RebaseIntent): Promise<Result<Recovered>> {
     const abort = await git(i.worktree, ['rebase', '--abort'], { env: NO_EDITOR });
     // State git cannot abort from (cut short while written): the steps below do what abort does.
     if (abort.exitCode !== 0) for (const dir of [merge!, apply!]) rmSync(dir, { recursive: true, force: true });
-  } else if ((await revParse(i.worktree, ref)) !== i.head) {
+  } else if ((await revParse(git, i.worktree, ref)) !== i.head) {
     // git moves the branch only once every commit is replayed: that rebase had ended.
     return { ok: true, outcome: 'finished', kept: [] };
   }
-  if ((await revParse(i.worktree, ref)) !== i.head) {
+  if ((await revParse(git, i.worktree, ref)) !== i.head) {
     const moved = await git(i.worktree, ['update-ref', ...(i.branch ? [] : ['--no-deref']), '-m', 'grove: undo an interrupted rebase', ref, i.head]);
     if (moved.exitCode !== 0) return fail('INTERNAL', `putting ${ref} back at ${i.head} failed: ${firstLine(moved.stderr)}`);
   }
@@ -52,7 +67,7 @@ async function recoverRebase(i: RebaseIntent): Promise<Result<Recovered>> {
     const attached = await git(i.worktree, ['symbolic-ref', 'HEAD', i.branch]);
     if (attached.exitCode !== 0) return fail('INTERNAL', `checking ${i.branch} out again failed: ${firstLine(attached.stderr)}`);
   }
-  const dirty = await dirtyFiles(i.worktree, { untracked: true });
+  const dirty = await dirtyFiles(i.worktree, { untracked: true, signal });
   if (!dirty.ok) return dirty;
   if (dirty.files.length === 0) return { ok: true, outcome: 'undone', kept: [] };
   // The worktree was clean when the rebase began: what differs now on the paths the rebase could
@@ -61,15 +76,15 @@ async function recoverRebase(i: RebaseIntent): Promise<Result<Recovered>> {
   const touched = new Set<string>();
   for (const range of [[i.head, i.onto], mergeBase.exitCode === 0 ? [mergeBase.stdout.trim(), i.head] : []]) {
     if (range.length === 0) continue;
-    const names = await gitOut(i.worktree, ['diff', '--name-only', '--no-renames', '-z', ...range]);
+    const names = await gitOut(i.worktree, ['diff', '--name-only', '--no-renames', '-z', ...range], { signal });
     if (!names.ok) return names;
     for (const n of names.out.split('\0')) if (n) touched.add(n);
   }
   const ours = dirty.files.filter((f) => touched.has(f));
-  const inHead = await gitOut(i.worktree, ['ls-tree', '-r', '-z', '--name-only', i.head]);
+  const inHead = await gitOut(i.worktree, ['ls-tree', '-r', '-z', '--name-only', i.head], { signal });
   if (!inHead.ok) return inHead;
   const tracked = new Set(inHead.out.split('\0'));
-  const restored = await restore(i.worktree, i.head, ours.filter((f) => tracked.has(f)));
+  const restored = await restore(git, i.worktree, i.head, ours.filter((f) => tracked.has(f)));
   if (!restored.ok) return restored;
   for (const f of ours.filter((f) => !tracked.has(f))) removeFile(i.worktree, f);
   return { ok: true, outcome: 'undone', kept: dirty.files.filter((f) => !touched.has(f)) };
@@ -77,20 +92,20 @@ async function recoverRebase(i: RebaseIntent): Promise<Result<Recovered>> {
 
 // A merge into a checked-out base is finished when the checkout's index already holds the merge
 // (read-tree had ended: only the ref was left to move), else undone on the paths it changes.
-async function recoverMerge(i: MergeIntent): Promise<Result<Recovered>> {
+async function recoverMerge(i: MergeIntent, git: Git, signal?: AbortSignal): Promise<Result<Recovered>> {
   if (!existsSync(i.checkout)) return { ok: true, outcome: 'gone', kept: [] };
-  const at = await revParse(i.repo, i.ref);
+  const at = await revParse(git, i.repo, i.ref);
   if (at === i.next) return { ok: true, outcome: 'finished', kept: [] };
   const head = await git(i.checkout, ['symbolic-ref', '--quiet', 'HEAD']);
   if (at !== i.old || head.stdout.trim() !== i.ref) return { ok: true, outcome: 'moved', kept: [] };
 
-  const where = await gitPaths(i.checkout, ['index', 'HEAD', i.ref]);
+  const where = await gitPaths(i.checkout, ['index', 'HEAD', i.ref], signal);
   if (!where.ok) return where;
   for (const p of where.paths) rmSync(`${p}.lock`, { force: true });
   const [index, oldTree, nextTree] = await Promise.all([
-    gitOut(i.checkout, ['write-tree']),
-    gitOut(i.checkout, ['rev-parse', `${i.old}^{tree}`]),
-    gitOut(i.checkout, ['rev-parse', `${i.next}^{tree}`]),
+    gitOut(i.checkout, ['write-tree'], { signal }),
+    gitOut(i.checkout, ['rev-parse', `${i.old}^{tree}`], { signal }),
+    gitOut(i.checkout, ['rev-parse', `${i.next}^{tree}`], { signal }),
   ]);
   if (!oldTree.ok) return oldTree;
   if (!nextTree.ok) return nextTree;
@@ -107,15 +122,15 @@ async function recoverMerge(i: MergeIntent): Promise<Result<Recovered>> {
         `Once its index matches ${i.old} (\`git read-tree ${i.old}\` keeps your files) or ${i.next}, grove finishes its cleanup`,
     );
   }
-  return undoMerge(i);
+  return undoMerge(i, git, signal);
 }
 
 // The index is still the old tip's: the files read-tree had written (the merge's content, or
 // missing) go back; a file with other content is someone else's and stays.
-async function undoMerge(i: MergeIntent): Promise<Result<Recovered>> {
+async function undoMerge(i: MergeIntent, git: Git, signal?: AbortSignal): Promise<Result<Recovered>> {
   const [diff, dirty] = await Promise.all([
-    gitOut(i.checkout, ['diff-tree', '-r', '-z', '--no-renames', i.old, i.next]),
-    dirtyFiles(i.checkout, { untracked: true }),
+    gitOut(i.checkout, ['diff-tree', '-r', '-z', '--no-renames', i.old, i.next], { signal }),
+    dirtyFiles(i.checkout, { untracked: true, signal }),
   ]);
   if (!diff.ok) return diff;
   if (!dirty.ok) return dirty;
@@ -144,25 +159,25 @@ async function undoMerge(i: MergeIntent): Promise<Result<Recovered>> {
     else if (inOld) back.push(f);
     else remove.push(f);
   }
-  const restored = await restore(i.checkout, null, back);
+  const restored = await restore(git, i.checkout, null, back);
   if (!restored.ok) return restored;
   for (const f of remove) removeFile(i.checkout, f);
   return { ok: true, outcome: 'undone', kept };
 }
 
 // Absolute paths in a checkout's git dirs (its own, or the common one for refs), in order.
-async function gitPaths(dir: string, names: string[]): Promise<Result<{ paths: string[] }>> {
-  const r = await gitOut(dir, ['rev-parse', '--path-format=absolute', ...names.flatMap((n) => ['--git-path', n])]);
+async function gitPaths(dir: string, names: string[], signal?: AbortSignal): Promise<Result<{ paths: string[] }>> {
+  const r = await gitOut(dir, ['rev-parse', '--path-format=absolute', ...names.flatMap((n) => ['--git-path', n])], { signal });
   return r.ok ? { ok: true, paths: r.out.split('\n') } : r;
 }
 
-async function revParse(dir: string, ref: string): Promise<string | null> {
+async function revParse(git: Git, dir: string, ref: string): Promise<string | null> {
   const r = await git(dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
   return r.exitCode === 0 ? r.stdout.trim() : null;
 }
 
 // Files written again from a commit (or from the index when null), index entries with them.
-async function restore(dir: string, from: string | null, files: string[]): Promise<Result<object>> {
+async function restore(git: Git, dir: string, from: string | null, files: string[]): Promise<Result<object>> {
   if (files.length === 0) return { ok: true };
   const args = ['checkout', ...(from ? [from] : []), '--pathspec-from-file=-', '--pathspec-file-nul'];
   const r = await git(dir, args, { env: { GIT_LITERAL_PATHSPECS: '1' }, input: files.join('\0') });

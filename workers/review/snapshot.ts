@@ -43,11 +43,6 @@ export async function dirtyFiles(checkout: string, opts: { untracked: boolean; s
   return { ok: true, files };
 }
 
-// A worktree's uncommitted and untracked files, as a pool task (archiving checks it before teardown).
-export function worktreeDirty(input: { worktree: string }): Promise<Result<{ files: string[] }>> {
-  return dirtyFiles(input.worktree, { untracked: true });
-}
-
 // The commit `base` names: the branch of that name first, else any ref or commit.
 export async function resolveBase(worktree: string, base: string, signal?: AbortSignal): Promise<Result<{ tip: string }>> {
   for (const ref of [`refs/heads/${base}`, base]) {

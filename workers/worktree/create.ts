@@ -3,6 +3,7 @@ import path from 'node:path';
 import { git } from '../../daemon/git/run.ts';
 import { recordIntent } from '../intent.ts';
 import { fail, type Result } from '../result.ts';
+import { timed, type TimeBound } from '../timeout.ts';
 import { ensureExcluded, ensureWorktreesDir, isLink, WORKTREES_DIR } from './folders.ts';
 import { foreignLock, lockedFail, withLockRetry } from './locks.ts';
 import { branchFree, checkBranchName, suffixed } from './names.ts';
@@ -21,6 +22,8 @@ export interface CreateWorktreeInput {
   taken: string[];
   /** where to record what is about to be made, before git makes it (see daemon/tasks/journal.ts) */
   intent?: { id: string; file: string };
+  /** the bound of its git (the checkout runs the repository's filters); the undo gets as long again */
+  timeout?: TimeBound;
 }
 
 export interface CreatedWorktree {
@@ -31,15 +34,20 @@ export interface CreatedWorktree {
 }
 
 // Creates the task's branch and worktree; on any failure nothing is left behind.
-export async function createWorktree(input: CreateWorktreeInput): Promise<Result<CreatedWorktree>> {
+export function createWorktree(input: CreateWorktreeInput): Promise<Result<CreatedWorktree>> {
+  return timed(input.timeout, (signal) => create(input, signal));
+}
+
+async function create(input: CreateWorktreeInput, signal: AbortSignal | undefined): Promise<Result<CreatedWorktree>> {
   const { repo } = input;
   // Independent look-ups run side by side: each git call costs a process start.
   const [branchCheck, given, info, refsOut] = await Promise.all([
-    input.branch === undefined ? null : checkBranchName(repo, input.branch),
-    input.base === undefined ? null : resolveBase(repo, input.base),
-    repoInfo(repo),
-    git(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/']),
+    input.branch === undefined ? null : checkBranchName(repo, input.branch, signal),
+    input.base === undefined ? null : resolveBase(repo, input.base, signal),
+    repoInfo(repo, signal),
+    git(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/'], { signal }),
   ]);
+  if (signal?.aborted) return fail('INTERNAL', 'stopped before the worktree was made');
   if (branchCheck) return branchCheck;
   if (typeof info === 'string') return fail('INTERNAL', `git rev-parse failed in ${repo}: ${info}`);
   let base: string;
@@ -67,10 +75,12 @@ export async function createWorktree(input: CreateWorktreeInput): Promise<Result
     const unrecorded = recordIntent(input.intent.file, { id: input.intent.id, repo, branch, worktree_path: rel, base_commit: baseCommit });
     if (unrecorded) return unrecorded;
   }
-  const add = await withLockRetry(() => git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit]));
+  const add = await withLockRetry(() => git(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, '--', abs, baseCommit], { signal }));
   if (add.exitCode !== 0) {
-    await undoCreate(repo, abs, branch, refs);
-    if (input.intent) rmSync(input.intent.file, { force: true });
+    // A stopped add is undone too, under a bound of its own: the creation's has run out.
+    const undone = await undoCreate(repo, abs, branch, refs, input.timeout && AbortSignal.timeout(input.timeout.ms));
+    // An undo stopped part-way keeps the intent: the next start takes back what is left.
+    if (input.intent && undone) rmSync(input.intent.file, { force: true });
     const msg = firstLine(add.stderr);
     const lock = foreignLock(add.stderr);
     if (lock) return lockedFail(lock);
@@ -96,11 +106,13 @@ function freeName(input: CreateWorktreeInput, refs: Set<string>): { branch: stri
 }
 
 // Removes what a failed `worktree add` may have left: its folder, its registration, its branch.
-async function undoCreate(repo: string, abs: string, branch: string, refsBefore: Set<string>): Promise<void> {
+// False when its bound stopped it first.
+async function undoCreate(repo: string, abs: string, branch: string, refsBefore: Set<string>, signal: AbortSignal | undefined): Promise<boolean> {
   if (existsSync(abs) && !isLink(abs)) rmSync(abs, { recursive: true, force: true });
-  await git(repo, ['worktree', 'prune']);
+  await git(repo, ['worktree', 'prune'], { signal });
   if (!refsBefore.has(`refs/heads/${branch}`)) {
-    const now = await git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]);
-    if (now.exitCode === 0) await git(repo, ['branch', '-D', '--', branch]);
+    const now = await git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { signal });
+    if (now.exitCode === 0) await git(repo, ['branch', '-D', '--', branch], { signal });
   }
+  return !signal?.aborted;
 }

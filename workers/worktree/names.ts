@@ -11,10 +11,10 @@ export function suffixed(slug: string, n: number): string {
 }
 
 // git's own rules for a new branch name, plus the forms git would expand (`@{-1}`) or misread.
-export async function checkBranchName(repo: string, b: string): Promise<Fail | null> {
+export async function checkBranchName(repo: string, b: string, signal?: AbortSignal): Promise<Fail | null> {
   const bad = fail('VALIDATION_FAILED', `${JSON.stringify(b)} is not a valid branch name`, '/branch');
   if (b === 'HEAD' || b.includes('@{') || b.startsWith('-')) return bad;
-  const chk = await git(repo, ['check-ref-format', '--branch', b]);
+  const chk = await git(repo, ['check-ref-format', '--branch', b], { signal });
   return chk.exitCode !== 0 || chk.stdout !== b ? bad : null;
 }
 

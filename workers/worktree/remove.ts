@@ -2,6 +2,7 @@ import { lstatSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { git } from '../../daemon/git/run.ts';
 import { fail, type Result } from '../result.ts';
+import { timed, type TimeBound } from '../timeout.ts';
 import { groveWorktreePath, worktreesDirLinked } from './folders.ts';
 import { foreignLock, lockedFail, withLockRetry } from './locks.ts';
 import { firstLine, isWorktreeRoot } from './repo.ts';
@@ -14,6 +15,8 @@ export interface RemoveWorktreeInput {
   deleteBranch?: string;
   /** delete it only if it still points at this commit */
   deleteBranchAt?: string;
+  /** the bound of its git (a status runs the repository's clean filters) */
+  timeout?: TimeBound;
 }
 
 // What was found where the worktree should be: a live worktree (removed), a symlink (unlinked,
@@ -22,7 +25,11 @@ export type RemovedWorktree = { removed: 'worktree' | 'link' | 'missing' | 'fore
 
 // Removes a task's worktree, keeping its branch; refuses uncommitted work unless forced.
 // It never follows a symlink: a linked folder is unlinked, its target left alone.
-export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result<RemovedWorktree>> {
+export function removeWorktree(input: RemoveWorktreeInput): Promise<Result<RemovedWorktree>> {
+  return timed(input.timeout, (signal) => remove(input, signal));
+}
+
+async function remove(input: RemoveWorktreeInput, signal: AbortSignal | undefined): Promise<Result<RemovedWorktree>> {
   const { repo } = input;
   const rel = groveWorktreePath(input.worktree_path);
   if (rel === null) return fail('INTERNAL', `refusing to remove ${input.worktree_path}: not a grove worktree path`);
@@ -43,18 +50,20 @@ export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result
   } else if (st.isSymbolicLink()) {
     unlinkSync(abs);
     removed = 'link';
-  } else if (!st.isDirectory() || !(await isWorktreeRoot(abs))) {
+  } else if (!st.isDirectory() || !(await isWorktreeRoot(abs, signal))) {
+    // A stopped check said nothing: the folder is not taken for someone else's.
+    if (signal?.aborted) return fail('INTERNAL', 'stopped while checking the worktree');
     removed = 'foreign';
   } else {
     if (!input.force) {
-      const status = await git(abs, ['status', '--porcelain=v1', '--untracked-files=all']);
+      const status = await git(abs, ['status', '--porcelain=v1', '--untracked-files=all'], { signal });
       if (status.exitCode !== 0) return fail('INTERNAL', `git status failed: ${firstLine(status.stderr)}`);
       if (status.stdout !== '') {
         const files = status.stdout.split('\n').slice(0, 10).map((l) => l.slice(3));
         return fail('WORKTREE_DIRTY', `the worktree has uncommitted or untracked changes (${files.join(', ')}); use force=true to discard them`);
       }
     }
-    const rm = await withLockRetry(() => git(repo, ['worktree', 'remove', ...(input.force ? ['--force', '--force'] : []), '--', abs]));
+    const rm = await withLockRetry(() => git(repo, ['worktree', 'remove', ...(input.force ? ['--force', '--force'] : []), '--', abs], { signal }));
     if (rm.exitCode !== 0) {
       const msg = firstLine(rm.stderr);
       const lock = foreignLock(rm.stderr);
@@ -68,11 +77,11 @@ export async function removeWorktree(input: RemoveWorktreeInput): Promise<Result
     removed = 'worktree';
   }
   // What is left is safe to repeat: the worktree is gone, and a branch is deleted only as named.
-  await git(repo, ['worktree', 'prune']);
+  await git(repo, ['worktree', 'prune'], { signal });
   if (input.deleteBranch) {
     // Only while the branch is still where the creation put it: a commit on it is someone's work.
-    if (input.deleteBranchAt) await git(repo, ['update-ref', '-d', `refs/heads/${input.deleteBranch}`, input.deleteBranchAt]);
-    else await git(repo, ['branch', '-D', '--', input.deleteBranch]);
+    if (input.deleteBranchAt) await git(repo, ['update-ref', '-d', `refs/heads/${input.deleteBranch}`, input.deleteBranchAt], { signal });
+    else await git(repo, ['branch', '-D', '--', input.deleteBranch], { signal });
   }
   return { ok: true, removed };
 }
