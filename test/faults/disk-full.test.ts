@@ -7,7 +7,7 @@ import path from 'node:path';
 import test from 'node:test';
 import { addProject, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
-import { AGENT, allLines, gate, waitSessionEnd } from '../helpers/sessions.ts';
+import { AGENT, allLines, gate, readSse, waitSessionEnd } from '../helpers/sessions.ts';
 import { consistentState, processesMatching } from '../helpers/state.ts';
 
 // Writes until the file system says ENOSPC; the file is the space to give back.
@@ -50,6 +50,9 @@ test('the data folder on a full disk: the daemon stays up, answers 507 and leave
   const s = await d.socket('POST', `/api/tasks/${first.id}/sessions`, { body: { args: ['print:300', `wait:${g.path}`, 'print:2000'] } });
   assert.equal(s.status, 201, s.text);
   await d.waitForLog((l) => l.msg === 'session running' && l.session === s.json.id);
+  // Its first lines are stored before the disk fills: their file is on that disk too, and an
+  // agent that cannot write its output loses it whatever grove does (a slow machine lost them).
+  await readSse(`http://localhost/api/sessions/${s.json.id}/output`, { socketPath: d.socketPath, until: (evs) => evs.filter((e) => e.event === 'line').length >= 300 });
 
   const filler = path.join(data, 'filler');
   fillDisk(filler);
