@@ -48,6 +48,12 @@ test('killing a session reaches a child that left the group with setsid; a doubl
   // "at once" can be after the kill: wait until it has, as the case this test is about says.
   const parent = statFields(orphan)[1]!;
   if (statFields(parent)[2] === s.json.pid) await waitPidGone(parent);
+  // Likewise it has called setsid (until then it is still a member of the session's group): its
+  // pid is printed before it runs, and a busy machine may not have run it yet.
+  for (const deadline = Date.now() + 10_000; statFields(orphan)[2] === s.json.pid; ) {
+    assert.ok(Date.now() < deadline, 'the orphan left the session\'s process group');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 
   const k = await d.socket('DELETE', `/api/sessions/${s.json.id}`);
   assert.equal(k.status, 200, k.text);
