@@ -147,6 +147,8 @@ test('follow-up errors, each problem+json with nothing started: unknown, malform
     [`/api/sessions/${mute.id}/messages`, { prompt: 'x' }, 409, 'RESUME_UNAVAILABLE'],
     [`/api/sessions/${pinned.id}/messages`, { prompt: 'x', mode: 'turbo' }, 400, 'VALIDATION_FAILED'],
     [`/api/sessions/${pinned.id}/messages`, {}, 400, 'VALIDATION_FAILED'],
+    [`/api/sessions/${pinned.id}/messages`, { prompt: '' }, 400, 'VALIDATION_FAILED'],
+    [`/api/sessions/${pinned.id}/messages`, { prompt: '  \n ' }, 400, 'VALIDATION_FAILED'],
     [`/api/sessions/${pinned.id}/messages`, { prompt: 'x', agent: 'reads' }, 400, 'VALIDATION_FAILED'],
     [`/api/sessions/${pinned.id}/messages`, { prompt: 'é'.repeat(70_000) }, 400, 'VALIDATION_FAILED'],
     [`/api/sessions/${pinned.id}/messages`, { prompt: 'x', timeout_s: 0 }, 400, 'VALIDATION_FAILED'],

@@ -45,6 +45,8 @@ test('unknown, uninstalled and invalid agents, tasks not ready, bad bodies: 4xx 
     ['agent name with path', { agent: '../fixture' }, 400, 'VALIDATION_FAILED'],
     ['agent wrong type', { agent: 1 }, 400, 'VALIDATION_FAILED'],
     ['prompt with NUL', { prompt: 'a\u0000b' }, 400, 'VALIDATION_FAILED'],
+    ['empty prompt', { prompt: '' }, 400, 'VALIDATION_FAILED'],
+    ['blank prompt', { prompt: ' \n\t ' }, 400, 'VALIDATION_FAILED'],
     ['args not array', { args: 'exit:0' }, 400, 'VALIDATION_FAILED'],
     ['args with number', { args: [1] }, 400, 'VALIDATION_FAILED'],
     ['unknown field', { agent: 'fixture', shell: true }, 400, 'VALIDATION_FAILED'],
@@ -54,6 +56,11 @@ test('unknown, uninstalled and invalid agents, tasks not ready, bad bodies: 4xx 
     assert.equal(r.status, status, `${what}: ${r.text}`);
     assert.equal(r.json.code, code, what);
   }
+  // The non-blank check is linear: a pattern that backtracks takes seconds on a long prompt.
+  const t0 = performance.now();
+  const long = await post({ prompt: `${'x'.repeat(100_000)}\u0000` });
+  assert.equal(long.json.code, 'VALIDATION_FAILED');
+  assert.ok(performance.now() - t0 < 1000, `a long prompt with a NUL took ${Math.round(performance.now() - t0)} ms to refuse`);
   assert.equal((await post({}, '3f2504e0-4f89-41d3-9a0c-0305e82c3301')).status, 404);
   assert.equal((await d.socket('GET', '/api/sessions/3f2504e0-4f89-41d3-9a0c-0305e82c3301')).status, 404);
   assert.equal((await d.socket('DELETE', '/api/sessions/NOPE')).json.code, 'INVALID_ID');
