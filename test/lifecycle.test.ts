@@ -133,7 +133,13 @@ test('a valid user config is applied: its port opens the TCP front', async (t) =
 
 test('a brand-new data folder is initialised on first start', async (t) => {
   const d = await startDaemon(t, { noSeed: true });
-  assert.ok(d.logs.some((l) => l?.msg === 'new store initialised'));
+  const made = d.logs.find((l) => l?.msg === 'new store initialised');
+  assert.ok(made);
+  // What is happening is said before the wait, not only after it.
+  const said = d.logs.find((l) => l?.msg === 'first start: creating the store; this takes a few seconds');
+  assert.ok(said, 'the first start says it is creating the store');
+  const began = Date.parse(made.time) - made.ms;
+  assert.ok(Date.parse(said.time) <= began + 50, `said at ${said.time}, the store's creation began at ${new Date(began).toISOString()}`);
   assert.ok(d.logs.some((l) => l?.migration === '0001_projects.sql'));
   const repo = makeRepo(t);
   assert.equal((await d.socket('POST', '/api/projects', { body: { path: repo } })).status, 201);

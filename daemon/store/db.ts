@@ -34,6 +34,8 @@ export async function openStore(opts: { dataDir: string; log: Logger }): Promise
   const { log } = opts;
   const pgdata = pgdataDir(opts.dataDir);
   if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
+    // The first start is silent for seconds otherwise: say what is happening before it happens.
+    log.info({ dir: pgdata }, 'first start: creating the store; this takes a few seconds');
     const t0 = performance.now();
     rmSync(pgdata, { recursive: true, force: true }); // a half-made folder from a crash during initdb
     await initStoreDir(pgdata);
