@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
@@ -20,8 +21,20 @@ function cacheListing(): string[] {
     .sort();
 }
 
+// Whether something (the user's own grove, say) already listens on 127.0.0.1:`port`.
+async function taken(port: number): Promise<boolean> {
+  const probe = createServer();
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(true));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(false)));
+  });
+}
+
 // The README's quick start: `npm start` with no settings serves on the socket and 127.0.0.1:7433.
+// Where 7433 is taken (the user's own grove service runs), the default is still what it tries:
+// it then exits 1 naming the port, and nothing else of the test can run.
 test('npm start serves GET /api/health on the socket and on 127.0.0.1:7433', async (t) => {
+  const busy = await taken(7433);
   const home = makeHome(t);
   await seedStore(path.join(home, 'data'));
   const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home };
@@ -37,6 +50,13 @@ test('npm start serves GET /api/health on the socket and on 127.0.0.1:7433', asy
   });
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
+  if (busy) {
+    let out = '';
+    proc.stdout!.on('data', (d) => (out += d));
+    assert.equal(await exited, 1, 'port 7433 is taken: the daemon cannot start');
+    assert.match(out + stderr, /EADDRINUSE[^\n]*127\.0\.0\.1:7433/, 'it names the default port it tried');
+    return;
+  }
   const ready = await new Promise<any>((resolve, reject) => {
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       if (line.includes('grove daemon ready')) resolve(JSON.parse(line));
