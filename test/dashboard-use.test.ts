@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { addProject, ROOT, startDaemon, type TestDaemon } from './helpers/daemon.ts';
 import { git, makeRepo, makeTempDir } from './helpers/git.ts';
-import { openPage, sharedBrowser } from './helpers/browser.ts';
+import { contrasts, focused, openPage, sharedBrowser, tabTo } from './helpers/browser.ts';
 import { agentHome, waitSessionEnd } from './helpers/sessions.ts';
 
 const browser = sharedBrowser();
@@ -34,32 +34,6 @@ async function newTask(d: TestDaemon, projectId: string, name: string): Promise<
   const r = await d.socket('POST', '/api/tasks', { body: { project_id: projectId, name } });
   assert.equal(r.status, 201, r.text);
   return r.json;
-}
-
-// The focused element's accessible name (aria-label, its label, or its text) and whether a focus
-// ring is drawn around it.
-function focused(page: Page) {
-  return page.evaluate(() => {
-    const el = document.activeElement as HTMLElement | null;
-    if (!el || el === document.body || el.tagName === 'MAIN') return null;
-    const label = el.getAttribute('aria-label') ?? (el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent : null) ?? el.textContent ?? '';
-    const cs = getComputedStyle(el);
-    return { name: label.trim(), ring: cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0 };
-  });
-}
-
-// Tab until the element named `name` has the focus; every stop on the way must show a focus ring.
-async function tabTo(page: Page, name: string | RegExp, max = 80): Promise<void> {
-  const seen: string[] = [];
-  for (let i = 0; i < max; i++) {
-    await page.keyboard.press('Tab');
-    const f = await focused(page);
-    if (!f) continue;
-    seen.push(f.name);
-    assert.ok(f.ring, `a focus ring on "${f.name}"`);
-    if (typeof name === 'string' ? f.name === name : name.test(f.name)) return;
-  }
-  throw new Error(`Tab never reached ${name}; it went through: ${seen.join(' | ')}`);
 }
 
 // The changes panel has loaded what it asked for last: an archive now races no read of the
@@ -113,33 +87,6 @@ test('the dashboard with the keyboard alone: a task, a session, a follow-up and 
   await page.locator('.page-head .status.archived').waitFor();
   assert.deepEqual(errors, [], 'no console errors');
 });
-
-// The contrast ratio (WCAG 2) of each sample's text against the background behind it, and the
-// page's own background luminance.
-function contrasts(page: Page, selectors: string[]) {
-  return page.evaluate((sels) => {
-    const rgb = (c: string): number[] => (c.match(/[\d.]+/g) ?? []).map(Number);
-    const lum = ([r, g, b]: number[]) => {
-      const f = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-      return 0.2126 * f(r!) + 0.7152 * f(g!) + 0.0722 * f(b!);
-    };
-    const behind = (el: Element | null): number[] => {
-      for (; el; el = el.parentElement) {
-        const c = rgb(getComputedStyle(el).backgroundColor);
-        if (c.length < 4 || c[3]! > 0) return c;
-      }
-      return [255, 255, 255];
-    };
-    const out: Record<string, number> = {};
-    for (const sel of sels) {
-      const el = document.querySelector(sel);
-      if (!el) throw new Error(`nothing matches ${sel}`);
-      const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(behind(el))];
-      out[sel] = Math.round(((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) * 100) / 100;
-    }
-    return { out, page: lum(behind(document.querySelector('main'))) };
-  }, selectors);
-}
 
 test('light and dark follow the OS setting, and text stays readable in both (contrast at least 4.5:1)', async (t) => {
   const { d, project, base } = await setup(t);

@@ -20,6 +20,7 @@ export function App({ live }: { live: Live }) {
   else if (route[0] === 'tasks' && route[1]) page = <TaskPage live={live} taskId={route[1]} />;
   else if (route[0] === 'new-project') page = <NewProject />;
   else if (route[0] === 'projects' && route[1] && route[2] === 'new-task') page = <NewTask live={live} projectId={route[1]} />;
+  else if (route[0] === 'new-task') page = <NewTask live={live} projectId={undefined} />;
   else page = <Board live={live} projectId={projectId} />;
   // A new page takes the focus to its first field, or to its start, as a page load would: the
   // next Tab goes into the page, not back through the sidebar.
@@ -93,7 +94,11 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
             </a>
             <RemoveProject project={project} hasTasks={tasks.length > 0} />
           </>
-        ) : null}
+        ) : (
+          <a class="button primary" href="#/new-task">
+            New task
+          </a>
+        )}
       </header>
       <div class="board">
         {COLUMNS.map((col) => {
@@ -179,10 +184,12 @@ function NewProject() {
   );
 }
 
-function NewTask({ live, projectId }: { live: Live; projectId: string }) {
-  const project = live.state.projects.get(projectId);
+// A task in the project of the page, or (from All projects) in the project chosen here.
+function NewTask({ live, projectId }: { live: Live; projectId: string | undefined }) {
+  const project = projectId ? live.state.projects.get(projectId) : undefined;
+  const projects = [...live.state.projects.values()].sort((a, b) => a.name.localeCompare(b.name));
   const { error, busy, onSubmit: submit } = useSubmit(async (f) => {
-    const body: CreateTask = { project_id: projectId, name: String(f.get('name') ?? '') };
+    const body: CreateTask = { project_id: projectId ?? String(f.get('project_id') ?? ''), name: String(f.get('name') ?? '') };
     for (const k of ['base', 'branch'] as const) {
       const v = String(f.get(k) ?? '');
       if (v) body[k] = v;
@@ -191,14 +198,39 @@ function NewTask({ live, projectId }: { live: Live; projectId: string }) {
     live.put('task', t);
     location.hash = `#/tasks/${t.id}`;
   });
+  if (!projectId && projects.length === 0) {
+    return (
+      <section class="empty">
+        <h1>New task</h1>
+        <p>A task lives in a project, and there is none yet: add a git repository first.</p>
+        <a class="button primary" href="#/new-project" autoFocus>
+          Add a project
+        </a>
+      </section>
+    );
+  }
+  const projectError = fieldError(error, 'project_id');
   const nameError = fieldError(error, 'name', ['BRANCH_EXISTS']);
   const baseError = fieldError(error, 'base', ['BASE_NOT_FOUND']);
   const branchError = fieldError(error, 'branch');
   return (
     <form class="form" onSubmit={submit} aria-label="New task">
       <h1>New task{project ? ` in ${project.name}` : ''}</h1>
+      {projectId ? null : (
+        <Field label="Project" name="project_id" error={projectError} hint="The repository the task's branch and worktree are made in.">
+          {/* With one project there is nothing to choose; with more, no guess. */}
+          <select {...inputProps('project_id', projectError)} required autoFocus>
+            {projects.length > 1 ? <option value="">Choose a project…</option> : null}
+            {projects.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
       <Field label="Name" name="name" error={nameError} hint="Its branch is made from it unless you name one.">
-        <input {...inputProps('name', nameError)} required autoFocus />
+        <input {...inputProps('name', nameError)} required autoFocus={!!projectId} />
       </Field>
       <Field label="Base" name="base" error={baseError} hint="The branch or commit to start from; the current branch by default.">
         <input {...inputProps('base', baseError)} />
@@ -206,7 +238,7 @@ function NewTask({ live, projectId }: { live: Live; projectId: string }) {
       <Field label="Branch" name="branch" error={branchError}>
         <input {...inputProps('branch', branchError)} />
       </Field>
-      <FormError error={error} fields={['name', 'base', 'branch']} codes={['BRANCH_EXISTS', 'BASE_NOT_FOUND']} />
+      <FormError error={error} fields={['project_id', 'name', 'base', 'branch']} codes={['BRANCH_EXISTS', 'BASE_NOT_FOUND']} />
       <button class="primary" type="submit" disabled={busy}>
         Create task
       </button>

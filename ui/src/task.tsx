@@ -251,6 +251,40 @@ function Services({ live, task, sessions }: { live: Live; task: Task; sessions: 
   );
 }
 
+// How to install each built-in agent's CLI (as docs/agents.md says), for a daemon that finds none.
+const INSTALL: Record<string, { title: string; command: string }> = {
+  claude: { title: 'Claude Code', command: 'npm i -g @anthropic-ai/claude-code' },
+  codex: { title: 'Codex', command: 'npm i -g @openai/codex' },
+  gemini: { title: 'Gemini CLI', command: 'npm i -g @google/gemini-cli' },
+  opencode: { title: 'OpenCode', command: 'npm i -g opencode-ai' },
+  amp: { title: 'Amp', command: 'npm i -g @sourcegraph/amp' },
+  cursor: { title: 'Cursor Agent', command: 'curl https://cursor.com/install -fsS | bash' },
+  aider: { title: 'aider', command: 'python -m pip install aider-install && aider-install' },
+};
+
+// Why the agent picker offers nothing: the agents grove knows, that none is on the daemon's
+// PATH, and how to install one or define one's own.
+function NoAgents({ agents }: { agents: Of<typeof AgentList> }) {
+  const builtins = agents.filter((a) => a.builtin && INSTALL[a.name]);
+  return (
+    <div class="no-agents" id="no-agents">
+      <p>
+        No agent is installed: grove knows {agents.map((a) => a.name).join(', ')}, and none of their commands is on the daemon's PATH. Install one, then open this page again:
+      </p>
+      <ul>
+        {builtins.map((a) => (
+          <li key={a.name}>
+            {INSTALL[a.name]!.title}: <code>{INSTALL[a.name]!.command}</code>
+          </li>
+        ))}
+      </ul>
+      <p>
+        Or define your own agent under <code>agents</code> in the user config (see docs/agents.md).
+      </p>
+    </div>
+  );
+}
+
 // A new conversation: the agent, the mode and the prompt.
 function NewSession({ live, task }: { live: Live; task: Task }) {
   const { value: agents } = useLoad(() => api<Of<typeof AgentList>>('GET', '/api/agents'), []);
@@ -263,8 +297,10 @@ function NewSession({ live, task }: { live: Live; task: Task }) {
   const agentError = fieldError(error, 'agent', ['UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'AGENT_REQUIRED']);
   const modeError = fieldError(error, 'mode', ['MODE_UNSUPPORTED']);
   const promptError = fieldError(error, 'prompt');
+  const none = agents !== undefined && !agents.some((a) => a.available);
   return (
     <form class="form inline" onSubmit={submit} aria-label="New session">
+      {none ? <NoAgents agents={agents} /> : null}
       <Field label="Agent" name="agent" error={agentError}>
         <select {...inputProps('agent', agentError)}>
           {(agents ?? []).map((a) => (
@@ -288,7 +324,7 @@ function NewSession({ live, task }: { live: Live; task: Task }) {
         <textarea {...inputProps('prompt', promptError)} rows={3} />
       </Field>
       <FormError error={error} fields={['agent', 'mode', 'prompt']} codes={['UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'AGENT_REQUIRED', 'MODE_UNSUPPORTED']} />
-      <button class="primary" type="submit" disabled={busy}>
+      <button class="primary" type="submit" disabled={busy || none} aria-describedby={none ? 'no-agents' : undefined} title={none ? 'no agent is installed' : undefined}>
         Start session
       </button>
     </form>
