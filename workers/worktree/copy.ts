@@ -137,6 +137,9 @@ async function copyOne(src: string, dest: string, repo: string, bound: { room: n
   return st.size;
 }
 
+// The least time the listing of matching files gets (see copyIncluded).
+const LISTING_MIN_MS = 1000;
+
 // `copy` and `.worktreeinclude` (DESIGN §10): files git does not track in the main checkout that
 // match the patterns, copied (not linked) into a new worktree before its setup. Matching is git's
 // own (`ls-files --ignored --exclude-from`); no match is no error, and a file that cannot be
@@ -153,10 +156,12 @@ export async function copyIncluded(input: CopyInput): Promise<Result<CopyReport>
   const patterns = [...input.patterns, ...include.patterns];
   if (!patterns.some((p) => p.trim() !== '' && !p.startsWith('#'))) return { ok: true, ...report };
   const list = path.join(tmpdir(), `grove-copy-${randomUUID()}`);
-  writeFileSync(list, patterns.join('\n') + '\n');
+  writeFileSync(list, patterns.join('\n') + '\n', { mode: 0o600 });
   let out: string;
   try {
-    const r = await git(input.repo, ['ls-files', '--others', '--ignored', `--exclude-from=${list}`, '-z', '--', '.', ':(exclude).grove'], { signal: AbortSignal.timeout(Math.max(1, input.timeoutMs)) });
+    // The listing is what lets a copy that runs out of time count what it did not copy: it gets
+    // the copy's time, but never less than a second.
+    const r = await git(input.repo, ['ls-files', '--others', '--ignored', `--exclude-from=${list}`, '-z', '--', '.', ':(exclude).grove'], { signal: AbortSignal.timeout(Math.max(LISTING_MIN_MS, input.timeoutMs)) });
     if (r.exitCode !== 0) {
       skip('.', `git ls-files failed: ${firstLine(r.stderr)}`);
       return { ok: true, ...report };
