@@ -23,6 +23,26 @@ export function writeIntent(file: string, intent: object): void {
   }
 }
 
+// One intent file, read; null when it is gone or torn (the worker died before git ran).
+export function readIntent<T>(file: string): T | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch {
+    return null;
+  }
+}
+
+// The intent files of `dir` whose names match `name`, each read.
+export function pendingIntents<T>(dir: string, name: RegExp): Array<{ name: string; file: string; intent: T | null }> {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => name.test(n)).map((n) => ({ name: n, file: path.join(dir, n), intent: readIntent<T>(path.join(dir, n)) }));
+}
+
 // The folder of pending creation intents, one file per task id.
 export function createJournal(dir: string) {
   const fileFor = (id: string) => path.join(dir, `${id}.json`);
@@ -34,22 +54,7 @@ export function createJournal(dir: string) {
     },
     // Intents left by a daemon that stopped mid-creation; unreadable ones are reported as null.
     pending(): Array<{ id: string; intent: CreationIntent | null }> {
-      let names: string[];
-      try {
-        names = readdirSync(dir);
-      } catch {
-        return [];
-      }
-      return names
-        .filter((n) => /^[0-9a-f-]{36}\.json$/.test(n))
-        .map((n) => {
-          const id = n.slice(0, -'.json'.length);
-          try {
-            return { id, intent: JSON.parse(readFileSync(path.join(dir, n), 'utf8')) as CreationIntent };
-          } catch {
-            return { id, intent: null }; // torn write: the worker died before git ran
-          }
-        });
+      return pendingIntents<CreationIntent>(dir, /^[0-9a-f-]{36}\.json$/).map(({ name, intent }) => ({ id: name.slice(0, -'.json'.length), intent }));
     },
   };
 }

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
+import { pendingIntents, readIntent } from './journal.ts';
 
 // What a landing is about to do in git, written (with journal.ts's writeIntent) right before git
 // runs, so that a daemon or git killed half-way is finished or undone later (tasks/landings.ts).
@@ -36,13 +37,6 @@ const NAME = /^[0-9a-f-]{36}\.(rebase|merge)\.json$/;
 // The landing intents sit beside the creation intents, one file per task and kind; the
 // creation journal's pending() only matches `<uuid>.json`, so each reads its own.
 export function createLandingJournal(dir: string) {
-  const read = (file: string): LandingIntent | null => {
-    try {
-      return JSON.parse(readFileSync(file, 'utf8')) as LandingIntent;
-    } catch {
-      return null;
-    }
-  };
   return {
     fileFor: (task: string, kind: LandingIntent['kind']) => path.join(dir, `${task}.${kind}.json`),
     // The landing ended (done or undone): its intent is void.
@@ -50,16 +44,10 @@ export function createLandingJournal(dir: string) {
       rmSync(file, { force: true });
     },
     /** the intent in one file, if it is still there (null when torn or gone) */
-    read,
+    read: (file: string) => readIntent<LandingIntent>(file),
     // Every intent file left; a torn one (the worker died before git ran) has a null intent.
     pending(): Array<{ file: string; intent: LandingIntent | null }> {
-      let names: string[];
-      try {
-        names = readdirSync(dir);
-      } catch {
-        return [];
-      }
-      return names.filter((n) => NAME.test(n)).map((n) => ({ file: path.join(dir, n), intent: read(path.join(dir, n)) }));
+      return pendingIntents<LandingIntent>(dir, NAME).map(({ file, intent }) => ({ file, intent }));
     },
   };
 }

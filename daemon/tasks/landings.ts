@@ -5,7 +5,7 @@ import type { TasksTable } from '../store/tasks.ts';
 import type { Result } from '../../workers/result.ts';
 import type { Recovered } from '../../workers/review/recover-landing.ts';
 import type { LandingIntent, LandingJournal } from './land-journal.ts';
-import { fromWorker, type Pool } from './pool.ts';
+import { fromWorker, timeBound, type Pool } from './pool.ts';
 
 export interface LandingsDeps {
   journal: LandingJournal;
@@ -34,9 +34,8 @@ export function createLandings(deps: LandingsDeps) {
     }
     // Not the client's to stop: a recovery is shared by whoever waits for it.
     const res = await pool.recoverLanding(intent, {
-      ms: deps.gitTimeoutS * 1000,
+      ...timeBound(`putting right an interrupted ${intent.kind}`, 'git_timeout_s', deps.gitTimeoutS, 'it is tried again before the next review write'),
       code: 'GIT_TIMEOUT',
-      detail: `putting right an interrupted ${intent.kind} took longer than git_timeout_s (${deps.gitTimeoutS} s) and was stopped; it is tried again before the next review write`,
     });
     if (!res.ok) {
       const why = res.code === 'GIT_TIMEOUT' ? 'putting right an interrupted landing was stopped at its bound; it is tried again before the next review write in its scope' : 'an interrupted landing cannot be put right by grove; review writes of its project are refused until it can';

@@ -24,12 +24,10 @@ import { GroveError, type ErrorCode } from '../errors.ts';
 // is put right from its intent at the next start).
 const STOP_MS = 5000;
 
-// What a review task is given besides its input (workers/review/bound.ts): how long it may take,
-// what it answers then, and the request's signal (its client gone).
-export interface RunBound {
-  ms: number;
+// What a review task is given besides its input (workers/review/bound.ts): its time bound, the
+// code it answers then, and the request's signal (its client gone).
+export interface RunBound extends TimeBound {
   code: ErrorCode;
-  detail: string;
   signal?: AbortSignal | undefined;
 }
 
@@ -92,8 +90,8 @@ export function createPool(opts: { maxThreads?: number } = {}) {
 
 export type Pool = ReturnType<typeof createPool>;
 
-// The bound of a creation's or an archive's git: `what` took longer than the user config's `key`,
-// and `then` what became of the request.
+// The time bound of a request's git: `what` took longer than the user config's `key`, and `then`
+// what became of the request.
 export function timeBound(what: string, key: 'setup_timeout_s' | 'git_timeout_s', seconds: number, then?: string): TimeBound {
   return { ms: seconds * 1000, detail: `${what} took longer than ${key} (${seconds} s) and was stopped${then ? `; ${then}` : ''}` };
 }

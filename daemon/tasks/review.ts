@@ -9,7 +9,7 @@ import type { MergeStrategy } from '../../workers/review/merge.ts';
 import type { Fail } from '../../workers/result.ts';
 import type { LandingJournal } from './land-journal.ts';
 import { touching, type Landings } from './landings.ts';
-import { fromWorker, type Pool, type RunBound } from './pool.ts';
+import { fromWorker, timeBound, type Pool, type RunBound } from './pool.ts';
 import type { TaskReader } from './read.ts';
 
 export interface ReviewDeps {
@@ -44,9 +44,8 @@ export function createReview(deps: ReviewDeps) {
   const reads = createKeyedLimiter(READS_PER_PROJECT);
 
   const bound = (what: string, signal: AbortSignal | undefined, code: 'GIT_TIMEOUT' | 'REMOTE_FAILED' = 'GIT_TIMEOUT'): RunBound => ({
-    ms: deps.gitTimeoutS * 1000,
+    ...timeBound(what, 'git_timeout_s', deps.gitTimeoutS),
     code,
-    detail: `${what} took longer than git_timeout_s (${deps.gitTimeoutS} s) and was stopped`,
     signal,
   });
 
@@ -99,9 +98,8 @@ export function createReview(deps: ReviewDeps) {
     async commit(id: string, message: string, signal?: AbortSignal) {
       const { worktree } = await worktreeOf(id);
       const b: RunBound = {
-        ms: deps.setupTimeoutS * 1000,
+        ...timeBound("the commit (the repository's hooks included)", 'setup_timeout_s', deps.setupTimeoutS, 'the index is as it was'),
         code: 'GIT_TIMEOUT',
-        detail: `the commit (the repository's hooks included) took longer than setup_timeout_s (${deps.setupTimeoutS} s) and was stopped; the index is as it was`,
         signal,
       };
       const res = await deps.perTask.run(id, async () => {

@@ -1,15 +1,14 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ErrorCode } from '../../daemon/errors.ts';
 import { fail, type Result } from '../result.ts';
+import type { TimeBound } from '../timeout.ts';
 
 // How long a review task may take and what it answers when it runs out; any message on `port`
 // means its client has gone. A pool task cannot take an AbortSignal (Piscina would end the whole
 // thread and the other tasks it runs), so the daemon's signal crosses as a port.
-export interface Bound {
+export interface Bound extends TimeBound {
   port: MessagePort;
-  ms: number;
   code: ErrorCode;
-  detail: string;
 }
 
 // A review task with its bound: `fn` gets one signal, aborted on the bound or the cancel, and
