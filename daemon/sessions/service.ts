@@ -1,40 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Mode } from '../../schemas/config.ts';
-import type { Project } from '../../schemas/project.ts';
 import type { Session } from '../../schemas/session.ts';
-import type { Task } from '../../schemas/task.ts';
-import type { Agents } from '../agents/agents.ts';
 import { outputReader } from '../agents/dialects.ts';
 import { GroveError } from '../errors.ts';
-import type { TaskGate } from '../tasks/gate.ts';
-import type { ProjectConfigs } from '../projects/config.ts';
-import type { Logger } from '../runtime/log.ts';
-import { BUSY, publicSession, type NewSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import { BUSY, publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { createConversations } from './conversation.ts';
+import type { SessionServiceDeps } from './deps.ts';
 import { createKill } from './kill.ts';
 import { createLive } from './live.ts';
 import { createReattach } from './reattach.ts';
 import { findSession } from './record.ts';
 import { createStart } from './start.ts';
-
-// What the daemon gives the sessions: the tables, readers of tasks and projects, agents, where
-// data lives, and the user config's defaults.
-export interface SessionServiceDeps {
-  sessions: SessionsTable;
-  getTask: (id: string) => Promise<Task>;
-  getProject: (id: string) => Promise<Project>;
-  configs: ProjectConfigs;
-  agents: Agents;
-  defaultAgent: string | undefined;
-  defaultMode: Mode | undefined;
-  defaultTimeoutS: number | undefined;
-  /** queue a follow-up when a usage limit resets (DESIGN §8), with this prompt */
-  autoResume: { enabled: boolean; prompt: string };
-  dataDir: string;
-  /** shared with the archive: no session of a task starts once its archive has begun */
-  gate: TaskGate;
-  log: Logger;
-}
 
 // Agent sessions for the routes and the daemon: reads here, each verb in its own module.
 export function createSessionService(deps: SessionServiceDeps) {

@@ -13,9 +13,9 @@ import { terminate } from '../proc/terminate.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
 import { LIVE, publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { taskEnv } from '../tasks/env.ts';
+import type { SessionServiceDeps } from './deps.ts';
 import type { Live } from './live.ts';
 import { findSession } from './record.ts';
-import type { SessionServiceDeps } from './service.ts';
 import { startWrapped, type SpawnResult } from './spawn.ts';
 import { sessionFiles } from './wrapper.ts';
 

@@ -1,0 +1,28 @@
+import type { Mode } from '../../schemas/config.ts';
+import type { Project } from '../../schemas/project.ts';
+import type { Task } from '../../schemas/task.ts';
+import type { Agents } from '../agents/agents.ts';
+import type { ProjectConfigs } from '../projects/config.ts';
+import type { Logger } from '../runtime/log.ts';
+import type { SessionsTable } from '../store/sessions.ts';
+import type { TaskGate } from '../tasks/gate.ts';
+
+// What the daemon gives the sessions: the tables, readers of tasks and projects, agents, where
+// data lives, and the user config's defaults. In a module of its own because both the service
+// and the starter it composes read it: neither imports the other for it.
+export interface SessionServiceDeps {
+  sessions: SessionsTable;
+  getTask: (id: string) => Promise<Task>;
+  getProject: (id: string) => Promise<Project>;
+  configs: ProjectConfigs;
+  agents: Agents;
+  defaultAgent: string | undefined;
+  defaultMode: Mode | undefined;
+  defaultTimeoutS: number | undefined;
+  /** queue a follow-up when a usage limit resets (DESIGN §8), with this prompt */
+  autoResume: { enabled: boolean; prompt: string };
+  dataDir: string;
+  /** shared with the archive: no session of a task starts once its archive has begun */
+  gate: TaskGate;
+  log: Logger;
+}
