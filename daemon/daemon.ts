@@ -135,7 +135,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
 
     const streamReads = createLimiter(STREAM_READS);
     const feed = createEventFeed({ bus, events: eventRows, streamReads, log: child('events'), stallMs: settings.eventStallMs });
-    started.push({ name: 'events', close: async () => feed.close() });
+    started.push({ name: 'events', close: () => feed.close() });
     const hookRuns = path.join(settings.dataDir, 'hooks');
     await stopLeftHooks(hookRuns, child('hooks'));
     const hooks = createHooks({ hooks: settings.config.hooks ?? [], bus, runDir: hookRuns, log: child('hooks') });

@@ -35,7 +35,7 @@ test('after a restart, a session whose process still runs (pid and start time ma
   await second.reattach();
   assert.ok(records.some((r) => r.msg === 're-attached to running session' && r.session === started.id));
   assert.equal((await second.get(started.id)).status, 'running');
-  const end = new Promise((r) => second.events.once(`end:${started.id}`, r));
+  const end = new Promise((r) => second.ended.onChange(started.id, r));
   g.release();
   await end; // not our child: the liveness check notices the end
   const s2 = await second.get(started.id);

@@ -28,7 +28,7 @@ async function waitFor(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-test('tasks/setup-run: setup in the pool, its progress stored as it comes, setup:<id> events', async (t) => {
+test('tasks/setup-run: setup in the pool, its progress stored as it comes and signalled', async (t) => {
   const parts = await taskParts(t);
   const runner = createSetupRunner({ ...parts, setupTimeoutS: 60 });
 
@@ -38,10 +38,10 @@ test('tasks/setup-run: setup in the pool, its progress stored as it comes, setup
     const { project, task, config } = await settingUp(parts, {
       setup: ['echo first; echo oops >&2', `echo "$GROVE_TASK_ID"; while [ ! -e '${go}' ]; do sleep 0.05; done; echo last`],
     });
-    // What a follower of the setup saw at each event, read from the store.
+    // What a follower of the setup saw at each signal, read from the store.
     const seen: Array<{ lines: string[]; status: string }> = [];
     let reads = Promise.resolve();
-    runner.events.on(`setup:${task.id}`, () => {
+    runner.progress.onChange(task.id, () => {
       reads = reads.then(async () => {
         const lines = (await parts.setupLog.lines(task.id)).map((l) => `${l.stream}:${l.text}`);
         seen.push({ lines, status: (await parts.read.get(task.id)).status });

@@ -1,5 +1,5 @@
-import { EventEmitter } from 'node:events';
 import type { GroveEvent } from '../../schemas/event.ts';
+import { createSignal } from '../runtime/signal.ts';
 import { matches, type EventFilter } from '../store/events.ts';
 
 // How many of the newest events are kept in memory for followers.
@@ -9,16 +9,18 @@ const TAIL = 4096;
 // kept in memory, so that a hundred followers of a burst read it here rather than each asking
 // the store; older ones come from the store.
 export function createEventBus() {
-  const emitter = new EventEmitter();
-  emitter.setMaxListeners(0);
+  // After each commit that recorded events, with the newest seq: event streams read on, pruning counts.
+  const published = createSignal<number>();
+  // With each committed event, in seq order: the hooks run on it.
+  const committed = createSignal<GroveEvent>();
   const tail: GroveEvent[] = [];
   // Every event after this seq is in `tail` (it starts at the store's newest when the daemon starts).
   let coveredAfter = Number.MAX_SAFE_INTEGER;
   let newest = 0;
 
   return {
-    // 'published' after each commit that recorded events; 'event' with each one.
-    emitter,
+    published,
+    committed,
 
     // Called once at start with the store's newest seq: everything after it will pass through here.
     begin(lastSeq: number): void {
@@ -36,8 +38,8 @@ export function createEventBus() {
       tail.push(...events);
       newest = Math.max(newest, events.at(-1)?.seq ?? 0);
       if (tail.length > TAIL) coveredAfter = tail.splice(0, tail.length - TAIL).at(-1)!.seq;
-      emitter.emit('published');
-      for (const e of events) emitter.emit('event', e);
+      published.changed(newest);
+      for (const e of events) committed.changed(e);
     },
 
     // The events after `after` that match, from memory; null when memory may not hold them all.

@@ -1,10 +1,10 @@
-import type { ServerResponse } from 'node:http';
 import type { GroveEvent } from '../../schemas/event.ts';
+import { wakeOn, type StreamEvent } from '../runtime/follow.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import type { Logger } from '../runtime/log.ts';
+import { once } from '../runtime/once.ts';
 import type { EventFilter, EventsTable } from '../store/events.ts';
 import type { EventBus } from './bus.ts';
-import { follow, sseEvent } from './stream.ts';
 
 // At least this many of the newest events stay in the store (DESIGN §11).
 export const KEEP_EVENTS = 10_000;
@@ -16,7 +16,7 @@ const PAGE = 1000;
 // with Last-Event-ID.
 export const STALL_MS = 30_000;
 
-// GET /api/events (DESIGN §11) as pages and as an event stream, and the pruning of old events.
+// GET /api/events (DESIGN §11) as pages and as a followed source, and the pruning of old events.
 // `streamReads` is shared by every event stream (and output stream) of the daemon: their store
 // reads wait their turn there, so that streams catching up take the store a few pages at a time
 // and other readers are not queued behind hundreds of pages.
@@ -38,12 +38,11 @@ export function createEventFeed(deps: { bus: EventBus; events: EventsTable; stre
       }
     })();
   }
-  const onPublished = () => {
+  const stopPruning = bus.published.onAnyChange(() => {
     if (++sincePrune < PRUNE_EVERY) return;
     sincePrune = 0;
     prune();
-  };
-  bus.emitter.on('published', onPublished);
+  });
 
   // The next events after `after`: from the bus's memory when it holds them, else the store.
   const read = async (filter: EventFilter, after: number, limit: number): Promise<GroveEvent[]> => bus.since(after, filter, limit) ?? events.page(filter, after, limit);
@@ -57,31 +56,40 @@ export function createEventFeed(deps: { bus: EventBus; events: EventsTable; stre
       return { events: list, next: list.length > 0 ? list[list.length - 1]!.seq : after };
     },
 
-    // Events as SSE (`id: <seq>`, `event: <type>`), forever: heartbeats keep it open, a client
-    // too slow to take them is dropped with `event: end`.
-    async stream(res: ServerResponse, filter: EventFilter, from: number): Promise<void> {
+    // The events after `from` (`id: <seq>`, `event: <type>`), forever: woken by each publish,
+    // until `signal` says the reader went.
+    async *follow(filter: EventFilter, from: number, signal: AbortSignal): AsyncGenerator<StreamEvent> {
       let after = from;
-      const last = () => sseEvent('end', { reason: 'too_slow', detail: `the client took nothing for ${stallMs / 1000} s; resume with Last-Event-ID`, after });
-      await follow(
-        res,
-        bus.emitter,
-        ['published'],
-        async (send, closed) => {
+      const wake = wakeOn(signal, (poke) => [bus.published.onAnyChange(poke)]);
+      try {
+        while (!signal.aborted) {
+          wake.reset();
           const list = await readForStream(filter, after);
           for (const e of list) {
-            if (closed()) return 'end';
             after = e.seq;
-            await send(sseEvent(e.type, e, e.seq));
+            yield { event: e.type, data: e, id: e.seq };
           }
-          return list.length === PAGE ? 'more' : 'wait';
-        },
-        { ms: stallMs, last },
-      );
+          if (list.length < PAGE) await wake.wait();
+        }
+      } finally {
+        wake.stop();
+      }
     },
 
-    close(): void {
-      bus.emitter.off('published', onPublished);
+    // A reader too slow to take the events is dropped with `event: end`, and told where to resume.
+    stall(from: number) {
+      return {
+        ms: stallMs,
+        last: (lastId: number | undefined): StreamEvent => ({
+          event: 'end',
+          data: { reason: 'too_slow', detail: `the client took nothing for ${stallMs / 1000} s; resume with Last-Event-ID`, after: lastId ?? from },
+        }),
+      };
     },
+
+    close: once(async () => {
+      stopPruning();
+    }),
   };
 }
 

@@ -125,13 +125,13 @@ export function createHooks(deps: { hooks: Hook[]; bus: EventBus; runDir: string
         .finally(() => line.waiting--);
     });
   };
-  if (hooks.length > 0) bus.emitter.on('event', onEvent);
+  const stopFollowing = hooks.length > 0 ? bus.committed.onAnyChange(onEvent) : () => {};
 
   return {
     // Stops following events and kills the hooks still running.
     close: once(async () => {
       closed = true;
-      bus.emitter.off('event', onEvent);
+      stopFollowing();
       await Promise.all(
         [...running].map(async (pid) => {
           await terminate(pid, { graceMs: GRACE_MS.setup });

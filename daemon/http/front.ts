@@ -9,7 +9,7 @@ import { checkBrowserGuards } from './guards.ts';
 import { createPeerLookup } from './peer.ts';
 import { closeServer, type Listener } from './server.ts';
 import { once } from '../runtime/once.ts';
-import { wantsEventStream } from '../events/stream.ts';
+import { wantsEventStream } from './sse.ts';
 
 // Per RFC 9110 these describe one connection and must not be forwarded.
 const HOP_BY_HOP = new Set([

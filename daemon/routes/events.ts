@@ -1,7 +1,7 @@
 import { EventPage, EventQuery, MAX_EVENT_SEQ } from '../../schemas/event.ts';
 import type { EventFeed } from '../events/feed.ts';
-import { resumeFrom, wantsEventStream } from '../events/stream.ts';
 import { route, type Route } from '../http/route.ts';
+import { resumeFrom, wantsEventStream, writeSse } from '../http/sse.ts';
 
 // GET /api/events: one stream of everything (DESIGN §11), as pages or as SSE.
 export function eventRoutes(deps: { feed: EventFeed }): Route[] {
@@ -16,7 +16,8 @@ export function eventRoutes(deps: { feed: EventFeed }): Route[] {
       handler: async ({ query, req, res }) => {
         const filter = { project_id: query.project_id, task_id: query.task_id };
         if (wantsEventStream(req)) {
-          await feed.stream(res, filter, resumeFrom(req, query.after, MAX_EVENT_SEQ));
+          const from = resumeFrom(req, query.after, MAX_EVENT_SEQ);
+          await writeSse(res, (signal) => feed.follow(filter, from, signal), { stall: feed.stall(from) });
           return null;
         }
         return { status: 200, body: await feed.page(filter, query.after ?? 0, query.limit ?? 1000) };

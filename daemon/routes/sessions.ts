@@ -18,9 +18,9 @@ import type { Agents } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { route, type Route } from '../http/route.ts';
 import type { Limiter } from '../runtime/limiter.ts';
+import { resumeFrom, wantsEventStream, writeSse } from '../http/sse.ts';
+import { sessionOutput } from '../sessions/output-stream.ts';
 import type { SessionService } from '../sessions/service.ts';
-import { resumeFrom, wantsEventStream } from '../events/stream.ts';
-import { streamOutput } from '../sessions/output-stream.ts';
 
 // Sessions of tasks, their output (JSON pages or an event stream), and the agents they run.
 export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; streamReads: Limiter }): Route[] {
@@ -114,7 +114,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
       handler: async ({ params, query, req, res }) => {
         if (wantsEventStream(req)) {
           const after = resumeFrom(req, query.after, MAX_SEQ);
-          await streamOutput({ id: params.id, after, res, sessions, streamReads });
+          await writeSse(res, await sessionOutput({ id: params.id, after, sessions, streamReads }));
           return null;
         }
         if (query.last !== undefined) {

@@ -3,9 +3,9 @@ import { Type } from '@sinclair/typebox';
 import { Changes, CommitBody, CommitResult, ConflictList, DiffQuery, MergeBody, MergeResult, PushBody, PushResult } from '../../schemas/review.ts';
 import { CreateTask, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
 import { route, type Route } from '../http/route.ts';
+import { wantsEventStream, writeSse } from '../http/sse.ts';
 import type { TaskService } from '../tasks/service.ts';
-import { streamSetup } from '../tasks/setup-stream.ts';
-import { wantsEventStream } from '../events/stream.ts';
+import { taskSetup } from '../tasks/setup-stream.ts';
 
 // /api/tasks: thin adapters from HTTP to the task service.
 export function taskRoutes(deps: { tasks: TaskService }): Route[] {
@@ -47,7 +47,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       responses: { 200: TaskSetup },
       handler: async ({ params, req, res }) => {
         if (wantsEventStream(req)) {
-          await streamSetup({ id: params.id, res, tasks });
+          await writeSse(res, await taskSetup({ id: params.id, tasks }));
           return null;
         }
         return { status: 200, body: await tasks.setup(params.id) };

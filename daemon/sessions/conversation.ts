@@ -3,6 +3,7 @@ import type { CreateMessage, Session } from '../../schemas/session.ts';
 import { GroveError } from '../errors.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
+import { once } from '../runtime/once.ts';
 import { BUSY, LIVE, publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
 import type { Live } from './live.ts';
 import { findSession } from './record.ts';
@@ -118,10 +119,10 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
     send,
     next,
     resumeAll,
-    close() {
+    close: once(async () => {
       closed = true;
       for (const t of timers.values()) clearTimeout(t);
       timers.clear();
-    },
+    }),
   };
 }

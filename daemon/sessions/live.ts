@@ -1,6 +1,7 @@
-import { EventEmitter } from 'node:events';
 import { createLimiter } from '../runtime/limiter.ts';
 import type { Logger } from '../runtime/log.ts';
+import { once } from '../runtime/once.ts';
+import type { Signal } from '../runtime/signal.ts';
 import type { OutputReader } from '../agents/dialects.ts';
 import type { NewSession, SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { createPump, type Pump } from './pump.ts';
@@ -15,14 +16,24 @@ export interface LiveSession {
   killing: Promise<void> | null;
 }
 
-// What following a session needs beyond the store: how to read its agent's output, and what to
-// queue after a usage limit.
+// What following a session needs beyond the store: how to read its agent's output, what to
+// queue after a usage limit, and the wake-ups it fires.
 export interface LiveDeps {
   sessions: SessionsTable;
+  signals: SessionSignals;
   dataDir: string;
   log: Logger;
   readerOf: (agent: string) => OutputReader | null;
   followUp: (rec: SessionRecord, resetsAt: string) => NewSession | null;
+}
+
+// A session's wake-ups, by id. `output`: lines were stored, or it runs (output streams read on).
+// `ended`: its end is stored (its streams end, its conversation may go on). `deadline`: it ran
+// past its timeout_s (it is killed).
+export interface SessionSignals {
+  output: Signal<string>;
+  ended: Signal<string>;
+  deadline: Signal<string>;
 }
 
 // The sessions this daemon follows, by id, from their start (or re-attach) until their end is stored.
@@ -31,20 +42,11 @@ export function createLive(deps: LiveDeps) {
   // Output rounds of all sessions, one at a time: a request waits behind at most one round in the
   // store's queue, not behind every busy session's.
   const rounds = createLimiter(1);
-  // 'progress:<id>' when lines were stored or the session runs, 'end:<id>' when it ended: what
-  // output streams wait on. 'ended' (id) tells the queue, 'deadline' (id) the killer.
-  const events = new EventEmitter();
-  events.setMaxListeners(0);
-
-  // A session's end is stored: its streams end, its conversation may go on.
-  function ended(id: string): void {
-    events.emit(`end:${id}`);
-    events.emit('ended', id);
-  }
+  const { output, ended, deadline } = deps.signals;
 
   return {
-    events,
-    ended,
+    // A session's end is stored (by the pump, a kill of a queued one, a cancelled follow-up).
+    ended: (id: string) => ended.changed(id),
 
     get: (id: string): LiveSession | undefined => entries.get(id),
 
@@ -58,12 +60,12 @@ export function createLive(deps: LiveDeps) {
           log: deps.log,
           reader: rec.kind === 'agent' ? deps.readerOf(rec.agent) : null,
           followUp: deps.followUp,
-          onProgress: () => events.emit(`progress:${rec.id}`),
+          onProgress: () => output.changed(rec.id),
           onEnd: () => {
             const e = entries.get(rec.id);
             if (e) clearTimers(e);
             entries.delete(rec.id);
-            ended(rec.id);
+            ended.changed(rec.id);
           },
         }),
         timer: null,
@@ -72,7 +74,7 @@ export function createLive(deps: LiveDeps) {
       };
       // Armed again by a daemon that re-attaches: the deadline is stored, not the delay.
       if (rec.deadline !== null) {
-        entry.deadline = setTimeout(() => events.emit('deadline', rec.id), Math.max(0, Date.parse(rec.deadline) - Date.now()));
+        entry.deadline = setTimeout(() => deadline.changed(rec.id), Math.max(0, Date.parse(rec.deadline) - Date.now()));
         entry.deadline.unref();
       }
       entries.set(rec.id, entry);
@@ -80,14 +82,14 @@ export function createLive(deps: LiveDeps) {
     },
 
     // The daemon stops following; the agents keep running (DESIGN §5).
-    async close(): Promise<void> {
+    close: once(async () => {
       for (const entry of entries.values()) {
         clearTimers(entry);
         if (entry.killing) await entry.killing.catch(() => {});
         await entry.pump.stop();
       }
       entries.clear();
-    },
+    }),
   };
 }
 

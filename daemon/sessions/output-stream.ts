@@ -1,33 +1,45 @@
-import type { ServerResponse } from 'node:http';
-import { follow, sseEvent } from '../events/stream.ts';
+import { wakeOn, type Source, type StreamItem } from '../runtime/follow.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import type { SessionService } from './service.ts';
 
 // The JSON pages' largest: each round costs store round trips, so a long history comes in few.
 const PAGE = 5000;
 
-// A session's lines as SSE until `event: end`, read from the store page by page and written only
-// as fast as the client takes them, so a slow follower holds no more than a page. Its store
-// reads take their turn in `streamReads`, shared with every other stream (events/feed.ts).
-export async function streamOutput(opts: { id: string; after: number; res: ServerResponse; sessions: SessionService; streamReads: Limiter }): Promise<void> {
-  const { id, res, sessions, streamReads } = opts;
-  await sessions.get(id); // 404 before any header is sent
-  let after = opts.after;
-  await follow(res, sessions.events, [`progress:${id}`, `end:${id}`], async (send, closed) => {
-    // Status before lines: a session that had ended then has all its lines stored already.
-    const [status, lines] = await streamReads.run(async () => {
-      const status = await sessions.get(id);
-      return [status, (await sessions.lines(id, after, PAGE)).lines] as const;
-    });
-    if (closed()) return 'end';
-    if (lines.length > 0) {
-      // A page in one write: one chunk on the wire instead of one per line.
-      after = lines[lines.length - 1]!.seq;
-      await send(lines.map((line) => sseEvent('line', line, line.seq)).join(''));
+// A session's lines (`line`, id its seq) after `after`, then `end` with the session once it has
+// ended: read from the store page by page, the next page only once the reader took this one,
+// so a slow follower holds no more than a page. Its store reads take their turn in
+// `streamReads`, shared with every other stream (events/feed.ts). Resolves once the session is
+// known to exist: a 404 goes before any header is sent.
+export async function sessionOutput(opts: { id: string; after: number; sessions: SessionService; streamReads: Limiter }): Promise<Source> {
+  const { id, sessions, streamReads } = opts;
+  await sessions.get(id);
+  return async function* (signal): AsyncGenerator<StreamItem> {
+    let after = opts.after;
+    const wake = wakeOn(signal, (poke) => [sessions.output.onChange(id, poke), sessions.ended.onChange(id, poke)]);
+    try {
+      while (!signal.aborted) {
+        wake.reset();
+        // Status before lines: a session that had ended then has all its lines stored already.
+        const [status, lines] = await streamReads.run(async () => {
+          const status = await sessions.get(id);
+          return [status, (await sessions.lines(id, after, PAGE)).lines] as const;
+        });
+        if (signal.aborted) return;
+        if (lines.length > 0) {
+          // A page as one batch: one chunk on the wire instead of one per line.
+          after = lines[lines.length - 1]!.seq;
+          yield lines.map((line) => ({ event: 'line', data: line, id: line.seq }));
+        }
+        if (lines.length === PAGE) continue;
+        if (sessions.isLive(status)) {
+          await wake.wait();
+          continue;
+        }
+        yield { event: 'end', data: status };
+        return;
+      }
+    } finally {
+      wake.stop();
     }
-    if (lines.length === PAGE) return 'more';
-    if (sessions.isLive(status)) return 'wait';
-    await send(sseEvent('end', status));
-    return 'end';
-  });
+  };
 }

@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Session } from '../../schemas/session.ts';
 import { outputReader } from '../agents/dialects.ts';
 import { GroveError } from '../errors.ts';
+import { once } from '../runtime/once.ts';
+import { createSignal } from '../runtime/signal.ts';
 import { BUSY, publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { createConversations } from './conversation.ts';
 import type { SessionServiceDeps } from './deps.ts';
 import { createKill } from './kill.ts';
-import { createLive } from './live.ts';
+import { createLive, type SessionSignals } from './live.ts';
 import { createReattach } from './reattach.ts';
 import { findSession } from './record.ts';
 import { createStart } from './start.ts';
@@ -22,15 +24,17 @@ export function createSessionService(deps: SessionServiceDeps) {
     return { id: randomUUID(), task_id, agent, command: [], mode, prompt: deps.autoResume.prompt, args, timeout_s, conversation_id, parent_id: rec.id, not_before: resetsAt };
   }
 
+  const signals: SessionSignals = { output: createSignal(), ended: createSignal(), deadline: createSignal() };
   const live = createLive({
     sessions,
+    signals,
     dataDir: deps.dataDir,
     log,
     readerOf: (agent) => (agents.has(agent) ? outputReader(agents.get(agent)) : null),
     followUp: limitFollowUp,
   });
   const { kill, killAllOfTask } = createKill({ sessions, live });
-  const starter = createStart({ ...deps, live });
+  const starter = createStart({ ...deps, live, signals });
   const conversations = createConversations({ sessions, live, starter, log });
 
   // The services of the task's `.grove.json`, each with its latest session (or null).
@@ -46,20 +50,23 @@ export function createSessionService(deps: SessionServiceDeps) {
   }
 
   // A session that ended lets its conversation go on; one past its deadline is killed.
-  live.events.on('ended', (id: string) => {
-    void sessions.get(id).then(
-      (rec) => rec && conversations.next(rec.conversation_id),
-      (err: unknown) => log.error({ err, session: id }, 'reading an ended session failed'),
-    );
-  });
-  live.events.on('deadline', (id: string) => {
-    log.info({ session: id }, 'session ran past its timeout_s; killing it');
-    kill(id, { timedOut: true }).catch((err: unknown) => log.warn({ err, session: id }, 'killing a timed-out session failed'));
-  });
+  const stops = [
+    signals.ended.onAnyChange((id) => {
+      void sessions.get(id).then(
+        (rec) => rec && conversations.next(rec.conversation_id),
+        (err: unknown) => log.error({ err, session: id }, 'reading an ended session failed'),
+      );
+    }),
+    signals.deadline.onAnyChange((id) => {
+      log.info({ session: id }, 'session ran past its timeout_s; killing it');
+      kill(id, { timedOut: true }).catch((err: unknown) => log.warn({ err, session: id }, 'killing a timed-out session failed'));
+    }),
+  ];
 
   return {
-    // 'progress:<id>' when lines were stored, 'end:<id>' when a session ended.
-    events: live.events,
+    // What output streams wait on: a session's lines stored (or it runs), and its end stored.
+    output: signals.output,
+    ended: signals.ended,
 
     // One store round trip: under load every query waits its turn behind the output being stored.
     async list(taskId: string, conversationId?: string): Promise<Session[]> {
@@ -114,10 +121,11 @@ export function createSessionService(deps: SessionServiceDeps) {
       await createReattach({ sessions, live, log })();
       await conversations.resumeAll();
     },
-    async close(): Promise<void> {
-      conversations.close();
+    close: once(async () => {
+      for (const stop of stops) stop();
+      await conversations.close();
       await live.close();
-    },
+    }),
   };
 }
 

@@ -14,13 +14,13 @@ import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
 import { LIVE, publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { taskEnv } from '../tasks/env.ts';
 import type { SessionServiceDeps } from './deps.ts';
-import type { Live } from './live.ts';
+import type { Live, SessionSignals } from './live.ts';
 import { findSession } from './record.ts';
 import { startWrapped, type SpawnResult } from './spawn.ts';
 import { sessionFiles } from './wrapper.ts';
 
-// What the service was given, and the sessions it follows.
-export type StartDeps = SessionServiceDeps & { live: Live };
+// What the service was given, the sessions it follows, and their wake-ups.
+export type StartDeps = SessionServiceDeps & { live: Live; signals: Pick<SessionSignals, 'output'> };
 
 // What a session is asked to do, in which conversation: from a new session's body, a follow-up's,
 // or a queued row. `resume` is the agent's session id to continue (null: a new conversation).
@@ -85,7 +85,7 @@ export function createStart(deps: StartDeps) {
       void sessions.markRunning(id).then((changed) => {
         if (!changed) return;
         log.debug({ session: id }, 'session running');
-        live.events.emit(`progress:${id}`);
+        deps.signals.output.changed(id);
       });
     });
   }

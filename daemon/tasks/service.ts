@@ -63,7 +63,8 @@ export function createTaskService(deps: TaskServiceDeps) {
   const review = createReview({ tasks, read, getProject, pool, perProject, perTask, gitTimeoutS: deps.gitTimeoutS, setupTimeoutS: deps.setupTimeoutS, landings, landingJournal: deps.landingJournal, scratch: deps.scratch });
 
   return {
-    events: setups.events,
+    // Changes (task id) as a setup's progress is stored and at its end: what setup streams wait on.
+    setupProgress: setups.progress,
     get: read.get,
     list: read.list,
     setupLinesAfter: (id: string, after: number) => setupLog.linesWithCommand(id, after),

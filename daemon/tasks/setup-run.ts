@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
@@ -6,6 +5,8 @@ import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import type { SetupMessage } from '../../workers/setup.ts';
 import type { Logger } from '../runtime/log.ts';
+import { once } from '../runtime/once.ts';
+import { createSignal } from '../runtime/signal.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import { taskEnv } from './env.ts';
@@ -28,14 +29,13 @@ export interface SetupRunnerDeps {
 }
 
 // Runs a task's setup (or teardown) in the pool and stores its progress as it comes, so a
-// follower can read along: `events` emits '<phase>:<task id>' after each store and at the end.
+// follower can read along: `progress` changes (task id) after each store and at the end.
 // A setup ends the task `ready` or `setup_failed`; a teardown runs every command and changes nothing.
 export function createSetupRunner(deps: SetupRunnerDeps) {
   const { pool, tasks, setupLog, log } = deps;
   const { phase } = setupLog;
   const running = new Map<string, Running>();
-  const events = new EventEmitter();
-  events.setMaxListeners(0);
+  const progress = createSignal<string>();
 
   // Starts the setup of a task that is `setting_up` (or the teardown of one being archived);
   // resolves once its end is stored.
@@ -56,7 +56,7 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
         await setupLog.appendLines(task.id, seq + 1, m.lines, m.idx);
         seq += m.lines.length;
       } else if (m.type === 'end') await setupLog.commandEnded(task.id, m.idx, { ...m, ended_at: m.at });
-      events.emit(`${phase}:${task.id}`);
+      progress.changed(task.id);
     };
     // The worker's last message is `done`; messages on one port arrive in order, so after it
     // every line has arrived (a port's 'close' event does not reliably cross threads).
@@ -87,12 +87,12 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
       port1.close();
       await writes;
       if (phase === 'teardown') {
-        events.emit(`${phase}:${task.id}`);
+        progress.changed(task.id);
         log.info({ task: task.id, ok }, 'teardown finished');
         return;
       }
       const moved = await tasks.setStatus(task.id, ok ? 'ready' : 'setup_failed', 'setting_up');
-      events.emit(`${phase}:${task.id}`);
+      progress.changed(task.id);
       if (ok && moved) await deps.onReady(task.id);
       log.info({ task: task.id, status: ok ? 'ready' : 'setup_failed' }, 'setup finished');
     })().finally(() => running.delete(task.id));
@@ -109,15 +109,15 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
   }
 
   return {
-    events,
+    progress,
     start,
     stop,
-    // Stops every running setup; safe to call twice.
-    async close(): Promise<void> {
+    // Stops every running setup.
+    close: once(async () => {
       const all = [...running.values()];
       for (const r of all) r.cancel();
       await Promise.allSettled(all.map((r) => r.done));
-    },
+    }),
   };
 }
 

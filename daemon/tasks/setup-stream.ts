@@ -1,48 +1,57 @@
-import type { ServerResponse } from 'node:http';
-import { follow, sseEvent } from '../events/stream.ts';
+import { wakeOn, type Source, type StreamEvent } from '../runtime/follow.ts';
 import type { TaskService } from './service.ts';
 
 // GET /api/tasks/:id/setup with Accept: text/event-stream (an addition to DESIGN §4): the
-// setup as it happens — `event: command` when a command starts (exit_code and ended_at null)
-// and again when it ends (data: its index and record), `event: line` per output line
-// (`id: <seq>`), and `event: end` with the task once setup is over. The CLI shows task
-// creation progress with it.
-export async function streamSetup(opts: { id: string; res: ServerResponse; tasks: TaskService }): Promise<void> {
-  const { id, res, tasks } = opts;
+// setup as it happens — `command` when a command starts (exit_code and ended_at null) and
+// again when it ends (data: its index and record), `line` per output line (id its seq), and
+// `end` with the task once setup is over. The CLI shows task creation progress with it.
+// Resolves once the task is known to exist: a 404 goes before any header is sent.
+export async function taskSetup(opts: { id: string; tasks: TaskService }): Promise<Source> {
+  const { id, tasks } = opts;
   await tasks.get(id);
-  let after = 0;
-  // Per command: whether its start and its end have been announced.
-  const announced: Array<{ start: boolean; end: boolean }> = [];
-  await follow(res, tasks.events, [`setup:${id}`], async (send) => {
-    const task = await tasks.get(id);
-    const commands = await tasks.setupCommands(id);
-    const lines = await tasks.setupLinesAfter(id, after);
-    // Starts, lines and ends in the order they happened, so a client can print them as a
-    // transcript: commands run one after another, so the command index orders first, then
-    // start, lines, end. Timestamps alone can tie.
-    const items: Array<{ idx: number; rank: number; seq: number; text: string }> = [];
-    for (const [idx, cmd] of commands.entries()) {
-      const a = (announced[idx] ??= { start: false, end: false });
-      if (!a.start) {
-        a.start = true;
-        const start = { ...cmd, exit_code: null, signal: null, timed_out: false, interrupted: false, ended_at: null };
-        items.push({ idx, rank: 0, seq: 0, text: sseEvent('command', { idx, ...start }) });
+  return async function* (signal): AsyncGenerator<StreamEvent> {
+    let after = 0;
+    // Per command: whether its start and its end have been announced.
+    const announced: Array<{ start: boolean; end: boolean }> = [];
+    const wake = wakeOn(signal, (poke) => [tasks.setupProgress.onChange(id, poke)]);
+    try {
+      while (!signal.aborted) {
+        wake.reset();
+        const task = await tasks.get(id);
+        const commands = await tasks.setupCommands(id);
+        const lines = await tasks.setupLinesAfter(id, after);
+        // Starts, lines and ends in the order they happened, so a client can print them as a
+        // transcript: commands run one after another, so the command index orders first, then
+        // start, lines, end. Timestamps alone can tie.
+        const items: Array<{ idx: number; rank: number; seq: number; event: StreamEvent }> = [];
+        for (const [idx, cmd] of commands.entries()) {
+          const a = (announced[idx] ??= { start: false, end: false });
+          if (!a.start) {
+            a.start = true;
+            const start = { ...cmd, exit_code: null, signal: null, timed_out: false, interrupted: false, ended_at: null };
+            items.push({ idx, rank: 0, seq: 0, event: { event: 'command', data: { idx, ...start } } });
+          }
+          if (!a.end && cmd.ended_at !== null) {
+            a.end = true;
+            items.push({ idx, rank: 2, seq: 0, event: { event: 'command', data: { idx, ...cmd } } });
+          }
+        }
+        for (const { line, idx } of lines) {
+          after = line.seq;
+          // Lines stored before commands were recorded with them: the last command started by then.
+          const cmdIdx = idx ?? Math.max(0, commands.findLastIndex((c) => c.started_at <= line.at));
+          items.push({ idx: cmdIdx, rank: 1, seq: line.seq, event: { event: 'line', data: line, id: line.seq } });
+        }
+        items.sort((x, y) => x.idx - y.idx || x.rank - y.rank || x.seq - y.seq);
+        for (const item of items) yield item.event;
+        if (task.status !== 'setting_up') {
+          yield { event: 'end', data: task };
+          return;
+        }
+        await wake.wait();
       }
-      if (!a.end && cmd.ended_at !== null) {
-        a.end = true;
-        items.push({ idx, rank: 2, seq: 0, text: sseEvent('command', { idx, ...cmd }) });
-      }
+    } finally {
+      wake.stop();
     }
-    for (const { line, idx } of lines) {
-      after = line.seq;
-      // Lines stored before commands were recorded with them: the last command started by then.
-      const cmdIdx = idx ?? Math.max(0, commands.findLastIndex((c) => c.started_at <= line.at));
-      items.push({ idx: cmdIdx, rank: 1, seq: line.seq, text: sseEvent('line', line, line.seq) });
-    }
-    items.sort((x, y) => x.idx - y.idx || x.rank - y.rank || x.seq - y.seq);
-    for (const item of items) await send(item.text);
-    if (task.status === 'setting_up') return 'wait';
-    await send(sseEvent('end', task));
-    return 'end';
-  });
+  };
 }
