@@ -1,5 +1,5 @@
 import type { GroveEvent } from '../../schemas/event.ts';
-import { createSignal } from '../runtime/signal.ts';
+import { createSignal, type Listen } from '../runtime/signal.ts';
 import { matches, type EventFilter } from '../store/events.ts';
 
 // How many of the newest events are kept in memory for followers.
@@ -19,8 +19,8 @@ export function createEventBus() {
   let newest = 0;
 
   return {
-    published,
-    committed,
+    published: published as Listen<number>,
+    committed: committed as Listen<GroveEvent>,
 
     // Called once at start with the store's newest seq: everything after it will pass through here.
     begin(lastSeq: number): void {

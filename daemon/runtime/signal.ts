@@ -12,6 +12,9 @@ export interface Signal<K> {
   listenerCount(key?: K): number;
 }
 
+// The side a listener is given: it cannot fire what it follows.
+export type Listen<K> = Omit<Signal<K>, 'changed'>;
+
 export function createSignal<K = string>(): Signal<K> {
   const byKey = new Map<K, Set<(key: K) => void>>();
   const any = new Set<(key: K) => void>();

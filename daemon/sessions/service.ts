@@ -3,7 +3,7 @@ import type { Session } from '../../schemas/session.ts';
 import { outputReader } from '../agents/dialects.ts';
 import { GroveError } from '../errors.ts';
 import { once } from '../runtime/once.ts';
-import { createSignal } from '../runtime/signal.ts';
+import { createSignal, type Listen } from '../runtime/signal.ts';
 import { BUSY, publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { createConversations } from './conversation.ts';
 import type { SessionServiceDeps } from './deps.ts';
@@ -65,8 +65,8 @@ export function createSessionService(deps: SessionServiceDeps) {
 
   return {
     // What output streams wait on: a session's lines stored (or it runs), and its end stored.
-    output: signals.output,
-    ended: signals.ended,
+    output: signals.output as Listen<string>,
+    ended: signals.ended as Listen<string>,
 
     // One store round trip: under load every query waits its turn behind the output being stored.
     async list(taskId: string, conversationId?: string): Promise<Session[]> {

@@ -6,7 +6,7 @@ import type { Task } from '../../schemas/task.ts';
 import type { SetupMessage } from '../../workers/setup.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
-import { createSignal } from '../runtime/signal.ts';
+import { createSignal, type Listen } from '../runtime/signal.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import { taskEnv } from './env.ts';
@@ -109,7 +109,7 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
   }
 
   return {
-    progress,
+    progress: progress as Listen<string>,
     start,
     stop,
     // Stops every running setup.
