@@ -17,8 +17,8 @@ import {
 import type { Agents } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { route, type Route } from '../http/route.ts';
-import type { Limiter } from '../runtime/limiter.ts';
 import { resumeFrom, wantsEventStream, writeSse } from '../http/sse.ts';
+import type { Limiter } from '../runtime/limiter.ts';
 import { sessionOutput } from '../sessions/output-stream.ts';
 import type { SessionService } from '../sessions/service.ts';
 
