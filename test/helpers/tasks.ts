@@ -8,7 +8,7 @@ import { portLeasesTable } from '../../daemon/store/port-leases.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { setupLogTable } from '../../daemon/store/setup-log.ts';
 import { tasksTable } from '../../daemon/store/tasks.ts';
-import { createJournal } from '../../daemon/tasks/journal.ts';
+import { createJournal } from '../../daemon/journal/creation.ts';
 import { createPool } from '../../daemon/tasks/pool.ts';
 import { createPortAllocator } from '../../daemon/tasks/ports.ts';
 import { createTaskReader } from '../../daemon/tasks/read.ts';

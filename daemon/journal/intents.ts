@@ -1,15 +1,10 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import type { Intent } from '../../schemas/journal.ts';
+import { fail, type Fail } from '../../workers/result.ts';
 
-// What a task creation is about to make in git, written before it is made: a daemon killed
-// between `git worktree add` and the row insert leaves this behind, and the next start undoes it.
-export interface CreationIntent {
-  id: string;
-  repo: string;
-  branch: string;
-  worktree_path: string;
-  base_commit: string;
-}
+// The intent files of `<data>/journal/`: what git is about to do, written durably by the worker
+// that runs it, read back by the daemon after a stop (creation.ts, landing.ts).
 
 // Durably records an intent (a worker calls this right before the git it describes runs).
 export function writeIntent(file: string, intent: object): void {
@@ -20,6 +15,25 @@ export function writeIntent(file: string, intent: object): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+// The operation ended (done, or everything undone): its intent is void. Safe when it is gone.
+export function voidIntent(file: string): void {
+  rmSync(file, { force: true });
+}
+
+// writeIntent for a worker, as its result: a failure to write stops the operation before git
+// changes anything, and leaves no file behind.
+export function recordIntent(file: string, intent: Intent): Fail | null {
+  try {
+    writeIntent(file, intent);
+    return null;
+  } catch (err) {
+    voidIntent(file);
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return fail('INSUFFICIENT_STORAGE', 'the disk of the data folder is full; free space and try again');
+    return fail('INTERNAL', `recording what git is about to do failed: ${e.message}`);
   }
 }
 
@@ -42,21 +56,3 @@ export function pendingIntents<T>(dir: string, name: RegExp): Array<{ name: stri
   }
   return names.filter((n) => name.test(n)).map((n) => ({ name: n, file: path.join(dir, n), intent: readIntent<T>(path.join(dir, n)) }));
 }
-
-// The folder of pending creation intents, one file per task id.
-export function createJournal(dir: string) {
-  const fileFor = (id: string) => path.join(dir, `${id}.json`);
-  return {
-    fileFor,
-    // The creation ended (row stored, or everything undone): its intent is void.
-    done(id: string): void {
-      rmSync(fileFor(id), { force: true });
-    },
-    // Intents left by a daemon that stopped mid-creation; unreadable ones are reported as null.
-    pending(): Array<{ id: string; intent: CreationIntent | null }> {
-      return pendingIntents<CreationIntent>(dir, /^[0-9a-f-]{36}\.json$/).map(({ name, intent }) => ({ id: name.slice(0, -'.json'.length), intent }));
-    },
-  };
-}
-
-export type Journal = ReturnType<typeof createJournal>;
