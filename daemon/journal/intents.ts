@@ -30,8 +30,13 @@ export function recordIntent(file: string, intent: Intent): Fail | null {
     writeIntent(file, intent);
     return null;
   } catch (err) {
-    voidIntent(file);
     const e = err as NodeJS.ErrnoException;
+    // Returned as data even when the folder is unusable (a file in its place): removing fails there too.
+    try {
+      voidIntent(file);
+    } catch {
+      // nothing could be written where nothing can be removed
+    }
     if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return fail('INSUFFICIENT_STORAGE', 'the disk of the data folder is full; free space and try again');
     return fail('INTERNAL', `recording what git is about to do failed: ${e.message}`);
   }
