@@ -37,7 +37,7 @@ import { createTaskGate } from './tasks/gate.ts';
 import { createLandingJournal } from './journal/landing.ts';
 import { createPool } from './tasks/pool.ts';
 import { createPortAllocator } from './tasks/ports.ts';
-import { createTaskReader } from './tasks/read.ts';
+import { createTaskReader, withPresence } from './tasks/read.ts';
 import { createTaskService } from './tasks/service.ts';
 
 // Store reads of event and output streams at a time, all streams together: a request that is
@@ -84,7 +84,7 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     const eventRows = eventsTable(store.db, bus.publish);
     bus.begin(await eventRows.lastSeq());
     const projectRows = projectsTable(store.db, eventRows);
-    const taskRows = tasksTable(store.db, eventRows);
+    const taskRows = tasksTable(store.db, eventRows, withPresence);
     const projects = createProjectService({ projects: projectRows, countLiveTasks: (id) => taskRows.countLive(id), configs });
     const read = createTaskReader({ tasks: taskRows, getProject: projects.get });
 
