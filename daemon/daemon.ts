@@ -1,7 +1,7 @@
 // The composition root: every part of the daemon made once, in start order, with what it needs
 // passed in; close() stops them in reverse order.
 import path from 'node:path';
-import { createAgents } from './agents/agents.ts';
+import type { Agents } from './agents/agents.ts';
 import { listenOnSocket } from './http/server.ts';
 import { startFront } from './http/front.ts';
 import { createApiHandler } from './http/api.ts';
@@ -51,8 +51,9 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-// Starts lock, store, config watcher, pool, sessions, tasks, API and front, in that order.
-export async function startDaemon(settings: Settings, log: Logger): Promise<Daemon> {
+// Starts lock, store, config watcher, pool, sessions, tasks, API and front, in that order, with
+// the agents the settings name (made and checked with them before anything starts, main.ts).
+export async function startDaemon(settings: Settings, agents: Agents, log: Logger): Promise<Daemon> {
   const started: Array<{ name: string; close(): Promise<void> }> = [];
   const startedAt = new Date().toISOString();
   const closeAll = async () => {
@@ -88,7 +89,6 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     const projects = createProjectService({ projects: projectRows, countLiveTasks: (id) => taskRows.countLive(id), configs });
     const read = createTaskReader({ tasks: taskRows, getProject: projects.get });
 
-    const agents = createAgents(settings.config);
     // Session starts and archives of one task take turns through it (both services hold it).
     const gate = createTaskGate();
     const sessions = createSessionService({
