@@ -1,7 +1,6 @@
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode } from '../../schemas/config.ts';
-import type { Session, SessionResult, SessionStatus } from '../../schemas/session.ts';
-import type { Reading } from '../agents/dialects.ts';
+import type { Session, SessionReading, SessionResult, SessionStatus } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
 
@@ -232,7 +231,7 @@ export function sessionsTable(db: Db, events: EventsTable) {
       firstSeq: number,
       batch: { streams: Array<'stdout' | 'stderr'>; texts: string[]; at: string },
       offsets: { stdout: number; stderr: number },
-      reading?: { value: Reading; changes: ReadingChange[] },
+      reading?: { value: SessionReading; changes: ReadingChange[] },
     ): Promise<void> {
       await events.tx(async (tx, record) => {
         if (batch.texts.length > 0) {
