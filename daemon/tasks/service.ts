@@ -2,6 +2,7 @@ import type { Project } from '../../schemas/project.ts';
 import type { TaskSetup } from '../../schemas/task.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
+import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
@@ -87,9 +88,9 @@ export function createTaskService(deps: TaskServiceDeps) {
       await landings.recoverAll();
     },
     // Stops running setups and teardowns (their process groups are killed) and waits for them to be recorded.
-    close: async () => {
+    close: once(async () => {
       await Promise.all([setups.close(), teardowns.close()]);
-    },
+    }),
   };
 }
 
