@@ -1,6 +1,7 @@
 import type { Task, TaskStatus } from '../../schemas/task.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
+import { iso } from './rows.ts';
 
 interface Row {
   id: string;
@@ -43,8 +44,8 @@ function toTask(r: Row): StoredTask {
     base_commit: r.base_commit,
     ports: r.ports ?? {},
     created_at: r.created_at.toISOString(),
-    archived_at: r.archived_at ? r.archived_at.toISOString() : null,
-    merged_at: r.merged_at ? r.merged_at.toISOString() : null,
+    archived_at: iso(r.archived_at),
+    merged_at: iso(r.merged_at),
     merged_commit: r.merged_commit,
   };
 }
