@@ -36,8 +36,8 @@ export class SettingsError extends Error {
   }
 }
 
-// Reads and validates the user config; a missing file is an empty config. Its default_agent is
-// checked against the agents it makes (agents/agents.ts' agentsOf).
+// Reads and validates the user config; a missing file is an empty config. Whether default_agent
+// names an agent is for agents/agents.ts' agentsOf to say: runtime/ does not know the agents.
 export function loadUserConfig(file: string): UserConfig {
   let text: string;
   try {
