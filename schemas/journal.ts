@@ -16,11 +16,13 @@ export const CreationIntent = Type.Object({
 });
 export type CreationIntent = Static<typeof CreationIntent>;
 
+// What every landing intent names: its task and the project's repository.
+const landing = { task: Id, repo: Type.String() };
+
 /** A rebase of a task's branch in its worktree; the worktree was clean when it began. */
 export const RebaseIntent = Type.Object({
   kind: Type.Literal('rebase'),
-  task: Id,
-  repo: Type.String(),
+  ...landing,
   worktree: Type.String(),
   branch: Type.Union([Type.String(), Type.Null()], { description: 'the branch checked out in the worktree (refs/heads/…), null on a detached HEAD' }),
   head: Type.String({ description: 'the commit before the rebase' }),
@@ -31,8 +33,7 @@ export type RebaseIntent = Static<typeof RebaseIntent>;
 /** A merge landing in a checkout of its base branch: read-tree -m -u old next, then update-ref. */
 export const MergeIntent = Type.Object({
   kind: Type.Literal('merge'),
-  task: Id,
-  repo: Type.String(),
+  ...landing,
   checkout: Type.String(),
   ref: Type.String({ description: 'the base branch (refs/heads/…), moved from old to next' }),
   old: Type.String(),
