@@ -1,7 +1,7 @@
 // The composition root: every part of the daemon made once, in start order, with what it needs
 // passed in; close() stops them in reverse order.
 import path from 'node:path';
-import { createAgents } from './agents/agents.ts';
+import type { Agents } from './agents/agents.ts';
 import { listenOnSocket } from './http/server.ts';
 import { startFront } from './http/front.ts';
 import { createApiHandler } from './http/api.ts';
@@ -32,12 +32,12 @@ import { createHooks, stopLeftHooks } from './events/hooks.ts';
 import { eventRoutes } from './routes/events.ts';
 import { setupLogTable } from './store/setup-log.ts';
 import { tasksTable } from './store/tasks.ts';
-import { createJournal } from './tasks/journal.ts';
+import { createJournal } from './journal/creation.ts';
 import { createTaskGate } from './tasks/gate.ts';
-import { createLandingJournal } from './tasks/land-journal.ts';
+import { createLandingJournal } from './journal/landing.ts';
 import { createPool } from './tasks/pool.ts';
 import { createPortAllocator } from './tasks/ports.ts';
-import { createTaskReader } from './tasks/read.ts';
+import { createTaskReader, withPresence } from './tasks/read.ts';
 import { createTaskService } from './tasks/service.ts';
 
 // Store reads of event and output streams at a time, all streams together: a request that is
@@ -51,8 +51,9 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-// Starts lock, store, config watcher, pool, sessions, tasks, API and front, in that order.
-export async function startDaemon(settings: Settings, log: Logger): Promise<Daemon> {
+// Starts lock, store, config watcher, pool, sessions, tasks, API and front, in that order, with
+// the agents the settings name (made and checked with them before anything starts, main.ts).
+export async function startDaemon(settings: Settings, agents: Agents, log: Logger): Promise<Daemon> {
   const started: Array<{ name: string; close(): Promise<void> }> = [];
   const startedAt = new Date().toISOString();
   const closeAll = async () => {
@@ -84,11 +85,10 @@ export async function startDaemon(settings: Settings, log: Logger): Promise<Daem
     const eventRows = eventsTable(store.db, bus.publish);
     bus.begin(await eventRows.lastSeq());
     const projectRows = projectsTable(store.db, eventRows);
-    const taskRows = tasksTable(store.db, eventRows);
+    const taskRows = tasksTable(store.db, eventRows, withPresence);
     const projects = createProjectService({ projects: projectRows, countLiveTasks: (id) => taskRows.countLive(id), configs });
     const read = createTaskReader({ tasks: taskRows, getProject: projects.get });
 
-    const agents = createAgents(settings.config);
     // Session starts and archives of one task take turns through it (both services hold it).
     const gate = createTaskGate();
     const sessions = createSessionService({

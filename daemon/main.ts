@@ -1,4 +1,5 @@
 // `npm start` / `grove daemon`: runs the supervisor in the foreground until SIGTERM or SIGINT.
+import { agentsOf } from './agents/agents.ts';
 import { startDaemon } from './daemon.ts';
 import { gitProblem } from './git/version.ts';
 import { LockHeldError } from './runtime/lock.ts';
@@ -21,9 +22,10 @@ function exitWith(log: Logger, code: number, message: string, fields: Record<str
 
 export async function runDaemon(): Promise<void> {
   const log = createLogger(earlyLevel(process.env.GROVE_LOG_LEVEL));
-  let settings;
+  let settings, agents;
   try {
     settings = loadSettings();
+    agents = agentsOf(settings);
   } catch (err) {
     if (err instanceof SettingsError) exitWith(log, EXIT_CONFIG, err.message);
     throw err;
@@ -34,7 +36,7 @@ export async function runDaemon(): Promise<void> {
 
   let daemon;
   try {
-    daemon = await startDaemon(settings, log);
+    daemon = await startDaemon(settings, agents, log);
   } catch (err) {
     if (err instanceof LockHeldError) exitWith(log, EXIT_ALREADY_RUNNING, err.message, { holder_pid: err.pid });
     if (err instanceof SocketInUseError) exitWith(log, EXIT_ALREADY_RUNNING, err.message);

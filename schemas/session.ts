@@ -54,6 +54,10 @@ export const Session = Type.Object(
 );
 export type Session = Static<typeof Session>;
 
+// What a session's output has said about itself so far (DESIGN §8): read from its lines by the
+// agent's dialect (daemon/agents/dialects.ts), stored with them (daemon/store/sessions.ts).
+export type SessionReading = Pick<Session, 'agent_session_id' | 'result' | 'limit_resets_at'>;
+
 export const SessionList = Type.Array(Session);
 
 // The largest output line seq (a 32-bit integer in the store).

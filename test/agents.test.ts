@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { agentModes, BUILTIN_AGENTS, buildCommand, modeArgs, pinsSession } from '../daemon/agents/agents.ts';
+import { agentModes, agentsOf, BUILTIN_AGENTS, buildCommand, modeArgs, pinsSession } from '../daemon/agents/agents.ts';
 import { GroveError } from '../daemon/errors.ts';
+import { SettingsError } from '../daemon/runtime/settings.ts';
 
 test('buildCommand: mode and request args just before {prompt} (before its --), the prompt as one argument, dropped with its -- when absent', () => {
   const def = { command: ['tool', '-x', '--', '{prompt}', '--tail'] };
@@ -55,4 +56,21 @@ test('modes: an agent without modes has edit only; a mode it does not list is MO
   const def = { command: ['x'], modes: { read: ['--ro'], full: ['--yolo'] } };
   assert.deepEqual(modeArgs(def, 'x', 'read'), ['--ro']);
   assert.throws(() => modeArgs(def, 'x', 'edit'), /x cannot run in mode edit; it supports read, full/);
+});
+
+test("agentsOf: the settings' agents, with the user's; a default_agent naming none of them is a SettingsError naming the file", () => {
+  const configFile = '/home/u/.config/grove/config.json';
+  const agents = agentsOf({ configFile, config: { agents: { mine: { command: ['mine', '{prompt}'] } }, default_agent: 'mine' } });
+  assert.equal(agents.has('mine'), true);
+  assert.equal(agents.has('codex'), true);
+  assert.equal(agentsOf({ configFile, config: { default_agent: 'codex' } }).has('codex'), true);
+  assert.equal(agentsOf({ configFile, config: {} }).has('claude'), true, 'no default_agent: nothing to check');
+  // `constructor` is a member of every object, not an agent.
+  for (const name of ['nobody', 'constructor']) {
+    assert.throws(() => agentsOf({ configFile, config: { default_agent: name } }), (err: unknown) => {
+      assert.ok(err instanceof SettingsError);
+      assert.equal(err.message, `config file ${configFile} is invalid: /default_agent ${JSON.stringify(name)} is neither a built-in agent nor one of /agents`);
+      return true;
+    });
+  }
 });

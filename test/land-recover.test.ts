@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import test from 'node:test';
-import type { MergeIntent, RebaseIntent } from '../daemon/tasks/land-journal.ts';
+import type { MergeIntent, RebaseIntent } from '../schemas/journal.ts';
 import { recoverLanding } from '../workers/review/recover-landing.ts';
 import { git, makeRepo, makeTempDir } from './helpers/git.ts';
 import { gone, marker } from './helpers/state.ts';

@@ -26,7 +26,7 @@ async function setup(t: TestContext) {
   const rounds = createLimiter(1);
   const counts = { progress: 0, end: 0 };
   const pumps: Pump[] = [];
-  t.after(() => Promise.all(pumps.map((p) => p.stop())));
+  t.after(() => Promise.all(pumps.map((p) => p.close())));
   // A pump as the daemon starts one: from what the store holds for the session.
   const pump = async (): Promise<Pump> => {
     const rec = (await shared.sessions.get(id)) as SessionRecord;
@@ -104,13 +104,15 @@ test('a pump started from the stored offsets (a restart) reads on from there: no
   writeFileSync(s.files.stderr, '');
   const first = await s.pump();
   await until(async () => (await stored(s, s.id)).length === 300, 'the first 300 lines');
-  await first.stop();
+  const closing = first.close();
+  assert.equal(first.close(), closing, 'a second close is the first one');
+  await closing;
   // The unfinished line is not stored: the offset stops at its start.
   assert.equal((await s.sessions.get(s.id))!.stdout_offset, Buffer.byteLength(text(numbered(1, 300))));
   // Written while no daemon follows the session.
   appendFileSync(s.files.stdout, 'line\n' + text(numbered(301, 400)));
   appendFileSync(s.files.stderr, 'err\n');
-  await first.finish({}); // after stop(): left to the next daemon
+  await first.finish({}); // after close(): left to the next daemon
   assert.equal((await s.sessions.get(s.id))!.status, 'starting');
 
   const second = await s.pump();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import test, { type TestContext } from 'node:test';
-import { MAX_LINE_BYTES } from '../daemon/sessions/lines.ts';
+import { MAX_LINE_BYTES } from '../daemon/runtime/lines.ts';
 import { CHUNK, readNew, type Offsets } from '../daemon/sessions/reader.ts';
 import { sessionFiles, type SessionFiles } from '../daemon/sessions/wrapper.ts';
 import { makeTempDir } from './helpers/git.ts';

@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { execa } from 'execa';
-import { LineSplitter } from '../daemon/sessions/lines.ts';
+import { LineSplitter } from '../daemon/runtime/lines.ts';
 import { processStartTime } from '../daemon/proc/stat.ts';
 import { signalGroup } from '../daemon/proc/group.ts';
 import { GRACE_MS, terminate } from '../daemon/proc/terminate.ts';

@@ -2,6 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentDefinition, Mode, UserConfig } from '../../schemas/config.ts';
 import { GroveError } from '../errors.ts';
+import { SettingsError, type Settings } from '../runtime/settings.ts';
 
 export const PROMPT = '{prompt}';
 
@@ -143,3 +144,14 @@ export function createAgents(config: Pick<UserConfig, 'agents'>) {
 }
 
 export type Agents = ReturnType<typeof createAgents>;
+
+// The agents of the daemon's settings. A default_agent that names none of them is a settings
+// error, found before the daemon starts anything (exit 78, as any other invalid config).
+export function agentsOf(settings: Pick<Settings, 'config' | 'configFile'>): Agents {
+  const agents = createAgents(settings.config);
+  const name = settings.config.default_agent;
+  if (name !== undefined && !agents.has(name)) {
+    throw new SettingsError(`config file ${settings.configFile} is invalid: /default_agent ${JSON.stringify(name)} is neither a built-in agent nor one of /agents`);
+  }
+  return agents;
+}

@@ -1,4 +1,5 @@
 import { Agent, request, type IncomingMessage } from 'node:http';
+import { once } from '../runtime/once.ts';
 
 // The CLI's exit statuses: scripts can tell an API refusal from a usage error or a stopped daemon.
 export const EXIT = { OK: 0, API: 1, USAGE: 2, NO_DAEMON: 3 } as const;
@@ -66,9 +67,9 @@ export function createClient(socketPath: string): Client {
       if (res.statusCode! >= 400) throw problemError(res.statusCode!, await readAll(res));
       return res;
     },
-    async close() {
+    close: once(async () => {
       agent.destroy();
-    },
+    }),
   };
 }
 

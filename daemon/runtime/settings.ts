@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { UserConfig } from '../../schemas/config.ts';
 import { compile, createAjv } from './validation.ts';
-import { createAgents } from '../agents/agents.ts';
 import { nonEmpty, resolvePaths } from './paths.ts';
 import { asLogLevel, LOG_LEVELS, type LogLevel } from './log.ts';
 
@@ -37,7 +36,8 @@ export class SettingsError extends Error {
   }
 }
 
-// Reads and validates the user config; a missing file is an empty config.
+// Reads and validates the user config; a missing file is an empty config. Whether default_agent
+// names an agent is for agents/agents.ts' agentsOf to say: runtime/ does not know the agents.
 export function loadUserConfig(file: string): UserConfig {
   let text: string;
   try {
@@ -60,9 +60,6 @@ export function loadUserConfig(file: string): UserConfig {
   const range = value.port_range;
   if (range && range[0] > range[1]) {
     throw new SettingsError(`config file ${file} is invalid: /port_range must be [from, to] with from <= to`);
-  }
-  if (value.default_agent !== undefined && !createAgents(value).has(value.default_agent)) {
-    throw new SettingsError(`config file ${file} is invalid: /default_agent ${JSON.stringify(value.default_agent)} is neither a built-in agent nor one of /agents`);
   }
   return value;
 }

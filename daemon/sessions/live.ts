@@ -86,7 +86,7 @@ export function createLive(deps: LiveDeps) {
       for (const entry of entries.values()) {
         clearTimers(entry);
         if (entry.killing) await entry.killing.catch(() => {});
-        await entry.pump.stop();
+        await entry.pump.close();
       }
       entries.clear();
     }),

@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { SessionStatus } from '../../schemas/session.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import type { Logger } from '../runtime/log.ts';
+import { once } from '../runtime/once.ts';
 import type { OutputReader, Reading } from '../agents/dialects.ts';
 import type { NewSession, ReadingChange, SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { readNew, type Offsets } from './reader.ts';
@@ -18,7 +19,7 @@ export interface Pump {
   /** stores the rest of both files, the last partial lines included, and records the end */
   finish(outcome: Outcome): Promise<void>;
   /** stops following (daemon shutdown): waits for a round being stored, then lets go of the folder */
-  stop(): Promise<void>;
+  close(): Promise<void>;
 }
 
 // How a session ended: given by a kill, else read from the wrapper's record.
@@ -151,7 +152,7 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
   return {
     poke,
     finish(outcome) {
-      // After stop() the next daemon finishes the session from its files.
+      // After close() the next daemon finishes the session from its files.
       if (stopped && !finishing) return Promise.resolve();
       finishing ??= (async () => {
         for (let delay = RETRY_MIN_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
@@ -169,11 +170,11 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
       })();
       return finishing;
     },
-    async stop() {
+    close: once(async () => {
       stopped = true;
       if (retryTimer) clearTimeout(retryTimer);
       await chain;
       unwatch();
-    },
+    }),
   };
 }

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { LineSplitter } from './lines.ts';
+import { LineSplitter } from '../runtime/lines.ts';
 import type { SessionFiles } from './wrapper.ts';
 
 // How much of one output file is read per round: a session's memory stays bounded by this,

@@ -1,9 +1,9 @@
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode } from '../../schemas/config.ts';
-import type { Session, SessionResult, SessionStatus } from '../../schemas/session.ts';
-import type { Reading } from '../agents/dialects.ts';
+import type { Session, SessionReading, SessionResult, SessionStatus } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
+import { iso, toLine, type LineRow } from './rows.ts';
 
 interface Row {
   id: string;
@@ -45,8 +45,6 @@ export interface SessionRecord extends Session {
   deadline: string | null;
 }
 
-const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
-
 function toRecord(r: Row): SessionRecord {
   return {
     id: r.id,
@@ -58,7 +56,7 @@ function toRecord(r: Row): SessionRecord {
     pid: r.pid,
     created_at: r.created_at.toISOString(),
     exit_code: r.exit_code,
-    ended_at: r.ended_at ? r.ended_at.toISOString() : null,
+    ended_at: iso(r.ended_at),
     mode: r.mode,
     prompt: r.prompt,
     conversation_id: r.conversation_id,
@@ -127,9 +125,6 @@ function insertParams(s: NewSession, status: SessionStatus): unknown[] {
   return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
     s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent'];
 }
-
-type LineRow = { seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date };
-const toLine = (r: LineRow): OutputLine => ({ seq: r.seq, stream: r.stream, text: r.text, at: r.at.toISOString() });
 
 // The sessions and session_lines tables and every query on them; every change of a session is
 // recorded as an event with it (DESIGN §11).
@@ -232,7 +227,7 @@ export function sessionsTable(db: Db, events: EventsTable) {
       firstSeq: number,
       batch: { streams: Array<'stdout' | 'stderr'>; texts: string[]; at: string },
       offsets: { stdout: number; stderr: number },
-      reading?: { value: Reading; changes: ReadingChange[] },
+      reading?: { value: SessionReading; changes: ReadingChange[] },
     ): Promise<void> {
       await events.tx(async (tx, record) => {
         if (batch.texts.length > 0) {

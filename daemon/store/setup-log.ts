@@ -1,6 +1,7 @@
 import type { OutputLine } from '../../schemas/output.ts';
 import type { SetupCommand } from '../../schemas/task.ts';
 import type { Db } from './db.ts';
+import { iso, toLine, type LineRow } from './rows.ts';
 
 export interface LineInput {
   stream: 'stdout' | 'stderr';
@@ -83,11 +84,11 @@ export function setupLogTable(db: Db, phase: Phase = 'setup') {
     },
     // Lines with the index of the command that printed them (null for lines stored before 0004).
     async linesWithCommand(taskId: string, after: number): Promise<Array<{ line: OutputLine; idx: number | null }>> {
-      const { rows } = await db.query<{ seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date; idx: number | null }>(
+      const { rows } = await db.query<LineRow & { idx: number | null }>(
         'SELECT seq, stream, text, at, idx FROM setup_lines WHERE task_id = $1 AND seq > $2 AND phase = $3 ORDER BY seq',
         [taskId, after, phase],
       );
-      return rows.map((r) => ({ line: { seq: r.seq, stream: r.stream, text: r.text, at: r.at.toISOString() }, idx: r.idx }));
+      return rows.map((r) => ({ line: toLine(r), idx: r.idx }));
     },
     async commands(taskId: string): Promise<SetupCommand[]> {
       const { rows } = await db.query<{
@@ -106,15 +107,15 @@ export function setupLogTable(db: Db, phase: Phase = 'setup') {
         timed_out: r.timed_out,
         interrupted: r.interrupted,
         started_at: r.started_at.toISOString(),
-        ended_at: r.ended_at ? r.ended_at.toISOString() : null,
+        ended_at: iso(r.ended_at),
       }));
     },
     async lines(taskId: string, after = 0): Promise<OutputLine[]> {
-      const { rows } = await db.query<{ seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date }>(
+      const { rows } = await db.query<LineRow>(
         'SELECT seq, stream, text, at FROM setup_lines WHERE task_id = $1 AND seq > $2 AND phase = $3 ORDER BY seq',
         [taskId, after, phase],
       );
-      return rows.map((r) => ({ seq: r.seq, stream: r.stream, text: r.text, at: r.at.toISOString() }));
+      return rows.map(toLine);
     },
   };
 }

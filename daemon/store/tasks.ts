@@ -1,8 +1,7 @@
-import { lstatSync } from 'node:fs';
-import path from 'node:path';
 import type { Task, TaskStatus } from '../../schemas/task.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
+import { iso } from './rows.ts';
 
 interface Row {
   id: string;
@@ -29,19 +28,9 @@ const SELECT_WITH_PROJECT = `SELECT t.*, ${PORTS}, p.path AS project_path FROM t
 // A task as stored; whether its folder still exists is the service's to say.
 export type StoredTask = Omit<Task, 'worktree_missing'>;
 
-// A real folder, not a symlink to one (archiving never follows a link either).
-function isDir(p: string): boolean {
-  try {
-    return lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-// The API's view of a task: a live task whose folder is gone (deleted by hand) says so.
-export function withPresence(t: StoredTask, projectPath: string): Task {
-  return { ...t, worktree_missing: t.status !== 'archived' && !isDir(path.join(projectPath, t.worktree_path)) };
-}
+// The API's view of a stored task in its project's folder (tasks/read.ts looks at the folder):
+// the store only reads and writes rows, and records that view with each task event.
+export type TaskView = (t: StoredTask, projectPath: string) => Task;
 
 function toTask(r: Row): StoredTask {
   return {
@@ -55,8 +44,8 @@ function toTask(r: Row): StoredTask {
     base_commit: r.base_commit,
     ports: r.ports ?? {},
     created_at: r.created_at.toISOString(),
-    archived_at: r.archived_at ? r.archived_at.toISOString() : null,
-    merged_at: r.merged_at ? r.merged_at.toISOString() : null,
+    archived_at: iso(r.archived_at),
+    merged_at: iso(r.merged_at),
     merged_commit: r.merged_commit,
   };
 }
@@ -65,18 +54,18 @@ function toTask(r: Row): StoredTask {
 export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit'>;
 
 // The task as the API shows it, read inside a transaction, and the event that says it changed.
-async function recordTask(tx: Db, record: RecordEvent, type: 'task.created' | 'task.status' | 'task.merged' | 'task.archived', id: string): Promise<void> {
+async function recordTask(tx: Db, record: RecordEvent, view: TaskView, type: 'task.created' | 'task.status' | 'task.merged' | 'task.archived', id: string): Promise<void> {
   const { rows } = await tx.query<Row & { project_path: string }>(
     `${SELECT_WITH_PROJECT} WHERE t.id = $1`,
     [id],
   );
   const row = rows[0];
   if (!row) return;
-  await record({ type, project_id: row.project_id, task_id: id, data: withPresence(toTask(row), row.project_path) });
+  await record({ type, project_id: row.project_id, task_id: id, data: view(toTask(row), row.project_path) });
 }
 
 // The tasks table and every query on it; every change is recorded as an event with it (DESIGN §11).
-export function tasksTable(db: Db, events: EventsTable) {
+export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
   return {
     async list(projectId?: string): Promise<StoredTask[]> {
       const { rows } = projectId
@@ -107,7 +96,7 @@ export function tasksTable(db: Db, events: EventsTable) {
     async markMerged(id: string, commit: string): Promise<void> {
       await events.tx(async (tx, record) => {
         await tx.query('UPDATE tasks SET merged_at = now(), merged_commit = $2 WHERE id = $1', [id, commit]);
-        await recordTask(tx, record, 'task.merged', id);
+        await recordTask(tx, record, view, 'task.merged', id);
       });
     },
     async countLive(projectId: string): Promise<number> {
@@ -128,7 +117,7 @@ export function tasksTable(db: Db, events: EventsTable) {
         for (const [declared, port] of Object.entries(ports)) {
           await tx.query('INSERT INTO port_leases (port, task_id, declared) VALUES ($1, $2, $3)', [port, t.id, Number(declared)]);
         }
-        await recordTask(tx, record, 'task.created', t.id);
+        await recordTask(tx, record, view, 'task.created', t.id);
       });
     },
     async setStatus(id: string, status: TaskStatus, from?: TaskStatus): Promise<boolean> {
@@ -139,7 +128,7 @@ export function tasksTable(db: Db, events: EventsTable) {
             : tx.query('UPDATE tasks SET status = $2 WHERE id = $1', [id, status])
         );
         const changed = (res.affectedRows ?? 0) > 0;
-        if (changed) await recordTask(tx, record, 'task.status', id);
+        if (changed) await recordTask(tx, record, view, 'task.status', id);
         return changed;
       });
     },
@@ -148,7 +137,7 @@ export function tasksTable(db: Db, events: EventsTable) {
       await events.tx(async (tx, record) => {
         await tx.query(`UPDATE tasks SET status = 'archived', archived_at = now() WHERE id = $1`, [id]);
         await tx.query('DELETE FROM port_leases WHERE task_id = $1', [id]);
-        await recordTask(tx, record, 'task.archived', id);
+        await recordTask(tx, record, view, 'task.archived', id);
       });
     },
     async remove(id: string): Promise<void> {
@@ -164,7 +153,7 @@ export function tasksTable(db: Db, events: EventsTable) {
     async failInterruptedSetups(): Promise<string[]> {
       return events.tx(async (tx, record) => {
         const { rows } = await tx.query<{ id: string }>(`UPDATE tasks SET status = 'setup_failed' WHERE status = 'setting_up' RETURNING id`);
-        for (const r of rows) await recordTask(tx, record, 'task.status', r.id);
+        for (const r of rows) await recordTask(tx, record, view, 'task.status', r.id);
         return rows.map((r) => r.id);
       });
     },

@@ -9,7 +9,7 @@ import type { Logger } from '../runtime/log.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { CopyReport } from '../../workers/worktree/copy.ts';
-import type { Journal } from './journal.ts';
+import type { Journal } from '../journal/creation.ts';
 import { fromWorker, timeBound, type Pool } from './pool.ts';
 import type { PortAllocator } from './ports.ts';
 import type { TaskReader } from './read.ts';

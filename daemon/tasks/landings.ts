@@ -4,7 +4,8 @@ import type { Logger } from '../runtime/log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { Result } from '../../workers/result.ts';
 import type { Recovered } from '../../workers/review/recover-landing.ts';
-import type { LandingIntent, LandingJournal } from './land-journal.ts';
+import type { LandingIntent } from '../../schemas/journal.ts';
+import type { LandingJournal } from '../journal/landing.ts';
 import { fromWorker, timeBound, type Pool } from './pool.ts';
 
 export interface LandingsDeps {
@@ -16,7 +17,7 @@ export interface LandingsDeps {
   gitTimeoutS: number;
 }
 
-// Rebases and merges into a checkout, each under an intent (land-journal.ts): what one cut short
+// Rebases and merges into a checkout, each under an intent (journal/landing.ts): what one cut short
 // leaves (a daemon or a git killed) is finished or undone at start, right after a failure, and
 // before any review write that touches the same checkouts.
 export function createLandings(deps: LandingsDeps) {

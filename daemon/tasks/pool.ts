@@ -17,7 +17,7 @@ import type { MergeInput, Merged } from '../../workers/review/merge.ts';
 import type { PushInput } from '../../workers/review/push.ts';
 import type { ConflictPair, ConflictsInput } from '../../workers/review/conflicts.ts';
 import type { Recovered } from '../../workers/review/recover-landing.ts';
-import type { LandingIntent } from './land-journal.ts';
+import type { LandingIntent } from '../../schemas/journal.ts';
 import { GroveError, type ErrorCode } from '../errors.ts';
 
 // How long closing waits for cancelled review tasks to stop their git (a landing stopped part-way

@@ -1,22 +1,39 @@
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
 import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
-import { withPresence as present, type StoredTask, type TasksTable } from '../store/tasks.ts';
+import type { StoredTask, TasksTable } from '../store/tasks.ts';
+
+// A real folder, not a symlink to one (archiving never follows a link either).
+function isDir(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+// The API's view of a task (the store's TaskView, given to it for its events): a live task
+// whose folder is gone (deleted by hand) says so.
+export function withPresence(t: StoredTask, projectPath: string): Task {
+  return { ...t, worktree_missing: t.status !== 'archived' && !isDir(path.join(projectPath, t.worktree_path)) };
+}
 
 // Tasks as the API shows them: a live task whose folder is gone (deleted by hand) says so.
 export function createTaskReader(deps: { tasks: TasksTable; getProject: (id: string) => Promise<Project> }) {
   const { tasks, getProject } = deps;
 
-  async function withPresence(t: StoredTask, projectPath?: string): Promise<Task> {
+  async function present(t: StoredTask, projectPath?: string): Promise<Task> {
     if (t.status === 'archived') return { ...t, worktree_missing: false };
-    return present(t, projectPath ?? (await getProject(t.project_id)).path);
+    return withPresence(t, projectPath ?? (await getProject(t.project_id)).path);
   }
 
   return {
     async get(id: string): Promise<Task> {
       const t = await tasks.get(id);
       if (!t) throw new GroveError('NOT_FOUND', `no task with id ${id}`);
-      return withPresence(t);
+      return present(t);
     },
     async list(projectId?: string): Promise<Task[]> {
       const rows = await tasks.list(projectId);
@@ -25,7 +42,7 @@ export function createTaskReader(deps: { tasks: TasksTable; getProject: (id: str
         rows.map((t) => {
           let root = roots.get(t.project_id);
           if (!root) roots.set(t.project_id, (root = getProject(t.project_id).then((p) => p.path)));
-          return root.then((r) => withPresence(t, r));
+          return root.then((r) => present(t, r));
         }),
       );
     },

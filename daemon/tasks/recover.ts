@@ -2,7 +2,7 @@ import type { Logger } from '../runtime/log.ts';
 import { stopOrphanGroup } from '../proc/orphan.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
-import type { Journal } from './journal.ts';
+import type { Journal } from '../journal/creation.ts';
 import { timeBound, type Pool } from './pool.ts';
 
 export interface RecoverDeps {

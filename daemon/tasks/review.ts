@@ -7,7 +7,7 @@ import { createKeyedLimiter } from '../runtime/limiter.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { MergeStrategy } from '../../workers/review/merge.ts';
 import type { Fail } from '../../workers/result.ts';
-import type { LandingJournal } from './land-journal.ts';
+import type { LandingJournal } from '../journal/landing.ts';
 import { touching, type Landings } from './landings.ts';
 import { fromWorker, timeBound, type Pool, type RunBound } from './pool.ts';
 import type { TaskReader } from './read.ts';

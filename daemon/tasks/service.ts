@@ -2,14 +2,15 @@ import type { Project } from '../../schemas/project.ts';
 import type { TaskSetup } from '../../schemas/task.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
+import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import { createTaskArchiver } from './archive.ts';
 import { createTaskCreator } from './create.ts';
 import type { TaskGate } from './gate.ts';
-import type { Journal } from './journal.ts';
-import type { LandingJournal } from './land-journal.ts';
+import type { Journal } from '../journal/creation.ts';
+import type { LandingJournal } from '../journal/landing.ts';
 import { createLandings } from './landings.ts';
 import type { Pool } from './pool.ts';
 import type { PortAllocator } from './ports.ts';
@@ -88,9 +89,9 @@ export function createTaskService(deps: TaskServiceDeps) {
       await landings.recoverAll();
     },
     // Stops running setups and teardowns (their process groups are killed) and waits for them to be recorded.
-    close: async () => {
+    close: once(async () => {
       await Promise.all([setups.close(), teardowns.close()]);
-    },
+    }),
   };
 }
 

@@ -19,7 +19,7 @@ import { projectsTable } from '../../daemon/store/projects.ts';
 import { sessionsTable, type SessionsTable } from '../../daemon/store/sessions.ts';
 import { tasksTable } from '../../daemon/store/tasks.ts';
 import { createTaskGate, type TaskGate } from '../../daemon/tasks/gate.ts';
-import { createTaskReader } from '../../daemon/tasks/read.ts';
+import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeTempDir } from './git.ts';
 import { seedStore } from './template.ts';
 
@@ -57,7 +57,7 @@ export async function openTestStore(cleanup: (fn: () => unknown) => void, log: L
   bus.begin(await events.lastSeq());
   const projects = projectsTable(store.db, events);
   const getProject = async (id: string) => (await projects.get(id)) ?? assert.fail(`no project ${id}`);
-  const read = createTaskReader({ tasks: tasksTable(store.db, events), getProject });
+  const read = createTaskReader({ tasks: tasksTable(store.db, events, withPresence), getProject });
   return { dataDir, store, bus, events, sessions: sessionsTable(store.db, events), getProject, getTask: read.get };
 }
 

@@ -8,10 +8,10 @@ import { portLeasesTable } from '../../daemon/store/port-leases.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { setupLogTable } from '../../daemon/store/setup-log.ts';
 import { tasksTable } from '../../daemon/store/tasks.ts';
-import { createJournal } from '../../daemon/tasks/journal.ts';
+import { createJournal } from '../../daemon/journal/creation.ts';
 import { createPool } from '../../daemon/tasks/pool.ts';
 import { createPortAllocator } from '../../daemon/tasks/ports.ts';
-import { createTaskReader } from '../../daemon/tasks/read.ts';
+import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeRepo } from './git.ts';
 import { openTestStore } from './store.ts';
 
@@ -29,7 +29,7 @@ export async function taskParts(t: TestContext) {
   });
 
   const projects = projectsTable(store.db, events);
-  const tasks = tasksTable(store.db, events);
+  const tasks = tasksTable(store.db, events, withPresence);
   const leases = portLeasesTable(store.db);
   return {
     log,

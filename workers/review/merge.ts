@@ -1,6 +1,6 @@
 import { git } from '../../daemon/git/run.ts';
-import type { MergeIntent } from '../../daemon/tasks/land-journal.ts';
-import { recordIntent } from '../intent.ts';
+import type { MergeIntent } from '../../schemas/journal.ts';
+import { recordIntent } from '../../daemon/journal/intents.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
 import { dirtyFiles, gitOut } from './snapshot.ts';
@@ -17,7 +17,7 @@ export interface MergeInput {
   message?: string | undefined;
   /** the task's name, for a squash commit's default message */
   title: string;
-  /** where to record a landing in a checkout before git runs (daemon/tasks/land-journal.ts); the daemon ends it */
+  /** where to record a landing in a checkout before git runs (daemon/journal/landing.ts); the daemon ends it */
   intent?: { file: string; task: string };
 }
 

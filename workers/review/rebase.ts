@@ -1,6 +1,6 @@
 import { git } from '../../daemon/git/run.ts';
-import type { RebaseIntent } from '../../daemon/tasks/land-journal.ts';
-import { recordIntent } from '../intent.ts';
+import type { RebaseIntent } from '../../schemas/journal.ts';
+import { recordIntent } from '../../daemon/journal/intents.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
 import { dirtyFiles, gitOut, resolveBase } from './snapshot.ts';
@@ -8,7 +8,7 @@ import { dirtyFiles, gitOut, resolveBase } from './snapshot.ts';
 export interface RebaseInput {
   worktree: string;
   base: string;
-  /** where to record the rebase before git runs (daemon/tasks/land-journal.ts); the daemon ends it */
+  /** where to record the rebase before git runs (daemon/journal/landing.ts); the daemon ends it */
   intent?: { file: string; task: string; repo: string };
 }
 

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { git as run, type Git } from '../../daemon/git/run.ts';
-import type { LandingIntent, MergeIntent, RebaseIntent } from '../../daemon/tasks/land-journal.ts';
+import type { LandingIntent, MergeIntent, RebaseIntent } from '../../schemas/journal.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { fail, type Result } from '../result.ts';
 import { NO_EDITOR } from './rebase.ts';
@@ -17,7 +17,7 @@ export interface Recovered {
   kept: string[];
 }
 
-// What a killed rebase or merge left, finished or undone from its intent (land-journal.ts).
+// What a killed rebase or merge left, finished or undone from its intent (daemon/journal/landing.ts).
 // Lock files are removed only here, where the intent says grove's git was in flight. `signal`
 // bounds it (a filter may hang here as in the landing): its first stopped git ends it, before
 // anything is decided on what that git did not say, and the intent is kept for the next try.

@@ -1,7 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { git } from '../../daemon/git/run.ts';
-import { recordIntent } from '../intent.ts';
+import { recordIntent, voidIntent } from '../../daemon/journal/intents.ts';
 import { fail, type Result } from '../result.ts';
 import { timed, type TimeBound } from '../timeout.ts';
 import { ensureExcluded, ensureWorktreesDir, isLink, WORKTREES_DIR } from './folders.ts';
@@ -20,7 +20,7 @@ export interface CreateWorktreeInput {
   base?: string;
   /** worktree paths (relative) that live tasks hold */
   taken: string[];
-  /** where to record what is about to be made, before git makes it (see daemon/tasks/journal.ts) */
+  /** where to record what is about to be made, before git makes it (see daemon/journal/creation.ts) */
   intent?: { id: string; file: string };
   /** the bound of its git (the checkout runs the repository's filters); the undo gets as long again */
   timeout?: TimeBound;
@@ -80,7 +80,7 @@ async function create(input: CreateWorktreeInput, signal: AbortSignal | undefine
     // A stopped add is undone too, under a bound of its own: the creation's has run out.
     const undone = await undoCreate(repo, abs, branch, refs, input.timeout && AbortSignal.timeout(input.timeout.ms));
     // An undo stopped part-way keeps the intent: the next start takes back what is left.
-    if (input.intent && undone) rmSync(input.intent.file, { force: true });
+    if (input.intent && undone) voidIntent(input.intent.file);
     const msg = firstLine(add.stderr);
     const lock = foreignLock(add.stderr);
     if (lock) return lockedFail(lock);

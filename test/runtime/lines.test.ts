@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LineSplitter, MAX_LINE_BYTES } from '../daemon/sessions/lines.ts';
+import { LineSplitter, MAX_LINE_BYTES } from '../../daemon/runtime/lines.ts';
 
 function split(chunks: Buffer[]): string[] {
   const s = new LineSplitter();

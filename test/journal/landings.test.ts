@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { writeIntent } from '../daemon/tasks/journal.ts';
-import { createLandingJournal, type MergeIntent } from '../daemon/tasks/land-journal.ts';
-import { createLandings, touching } from '../daemon/tasks/landings.ts';
-import { git } from './helpers/git.ts';
-import { taskParts } from './helpers/tasks.ts';
+import { writeIntent } from '../../daemon/journal/intents.ts';
+import type { MergeIntent } from '../../schemas/journal.ts';
+import { createLandingJournal } from '../../daemon/journal/landing.ts';
+import { createLandings, touching } from '../../daemon/tasks/landings.ts';
+import { git } from '../helpers/git.ts';
+import { taskParts } from '../helpers/tasks.ts';
 
 test('tasks/landings: intents are put right by scope, never while their landing runs, at once after it fails', async (t) => {
   const parts = await taskParts(t);

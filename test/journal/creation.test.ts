@@ -3,8 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { createJournal, writeIntent, type CreationIntent } from '../daemon/tasks/journal.ts';
-import { makeTempDir } from './helpers/git.ts';
+import type { CreationIntent } from '../../schemas/journal.ts';
+import { createJournal } from '../../daemon/journal/creation.ts';
+import { writeIntent } from '../../daemon/journal/intents.ts';
+import { makeTempDir } from '../helpers/git.ts';
 
 function intent(id: string): CreationIntent {
   return { id, repo: '/r', branch: `grove/${id.slice(0, 8)}`, worktree_path: `.grove/worktrees/${id.slice(0, 8)}/`, base_commit: 'b'.repeat(40) };

@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { createJournal, writeIntent } from '../daemon/tasks/journal.ts';
-import { createLandingJournal, type LandingIntent } from '../daemon/tasks/land-journal.ts';
-import { makeTempDir } from './helpers/git.ts';
+import { createJournal } from '../../daemon/journal/creation.ts';
+import { writeIntent } from '../../daemon/journal/intents.ts';
+import type { LandingIntent } from '../../schemas/journal.ts';
+import { createLandingJournal } from '../../daemon/journal/landing.ts';
+import { makeTempDir } from '../helpers/git.ts';
 
 test('landing intents: one file per task and kind beside the creation intents, each journal reading only its own', (t) => {
   const dir = path.join(makeTempDir(t), 'journal');

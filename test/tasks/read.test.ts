@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import test from 'node:test';
+import type { Task } from '../../schemas/task.ts';
+import { projectsTable } from '../../daemon/store/projects.ts';
+import { tasksTable, type StoredTask } from '../../daemon/store/tasks.ts';
+import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
+import { makeTempDir } from '../helpers/git.ts';
+import { openTestStore } from '../helpers/store.ts';
+
+const WORKTREE = '.grove/worktrees/work/';
+
+function stored(status: StoredTask['status']): StoredTask {
+  return {
+    id: randomUUID(),
+    name: 'work',
+    branch: 'grove/work',
+    worktree_path: WORKTREE,
+    status,
+    project_id: randomUUID(),
+    base: 'main',
+    base_commit: 'b'.repeat(40),
+    ports: {},
+    created_at: new Date().toISOString(),
+    archived_at: null,
+    merged_at: null,
+    merged_commit: null,
+  };
+}
+
+test('withPresence: a live task whose folder is gone says its worktree is missing; an archived one never does', (t) => {
+  const project = makeTempDir(t);
+  const ready = stored('ready');
+  assert.equal(withPresence(ready, project).worktree_missing, true, 'never made');
+  mkdirSync(path.join(project, WORKTREE), { recursive: true });
+  assert.deepEqual(withPresence(ready, project), { ...ready, worktree_missing: false });
+  rmSync(path.join(project, WORKTREE), { recursive: true });
+  assert.equal(withPresence(ready, project).worktree_missing, true, 'deleted by hand');
+  assert.equal(withPresence(stored('archived'), project).worktree_missing, false);
+});
+
+test('the store records each task event with the view it is given; the reader looks at the folder on every read', async (t) => {
+  const s = await openTestStore((fn) => t.after(fn));
+  const dir = makeTempDir(t);
+  const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: 'p', path: dir });
+  const tasks = tasksTable(s.store.db, s.events, withPresence);
+  const read = createTaskReader({ tasks, getProject: s.getProject });
+  const id = randomUUID();
+  await tasks.insert({ id, project_id: project.id, name: 'work', branch: 'grove/work', worktree_path: WORKTREE, base: 'main', base_commit: 'b'.repeat(40), status: 'setting_up' }, {});
+  mkdirSync(path.join(dir, WORKTREE), { recursive: true });
+  assert.equal(await tasks.setStatus(id, 'ready', 'setting_up'), true);
+  const events = (await s.events.page({ task_id: id }, 0, 10)).map((e) => [e.type, (e.data as Task).worktree_missing]);
+  assert.deepEqual(events, [
+    ['task.created', true],
+    ['task.status', false],
+  ]);
+  assert.equal((await read.get(id)).worktree_missing, false);
+  rmSync(path.join(dir, WORKTREE), { recursive: true });
+  assert.equal((await read.get(id)).worktree_missing, true);
+  assert.deepEqual(
+    (await read.list(project.id)).map((x) => x.worktree_missing),
+    [true],
+  );
+});
