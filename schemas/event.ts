@@ -37,12 +37,16 @@ export type GroveEvent = Static<typeof GroveEvent>;
 // The largest seq a query may name (a 53-bit safe integer in JSON).
 export const MAX_EVENT_SEQ = Number.MAX_SAFE_INTEGER;
 
+// The most events one page holds, and how many a page has when the query does not say.
+export const EVENT_PAGE_MAX = 5000;
+export const EVENT_PAGE_DEFAULT = 1000;
+
 export const EventQuery = Type.Object(
   {
     project_id: Type.Optional(Id),
     task_id: Type.Optional(Id),
     after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EVENT_SEQ })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: EVENT_PAGE_MAX })),
   },
   { additionalProperties: false },
 );
@@ -55,3 +59,4 @@ export const EventPage = Type.Object(
   },
   { $id: 'EventPage' },
 );
+export type EventPage = Static<typeof EventPage>;

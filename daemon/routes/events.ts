@@ -1,4 +1,4 @@
-import { EventPage, EventQuery, MAX_EVENT_SEQ } from '../../schemas/event.ts';
+import { EVENT_PAGE_DEFAULT, EventPage, EventQuery, MAX_EVENT_SEQ } from '../../schemas/event.ts';
 import type { EventFeed } from '../events/feed.ts';
 import { resumeFrom, wantsEventStream } from '../events/stream.ts';
 import { route, type Route } from '../http/route.ts';
@@ -19,7 +19,7 @@ export function eventRoutes(deps: { feed: EventFeed }): Route[] {
           await feed.stream(res, filter, resumeFrom(req, query.after, MAX_EVENT_SEQ));
           return null;
         }
-        return { status: 200, body: await feed.page(filter, query.after ?? 0, query.limit ?? 1000) };
+        return { status: 200, body: await feed.page(filter, query.after ?? 0, query.limit ?? EVENT_PAGE_DEFAULT) };
       },
     }),
   ];

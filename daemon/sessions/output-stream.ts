@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
+import { OUTPUT_PAGE_MAX } from '../../schemas/session.ts';
 import { follow, sseEvent } from '../events/stream.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import type { SessionService } from './service.ts';
 
 // The JSON pages' largest: each round costs store round trips, so a long history comes in few.
-const PAGE = 5000;
+const PAGE = OUTPUT_PAGE_MAX;
 
 // A session's lines as SSE until `event: end`, read from the store page by page and written only
 // as fast as the client takes them, so a slow follower holds no more than a page. Its store

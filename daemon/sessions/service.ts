@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Mode } from '../../schemas/config.ts';
 import type { Project } from '../../schemas/project.ts';
-import type { Session } from '../../schemas/session.ts';
+import { isBusy, type Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import type { Agents } from '../agents/agents.ts';
 import { outputReader } from '../agents/dialects.ts';
@@ -9,7 +9,7 @@ import { GroveError } from '../errors.ts';
 import type { TaskGate } from '../tasks/gate.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import type { Logger } from '../runtime/log.ts';
-import { BUSY, publicSession, type NewSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import { publicSession, type NewSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
 import { createConversations } from './conversation.ts';
 import { createKill } from './kill.ts';
 import { createLive } from './live.ts';
@@ -103,7 +103,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     },
 
     // Not ended yet: running, or waiting to (an output stream follows it on).
-    isLive: (s: Session) => BUSY.includes(s.status),
+    isLive: (s: Session) => isBusy(s.status),
 
     async lines(id: string, after: number, limit: number) {
       await findSession(sessions, id);

@@ -4,14 +4,14 @@ import path from 'node:path';
 import type { Mode } from '../../schemas/config.ts';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
-import type { CreateSession, Session } from '../../schemas/session.ts';
+import { isLive, type CreateSession, type Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { buildCommand, modeArgs, pinsSession, which } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import { terminate } from '../proc/terminate.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
-import { LIVE, publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
+import { publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { taskEnv } from '../tasks/env.ts';
 import type { Live } from './live.ts';
 import { findSession } from './record.ts';
@@ -193,7 +193,7 @@ export function createStart(deps: StartDeps) {
     if (!svc) throw new GroveError('NOT_FOUND', `the project's .grove.json has no service named ${JSON.stringify(name)}`);
     return serviceTurns.run(`${taskId}/${name}`, async () => {
       const all = (await sessions.listOfTask(taskId)) ?? [];
-      const running = all.find((s) => s.kind === 'service' && s.agent === name && LIVE.includes(s.status));
+      const running = all.find((s) => s.kind === 'service' && s.agent === name && isLive(s.status));
       if (running) throw new GroveError('SERVICE_RUNNING', `service ${name} is already running (session ${running.id}); stop it with DELETE /api/sessions/${running.id}`);
       const id = randomUUID();
       const ask: Ask = { agent: name, mode: 'edit', prompt: null, args: [], timeout_s: null, conversation_id: id, parent_id: null, resume: null };

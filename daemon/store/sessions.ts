@@ -1,6 +1,6 @@
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode } from '../../schemas/config.ts';
-import type { Session, SessionResult, SessionStatus } from '../../schemas/session.ts';
+import { LIVE_STATUSES, type Session, type SessionResult, type SessionStatus } from '../../schemas/session.ts';
 import type { Reading } from '../agents/dialects.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
@@ -8,7 +8,7 @@ import type { EventsTable, RecordEvent } from './events.ts';
 interface Row {
   id: string;
   task_id: string;
-  kind: 'agent' | 'service';
+  kind: Session['kind'];
   agent: string;
   command: string[];
   status: SessionStatus;
@@ -84,10 +84,8 @@ export function publicSession(s: SessionRecord): Session {
   return pub;
 }
 
-// A session with a process, or about to have one.
-export const LIVE: SessionStatus[] = ['starting', 'running'];
-// A session its conversation waits on: a follow-up queues behind it (DESIGN §8).
-export const BUSY: SessionStatus[] = ['queued', 'starting', 'running'];
+// The live statuses as an SQL list; the same text as the sessions_live index's predicate.
+const LIVE_SQL = LIVE_STATUSES.map((s) => `'${s}'`).join(', ');
 
 // A session as inserted: its status, timestamps and offsets come from the store. Without a pid it
 // is `queued` (it has no process yet), with one `starting`.
@@ -128,7 +126,7 @@ function insertParams(s: NewSession, status: SessionStatus): unknown[] {
     s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent'];
 }
 
-type LineRow = { seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date };
+type LineRow = Omit<OutputLine, 'at'> & { at: Date };
 const toLine = (r: LineRow): OutputLine => ({ seq: r.seq, stream: r.stream, text: r.text, at: r.at.toISOString() });
 
 // The sessions and session_lines tables and every query on them; every change of a session is
@@ -194,7 +192,7 @@ export function sessionsTable(db: Db, events: EventsTable) {
       return rows.map(toRecord);
     },
     async listLive(): Promise<SessionRecord[]> {
-      const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status IN ('starting', 'running') ORDER BY created_at`);
+      const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status IN (${LIVE_SQL}) ORDER BY created_at`);
       return rows.map(toRecord);
     },
     async markRunning(id: string): Promise<boolean> {
@@ -206,7 +204,7 @@ export function sessionsTable(db: Db, events: EventsTable) {
     async end(id: string, status: SessionStatus, exitCode: number | null, opts: { timedOut?: boolean; followUp?: NewSession } = {}): Promise<boolean> {
       return events.tx(async (tx, record) => {
         const { rows } = await tx.query<Changed>(
-          `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now(), timed_out = $4 WHERE id = $1 AND status IN ('starting', 'running') ${RETURNING}`,
+          `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now(), timed_out = $4 WHERE id = $1 AND status IN (${LIVE_SQL}) ${RETURNING}`,
           [id, status, exitCode, opts.timedOut === true],
         );
         if (!rows[0]) return false;
