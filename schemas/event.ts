@@ -1,24 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.ts';
+import { EVENT_TYPES } from './event-types.ts';
+
+export { EVENT_TYPES } from './event-types.ts';
 
 // What changed (DESIGN §11).
-export const EventType = Type.Union(
-  [
-    Type.Literal('project.added'),
-    Type.Literal('project.removed'),
-    Type.Literal('task.created'),
-    Type.Literal('task.status'),
-    Type.Literal('task.merged'),
-    Type.Literal('task.archived'),
-    Type.Literal('session.created'),
-    Type.Literal('session.status'),
-    Type.Literal('session.result'),
-    Type.Literal('session.limit'),
-  ],
-  { $id: 'EventType' },
-);
+export const EventType = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)), { $id: 'EventType' });
 export type EventType = Static<typeof EventType>;
-export const EVENT_TYPES = EventType.anyOf.map((t) => t.const) as EventType[];
 
 export const GroveEvent = Type.Object(
   {

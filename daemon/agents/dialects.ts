@@ -1,13 +1,9 @@
 import type { AgentDefinition, Format } from '../../schemas/config.ts';
-import type { SessionResult } from '../../schemas/session.ts';
+import type { Session, SessionResult } from '../../schemas/session.ts';
 
 // What a session's output has said so far (DESIGN §8). The pump stores it with the lines it came
 // from, so a restart reads on with it and nothing is read twice or missed.
-export interface Reading {
-  agent_session_id: string | null;
-  result: SessionResult | null;
-  limit_resets_at: string | null;
-}
+export type Reading = Pick<Session, 'agent_session_id' | 'result' | 'limit_resets_at'>;
 
 // One structured stdout line, parsed, and when it was stored.
 type Line = { json: Record<string, unknown>; at: string };

@@ -107,11 +107,11 @@ export function createStart(deps: StartDeps) {
     return deps.gate.isClosing(taskId) || (await deps.getTask(taskId)).status === 'archived';
   }
 
-  function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: 'agent' | 'service'; built?: Built }): Promise<SessionRecord | null> {
+  function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Session['kind']; built?: Built }): Promise<SessionRecord | null> {
     return admit(at.task.id, () => launchAdmitted(id, at, ask, opts));
   }
 
-  async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: 'agent' | 'service'; built?: Built }): Promise<SessionRecord | null> {
+  async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Session['kind']; built?: Built }): Promise<SessionRecord | null> {
     const { queued } = opts;
     const { command, pinned, env: own } = opts.built ?? commandOf(ask);
     const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id };

@@ -1,3 +1,4 @@
+import type { EventType } from '../../schemas/event.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode } from '../../schemas/config.ts';
 import { LIVE_STATUSES, type Session, type SessionResult, type SessionStatus } from '../../schemas/session.ts';
@@ -114,12 +115,12 @@ const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt,
 type Changed = Row & { project_id: string };
 
 // A session's change as an event carrying the session as GET /api/sessions/:id returns it.
-function recordSession(record: RecordEvent, type: 'session.created' | 'session.status' | 'session.result' | 'session.limit', row: Changed): Promise<void> {
+function recordSession(record: RecordEvent, type: Extract<EventType, `session.${string}`>, row: Changed): Promise<void> {
   return record({ type, project_id: row.project_id, task_id: row.task_id, session_id: row.id, data: publicSession(toRecord(row)) });
 }
 
 // What a round of output changed of what the agent said about itself (see dialects.ts).
-export type ReadingChange = 'session.result' | 'session.limit';
+export type ReadingChange = Extract<EventType, 'session.result' | 'session.limit'>;
 
 function insertParams(s: NewSession, status: SessionStatus): unknown[] {
   return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
@@ -228,7 +229,7 @@ export function sessionsTable(db: Db, events: EventsTable) {
     async appendLines(
       id: string,
       firstSeq: number,
-      batch: { streams: Array<'stdout' | 'stderr'>; texts: string[]; at: string },
+      batch: { streams: Array<OutputLine['stream']>; texts: string[]; at: string },
       offsets: { stdout: number; stderr: number },
       reading?: { value: Reading; changes: ReadingChange[] },
     ): Promise<void> {

@@ -2,11 +2,7 @@ import type { OutputLine } from '../../schemas/output.ts';
 import type { SetupCommand } from '../../schemas/task.ts';
 import type { Db } from './db.ts';
 
-export interface LineInput {
-  stream: 'stdout' | 'stderr';
-  text: string;
-  at: string;
-}
+export type LineInput = Omit<OutputLine, 'seq'>;
 
 // What a log belongs to: the task's setup, or the teardown of its archive (DESIGN §10).
 export type Phase = 'setup' | 'teardown';
@@ -83,7 +79,7 @@ export function setupLogTable(db: Db, phase: Phase = 'setup') {
     },
     // Lines with the index of the command that printed them (null for lines stored before 0004).
     async linesWithCommand(taskId: string, after: number): Promise<Array<{ line: OutputLine; idx: number | null }>> {
-      const { rows } = await db.query<{ seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date; idx: number | null }>(
+      const { rows } = await db.query<{ seq: number; stream: OutputLine['stream']; text: string; at: Date; idx: number | null }>(
         'SELECT seq, stream, text, at, idx FROM setup_lines WHERE task_id = $1 AND seq > $2 AND phase = $3 ORDER BY seq',
         [taskId, after, phase],
       );
@@ -110,7 +106,7 @@ export function setupLogTable(db: Db, phase: Phase = 'setup') {
       }));
     },
     async lines(taskId: string, after = 0): Promise<OutputLine[]> {
-      const { rows } = await db.query<{ seq: number; stream: 'stdout' | 'stderr'; text: string; at: Date }>(
+      const { rows } = await db.query<{ seq: number; stream: OutputLine['stream']; text: string; at: Date }>(
         'SELECT seq, stream, text, at FROM setup_lines WHERE task_id = $1 AND seq > $2 AND phase = $3 ORDER BY seq',
         [taskId, after, phase],
       );
