@@ -6,9 +6,9 @@ import { EVENT_PAGE_MAX, type EventPage, type GroveEvent } from '../../schemas/e
 import type { Health } from '../../schemas/health.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Project } from '../../schemas/project.ts';
-import type { Changes, CommitResult, ConflictList, MergeResult, PushResult } from '../../schemas/review.ts';
+import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult } from '../../schemas/review.ts';
 import { isLive, OUTPUT_PAGE_MAX, type AgentList, type KillResult, type OutputPage, type Service, type Session } from '../../schemas/session.ts';
-import type { Task, TaskSetup } from '../../schemas/task.ts';
+import type { CreateTask, Task, TaskSetup } from '../../schemas/task.ts';
 import { resolvePaths } from '../runtime/paths.ts';
 import { CliError, createClient, EXIT, sse, type Client } from './client.ts';
 import { duration, shortId, table } from './format.ts';
@@ -243,7 +243,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   async 'task new'(c) {
     const name = arg(c, 1, 'name'); // usage errors before any request
     const p = await project(c, arg(c, 0, 'project'));
-    const body: Record<string, unknown> = { project_id: p.id, name };
+    const body: CreateTask = { project_id: p.id, name };
     if (typeof c.values.base === 'string') body.base = c.values.base;
     if (typeof c.values.branch === 'string') body.branch = c.values.branch;
     // Progress (the setup's commands and output as they run) on a terminal, or when asked.
@@ -390,7 +390,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   async merge(c) {
     const t = await task(c, arg(c, 0, 'task'));
     if (c.values.squash && c.values.ff) usage('merge takes --squash or --ff, not both');
-    const body: Record<string, unknown> = { strategy: c.values.squash ? 'squash' : c.values.ff ? 'ff' : 'merge' };
+    const body: MergeBody = { strategy: c.values.squash ? 'squash' : c.values.ff ? 'ff' : 'merge' };
     if (typeof c.values.message === 'string') body.message = c.values.message;
     const r = await c.api.call<MergeResult>('POST', `/api/tasks/${t.id}/merge`, body);
     print(c, r, () => `merged ${t.branch} into ${r.base} (${r.strategy}): ${r.base} is at ${r.commit.slice(0, 12)}`);
