@@ -6,6 +6,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
+import { isLive, type Session } from '../schemas/session.ts';
 import { call, FIXTURE_AGENT, makeMigratedStore, readyTask, ROOT, rssMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
@@ -88,7 +89,7 @@ try {
   // Until every session has ended and its lines are stored.
   for (;;) {
     const list = await call(d.api, 'GET', `/api/tasks/${task.id}/sessions`);
-    if (list.every((s: { status: string }) => s.status !== 'starting' && s.status !== 'running')) break;
+    if (list.every((s: Session) => !isLive(s.status))) break;
     await new Promise((r) => setTimeout(r, 1000));
   }
   const wallS = (performance.now() - t0) / 1000;

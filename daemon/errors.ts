@@ -1,4 +1,6 @@
-import type { Problem } from '../schemas/common.ts';
+import type { Problem, ValidationIssue } from '../schemas/common.ts';
+
+export type { ValidationIssue };
 
 // One catalog: every error the API can answer, with its status and title (DESIGN §4).
 export const ERRORS = {
@@ -54,11 +56,6 @@ export const ERRORS = {
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
-
-export interface ValidationIssue {
-  path: string;
-  message: string;
-}
 
 // Thrown by handlers and the request pipeline; carries data only, never a cause to leak.
 export class GroveError extends Error {

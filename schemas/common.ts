@@ -31,6 +31,7 @@ export const ValidationIssue = Type.Object({
   path: Type.String({ description: 'JSON pointer into the request' }),
   message: Type.String(),
 });
+export type ValidationIssue = Static<typeof ValidationIssue>;
 
 // RFC 9457 problem details; `code` is the stable part clients branch on.
 export const Problem = Type.Object(

@@ -1,24 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.ts';
+import { EVENT_TYPES } from './event-types.ts';
+
+export { EVENT_TYPES } from './event-types.ts';
 
 // What changed (DESIGN §11).
-export const EventType = Type.Union(
-  [
-    Type.Literal('project.added'),
-    Type.Literal('project.removed'),
-    Type.Literal('task.created'),
-    Type.Literal('task.status'),
-    Type.Literal('task.merged'),
-    Type.Literal('task.archived'),
-    Type.Literal('session.created'),
-    Type.Literal('session.status'),
-    Type.Literal('session.result'),
-    Type.Literal('session.limit'),
-  ],
-  { $id: 'EventType' },
-);
+export const EventType = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)), { $id: 'EventType' });
 export type EventType = Static<typeof EventType>;
-export const EVENT_TYPES = EventType.anyOf.map((t) => t.const) as EventType[];
 
 export const GroveEvent = Type.Object(
   {
@@ -37,12 +25,16 @@ export type GroveEvent = Static<typeof GroveEvent>;
 // The largest seq a query may name (a 53-bit safe integer in JSON).
 export const MAX_EVENT_SEQ = Number.MAX_SAFE_INTEGER;
 
+// The most events one page holds, and how many a page has when the query does not say.
+export const EVENT_PAGE_MAX = 5000;
+export const EVENT_PAGE_DEFAULT = 1000;
+
 export const EventQuery = Type.Object(
   {
     project_id: Type.Optional(Id),
     task_id: Type.Optional(Id),
     after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EVENT_SEQ })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: EVENT_PAGE_MAX })),
   },
   { additionalProperties: false },
 );
@@ -55,3 +47,4 @@ export const EventPage = Type.Object(
   },
   { $id: 'EventPage' },
 );
+export type EventPage = Static<typeof EventPage>;

@@ -15,6 +15,7 @@ export const Project = Type.Object(
 export type Project = Static<typeof Project>;
 
 export const ProjectList = Type.Array(Project);
+export type ProjectList = Static<typeof ProjectList>;
 
 export const CreateProject = Type.Object(
   {

@@ -2,16 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Id, MAX_ARG_BYTES, Timestamp, UUID_PATTERN } from './common.ts';
 import { Mode, TimeoutS } from './config.ts';
 import { OutputLine } from './output.ts';
+import { SESSION_STATUSES } from './session-status.ts';
 
-export const SessionStatus = Type.Union([
-  Type.Literal('queued'),
-  Type.Literal('starting'),
-  Type.Literal('running'),
-  Type.Literal('exited'),
-  Type.Literal('failed'),
-  Type.Literal('killed'),
-  Type.Literal('lost'),
-]);
+export { BUSY_STATUSES, isBusy, isLive, LIVE_STATUSES, SESSION_STATUSES, type BusyStatus, type LiveStatus } from './session-status.ts';
+
+export const SessionStatus = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s)));
 export type SessionStatus = Static<typeof SessionStatus>;
 
 // What an agent reported at its end (DESIGN §8); a field it does not report is null.
@@ -59,6 +54,7 @@ export type Session = Static<typeof Session>;
 export type SessionReading = Pick<Session, 'agent_session_id' | 'result' | 'limit_resets_at'>;
 
 export const SessionList = Type.Array(Session);
+export type SessionList = Static<typeof SessionList>;
 
 // The largest output line seq (a 32-bit integer in the store).
 export const MAX_SEQ = 2147483647;
@@ -89,20 +85,28 @@ export const CreateMessage = Type.Object(
 export type CreateMessage = Static<typeof CreateMessage>;
 
 export const SessionListQuery = Type.Object({ conversation_id: Type.Optional(Id) }, { additionalProperties: false });
+export type SessionListQuery = Static<typeof SessionListQuery>;
 
 export const AllSessionsQuery = Type.Object({ project_id: Type.Optional(Id) }, { additionalProperties: false });
+export type AllSessionsQuery = Static<typeof AllSessionsQuery>;
 
 export const KillResult = Type.Object({ status: Type.Literal('killed') }, { $id: 'KillResult' });
+export type KillResult = Static<typeof KillResult>;
+
+// The most lines one output page holds, and how many a page has when the query does not say.
+export const OUTPUT_PAGE_MAX = 5000;
+export const OUTPUT_PAGE_DEFAULT = 1000;
 
 export const OutputQuery = Type.Object(
   {
     // seq is a 32-bit integer column: a larger `after` would fail in the store, not match nothing.
     after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })),
-    last: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, description: 'the last `last` lines instead of a page after `after` (not with `after` or `limit`)' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTPUT_PAGE_MAX })),
+    last: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTPUT_PAGE_MAX, description: 'the last `last` lines instead of a page after `after` (not with `after` or `limit`)' })),
   },
   { additionalProperties: false },
 );
+export type OutputQuery = Static<typeof OutputQuery>;
 
 export const OutputPage = Type.Object(
   {
@@ -111,6 +115,7 @@ export const OutputPage = Type.Object(
   },
   { $id: 'OutputPage' },
 );
+export type OutputPage = Static<typeof OutputPage>;
 
 export const Agent = Type.Object(
   {
@@ -122,20 +127,23 @@ export const Agent = Type.Object(
   },
   { $id: 'Agent' },
 );
+export type Agent = Static<typeof Agent>;
 export const AgentList = Type.Array(Agent);
+export type AgentList = Static<typeof AgentList>;
 
 // A service of the task's `.grove.json` and its latest session (DESIGN §10).
-export const ServiceList = Type.Array(
-  Type.Object(
-    {
-      name: Type.String(),
-      command: Type.String(),
-      autostart: Type.Boolean(),
-      session: Type.Union([Session, Type.Null()], { description: 'the latest session of that service, or null' }),
-    },
-    { $id: 'Service' },
-  ),
+export const Service = Type.Object(
+  {
+    name: Type.String(),
+    command: Type.String(),
+    autostart: Type.Boolean(),
+    session: Type.Union([Session, Type.Null()], { description: 'the latest session of that service, or null' }),
+  },
+  { $id: 'Service' },
 );
+export type Service = Static<typeof Service>;
+export const ServiceList = Type.Array(Service);
+export type ServiceList = Static<typeof ServiceList>;
 
 // Any name: one that the project's .grove.json does not have is 404, whatever its shape.
 export const ServiceParams = Type.Object({ id: Id, name: Type.String({ minLength: 1 }) }, { additionalProperties: false });

@@ -34,6 +34,7 @@ export const Task = Type.Object(
 export type Task = Static<typeof Task>;
 
 export const TaskList = Type.Array(Task);
+export type TaskList = Static<typeof TaskList>;
 
 // No leading '-' (never an option to git), no control characters or lone surrogates (as in
 // TEXT_PATTERN); git's own rules come after.
@@ -52,8 +53,10 @@ export const CreateTask = Type.Object(
 export type CreateTask = Static<typeof CreateTask>;
 
 export const TaskListQuery = Type.Object({ project_id: Type.Optional(Id) }, { additionalProperties: false });
+export type TaskListQuery = Static<typeof TaskListQuery>;
 
 export const DeleteTaskQuery = Type.Object({ force: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+export type DeleteTaskQuery = Static<typeof DeleteTaskQuery>;
 
 export const SetupCommand = Type.Object({
   command: Type.String(),

@@ -43,7 +43,7 @@ test('tasks/recover: what a killed daemon left is undone or stopped', async (t) 
   await t.test('a creation without a row is undone from its intent: no branch, no worktree, no intent', async () => {
     const project = await parts.project();
     const id = randomUUID();
-    const made = await parts.pool.createWorktree({ repo: project.path, slug: 'cut-short', taken: [], intent: { id, file: parts.journal.fileFor(id) }, timeout: { ms: 60_000, detail: 'took too long' } });
+    const made = await parts.pool.run('createWorktree', { repo: project.path, slug: 'cut-short', taken: [], intent: { id, file: parts.journal.fileFor(id) }, timeout: { ms: 60_000, detail: 'took too long' } });
     assert.ok(made.ok);
     assert.deepEqual(repoState(project.path).branches, ['grove/cut-short', 'main']);
     await recover();
@@ -54,7 +54,7 @@ test('tasks/recover: what a killed daemon left is undone or stopped', async (t) 
   await t.test('an intent whose row was stored is only forgotten; a torn intent too', async () => {
     const project = await parts.project();
     const id = randomUUID();
-    const made = await parts.pool.createWorktree({ repo: project.path, slug: 'kept', taken: [], intent: { id, file: parts.journal.fileFor(id) }, timeout: { ms: 60_000, detail: 'took too long' } });
+    const made = await parts.pool.run('createWorktree', { repo: project.path, slug: 'kept', taken: [], intent: { id, file: parts.journal.fileFor(id) }, timeout: { ms: 60_000, detail: 'took too long' } });
     assert.ok(made.ok);
     const { branch, worktree_path, base, base_commit } = made;
     await parts.tasks.insert({ id, project_id: project.id, name: 'kept', branch, worktree_path, base, base_commit, status: 'ready' }, {});

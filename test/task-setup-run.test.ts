@@ -12,7 +12,7 @@ import { taskParts, type TaskParts } from './helpers/tasks.ts';
 // A task `setting_up` in a real worktree, as creation leaves it before setup starts.
 async function settingUp(parts: TaskParts, config: ProjectConfig) {
   const project = await parts.project(config);
-  const made = await parts.pool.createWorktree({ repo: project.path, slug: 'setup', taken: [], timeout: { ms: 60_000, detail: 'took too long' } });
+  const made = await parts.pool.run('createWorktree', { repo: project.path, slug: 'setup', taken: [], timeout: { ms: 60_000, detail: 'took too long' } });
   assert.ok(made.ok);
   const id = randomUUID();
   const { branch, worktree_path, base, base_commit } = made;

@@ -4,6 +4,8 @@ import { LineSplitter } from '../daemon/runtime/lines.ts';
 import { processStartTime } from '../daemon/proc/stat.ts';
 import { signalGroup } from '../daemon/proc/group.ts';
 import { GRACE_MS, terminate } from '../daemon/proc/terminate.ts';
+import type { OutputLine } from '../schemas/output.ts';
+import type { SetupCommand } from '../schemas/task.ts';
 import type { Result } from './result.ts';
 
 export interface RunSetupInput {
@@ -23,8 +25,8 @@ export type SetupOutcome = { failed: boolean; cancelled: boolean };
 export type SetupMessage =
   | { type: 'start'; idx: number; command: string; at: string }
   | { type: 'spawned'; idx: number; pid: number; pid_start: string | null }
-  | { type: 'lines'; idx: number; lines: Array<{ stream: 'stdout' | 'stderr'; text: string; at: string }> }
-  | { type: 'end'; idx: number; exit_code: number | null; signal: string | null; timed_out: boolean; at: string }
+  | { type: 'lines'; idx: number; lines: Array<Omit<OutputLine, 'seq'>> }
+  | ({ type: 'end'; idx: number; at: string } & Pick<SetupCommand, 'exit_code' | 'signal' | 'timed_out'>)
   | { type: 'done' };
 
 // After the shell exits, how long background children may keep its pipes open.
@@ -48,7 +50,7 @@ export async function runSetup(input: RunSetupInput): Promise<Result<SetupOutcom
 
   // The command whose lines are batched: a batch is flushed before the next command starts.
   let currentIdx = 0;
-  let batch: Array<{ stream: 'stdout' | 'stderr'; text: string; at: string }> = [];
+  let batch: Array<Omit<OutputLine, 'seq'>> = [];
   let timer: NodeJS.Timeout | null = null;
   const flush = () => {
     if (timer) clearTimeout(timer);
@@ -57,7 +59,7 @@ export async function runSetup(input: RunSetupInput): Promise<Result<SetupOutcom
     port.postMessage({ type: 'lines', idx: currentIdx, lines: batch } satisfies SetupMessage);
     batch = [];
   };
-  const emit = (stream: 'stdout' | 'stderr', texts: string[]) => {
+  const emit = (stream: OutputLine['stream'], texts: string[]) => {
     if (texts.length === 0) return;
     const at = new Date().toISOString();
     for (const text of texts) batch.push({ stream, text, at });

@@ -2,6 +2,13 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { EVENT_PAGE_MAX, type EventPage, type GroveEvent } from '../../schemas/event.ts';
+import type { Health } from '../../schemas/health.ts';
+import type { OutputLine } from '../../schemas/output.ts';
+import type { Project } from '../../schemas/project.ts';
+import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult } from '../../schemas/review.ts';
+import { isLive, OUTPUT_PAGE_MAX, type AgentList, type KillResult, type OutputPage, type Service, type Session } from '../../schemas/session.ts';
+import type { CreateTask, Task, TaskSetup } from '../../schemas/task.ts';
 import { resolvePaths } from '../runtime/paths.ts';
 import { CliError, createClient, EXIT, sse, type Client } from './client.ts';
 import { duration, shortId, table } from './format.ts';
@@ -67,11 +74,11 @@ function pick<T extends { id: string; name?: string }>(list: T[], key: string, w
   throw new CliError(`no ${what} matches ${JSON.stringify(key)}`, EXIT.API, { code: 'NOT_FOUND', detail: `no ${what} ${key}`, status: 404 });
 }
 
-const project = async (c: Ctx, key: string) => pick<{ id: string; name: string; path: string }>(await c.api.call('GET', '/api/projects'), key, 'project');
-const task = async (c: Ctx, key: string) => pick<{ id: string; name: string; branch: string; base: string; status: string; ports: Record<string, number> }>(await c.api.call('GET', '/api/tasks'), key, 'task');
+const project = async (c: Ctx, key: string) => pick(await c.api.call<Project[]>('GET', '/api/projects'), key, 'project');
+const task = async (c: Ctx, key: string) => pick(await c.api.call<Task[]>('GET', '/api/tasks'), key, 'task');
 async function session(c: Ctx, key: string) {
-  const tasks: Array<{ id: string }> = await c.api.call('GET', '/api/tasks');
-  const all = (await Promise.all(tasks.map((t) => c.api.call('GET', `/api/tasks/${t.id}/sessions`)))).flat();
+  const tasks = await c.api.call<Task[]>('GET', '/api/tasks');
+  const all = (await Promise.all(tasks.map((t) => c.api.call<Session[]>('GET', `/api/tasks/${t.id}/sessions`)))).flat();
   return pick(all, key, 'session');
 }
 
@@ -90,13 +97,13 @@ const SESSION_COLS = ['id', 'conversation', 'agent', 'mode', 'status', 'exit_cod
 const SERVICE_COLS = ['name', 'status', 'pid', 'session', 'autostart', 'command'];
 
 // A service as a table row: its latest session's status, or `stopped`.
-function serviceRow(s: any): Record<string, unknown> {
-  const live = s.session && ['starting', 'running'].includes(s.session.status);
-  return { ...s, status: s.session ? s.session.status : 'never started', pid: live ? s.session.pid : null, session: s.session ? shortId(s.session.id) : null };
+function serviceRow(s: Service): Record<string, unknown> {
+  const live = s.session !== null && isLive(s.session.status) ? s.session : null;
+  return { ...s, status: s.session ? s.session.status : 'never started', pid: live ? live.pid : null, session: s.session ? shortId(s.session.id) : null };
 }
 
 // A session as a table row: short ids, and its result (or why it waits) in a few words.
-function sessionRow(s: any): Record<string, unknown> {
+function sessionRow(s: Session): Record<string, unknown> {
   const r = s.result;
   const words = r ? [r.is_error ? 'error:' : '', (r.text ?? '').replace(/\s+/g, ' ').slice(0, 40), r.cost_usd !== null ? `$${r.cost_usd.toFixed(4)}` : ''] : [];
   if (s.limit_resets_at) words.push(`limit until ${s.limit_resets_at}`);
@@ -133,22 +140,23 @@ async function followOutput(c: Ctx, id: string): Promise<void> {
 }
 
 // The newest `n` events (of a filter `q`) and the newest seq, read page by page.
-async function lastEvents(c: Ctx, q: string, n: number): Promise<{ recent: any[]; last: number }> {
-  const recent: any[] = [];
+async function lastEvents(c: Ctx, q: string, n: number): Promise<{ recent: GroveEvent[]; last: number }> {
+  const recent: GroveEvent[] = [];
   let last = 0;
   for (let after = 0; ; ) {
-    const page = await c.api.call('GET', `/api/events?after=${after}&limit=5000${q}`);
+    const page = await c.api.call<EventPage>('GET', `/api/events?after=${after}&limit=${EVENT_PAGE_MAX}${q}`);
     recent.push(...page.events);
     recent.splice(0, Math.max(0, recent.length - n));
     last = page.next;
-    if (page.events.length < 5000) return { recent, last };
+    if (page.events.length < EVENT_PAGE_MAX) return { recent, last };
     after = page.next;
   }
 }
 
 // One event as a line: when, its seq and type, and what it is about.
-function describeEvent(e: any): string {
-  const d = e.data ?? {};
+function describeEvent(e: GroveEvent): string {
+  // `data` is the project, task or session the event is about (the schema leaves it open).
+  const d: any = e.data ?? {};
   const what = e.type.startsWith('project.')
     ? `project ${d.name}`
     : e.type.startsWith('task.')
@@ -186,7 +194,7 @@ async function page(text: string): Promise<void> {
 }
 
 // Shows a task's setup as it runs; resolves with the task once setup is over.
-async function followSetup(c: Ctx, id: string, err: (s: string) => void): Promise<any> {
+async function followSetup(c: Ctx, id: string, err: (s: string) => void): Promise<Task> {
   const body = await c.api.stream(`/api/tasks/${id}/setup`, { accept: 'text/event-stream' });
   for await (const { event, data } of sse(body)) {
     if (event === 'command') {
@@ -195,17 +203,17 @@ async function followSetup(c: Ctx, id: string, err: (s: string) => void): Promis
     } else if (event === 'line') err(`  ${data.text}`);
     else if (event === 'end') return data;
   }
-  return c.api.call('GET', `/api/tasks/${id}`);
+  return c.api.call<Task>('GET', `/api/tasks/${id}`);
 }
 
 // The command table: words → handler.
 const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   async status(c) {
-    const h = await c.api.call('GET', '/api/health');
-    const [projects, tasks] = await Promise.all([c.api.call('GET', '/api/projects'), c.api.call('GET', '/api/tasks')]);
-    const live = tasks.filter((t: any) => t.status !== 'archived');
-    const sessions = (await Promise.all(live.map((t: any) => c.api.call('GET', `/api/tasks/${t.id}/sessions`)))).flat();
-    const running = sessions.filter((s: any) => s.status === 'running' || s.status === 'starting').length;
+    const h = await c.api.call<Health>('GET', '/api/health');
+    const [projects, tasks] = await Promise.all([c.api.call<Project[]>('GET', '/api/projects'), c.api.call<Task[]>('GET', '/api/tasks')]);
+    const live = tasks.filter((t) => t.status !== 'archived');
+    const sessions = (await Promise.all(live.map((t) => c.api.call<Session[]>('GET', `/api/tasks/${t.id}/sessions`)))).flat();
+    const running = sessions.filter((s) => isLive(s.status)).length;
     const data = { ...h, uptime_s: Math.floor((Date.now() - Date.parse(h.started_at)) / 1000), projects: projects.length, tasks: live.length, running_sessions: running };
     print(c, data, () =>
       [
@@ -217,14 +225,14 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     );
   },
   async 'project add'(c) {
-    const p = await c.api.call('POST', '/api/projects', {
+    const p = await c.api.call<Project>('POST', '/api/projects', {
       path: path.resolve(arg(c, 0, 'path')),
       ...(typeof c.values.name === 'string' ? { name: c.values.name } : {}),
     });
     print(c, p, () => `added project ${p.name} (${p.id}) at ${p.path}`);
   },
   async 'project ls'(c) {
-    const list = await c.api.call('GET', '/api/projects');
+    const list = await c.api.call<Project[]>('GET', '/api/projects');
     print(c, list, () => table(short(list), ['id', 'name', 'path']));
   },
   async 'project rm'(c) {
@@ -235,13 +243,13 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   async 'task new'(c) {
     const name = arg(c, 1, 'name'); // usage errors before any request
     const p = await project(c, arg(c, 0, 'project'));
-    const body: Record<string, unknown> = { project_id: p.id, name };
+    const body: CreateTask = { project_id: p.id, name };
     if (typeof c.values.base === 'string') body.base = c.values.base;
     if (typeof c.values.branch === 'string') body.branch = c.values.branch;
     // Progress (the setup's commands and output as they run) on a terminal, or when asked.
     const progress = !c.values['no-wait'] && !c.json && (process.stderr.isTTY || c.values.progress === true);
     if (c.values['no-wait'] || progress) body.wait = false;
-    let t = await c.api.call('POST', '/api/tasks', body);
+    let t = await c.api.call<Task>('POST', '/api/tasks', body);
     if (progress) {
       const err = (s: string) => process.stderr.write(s + '\n');
       err(`task ${t.name}: branch ${t.branch}, worktree ${path.join(p.path, t.worktree_path)}`);
@@ -253,13 +261,13 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   async 'task ls'(c) {
     const key = c.positionals[0];
     const q = key ? `?project_id=${(await project(c, key)).id}` : '';
-    const list = await c.api.call('GET', `/api/tasks${q}`);
+    const list = await c.api.call<Task[]>('GET', `/api/tasks${q}`);
     print(c, list, () => table(short(list), TASK_COLS));
   },
   async 'task show'(c) {
     const t = await task(c, arg(c, 0, 'id'));
-    const setup = await c.api.call('GET', `/api/tasks/${t.id}/setup`);
-    const services = t.status === 'archived' ? [] : await c.api.call('GET', `/api/tasks/${t.id}/services`);
+    const setup = await c.api.call<TaskSetup>('GET', `/api/tasks/${t.id}/setup`);
+    const services = t.status === 'archived' ? [] : await c.api.call<Service[]>('GET', `/api/tasks/${t.id}/services`);
     const urls = Object.entries(t.ports).map(([declared, port]) => `  ${declared} → http://127.0.0.1:${port}`);
     print(c, { ...t, setup, services }, () =>
       [
@@ -268,14 +276,14 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
         ...(services.length > 0 ? ['', 'services:', ...table(services.map(serviceRow), SERVICE_COLS).split('\n').map((l) => `  ${l}`)] : []),
         '',
         'setup:',
-        ...(setup.commands.length === 0 ? ['  (no setup commands)'] : setup.commands.map((x: any) => `  $ ${x.command}  → exit ${x.exit_code ?? x.signal}${x.timed_out ? ' (timed out)' : ''}${x.interrupted ? ' (interrupted)' : ''}`)),
-        ...setup.lines.map((l: any) => `  ${l.stream === 'stderr' ? '!' : '|'} ${l.text}`),
+        ...(setup.commands.length === 0 ? ['  (no setup commands)'] : setup.commands.map((x) => `  $ ${x.command}  → exit ${x.exit_code ?? x.signal}${x.timed_out ? ' (timed out)' : ''}${x.interrupted ? ' (interrupted)' : ''}`)),
+        ...setup.lines.map((l) => `  ${l.stream === 'stderr' ? '!' : '|'} ${l.text}`),
       ].join('\n'),
     );
   },
   async 'task rm'(c) {
     const t = await task(c, arg(c, 0, 'id'));
-    const r = await c.api.call('DELETE', `/api/tasks/${t.id}${c.values.force ? '?force=true' : ''}`);
+    const r = await c.api.call<Task>('DELETE', `/api/tasks/${t.id}${c.values.force ? '?force=true' : ''}`);
     print(c, r, () => `archived task ${r.name}; branch ${r.branch} kept`);
   },
   async 'session start'(c) {
@@ -283,60 +291,60 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const body: Record<string, unknown> = {};
     if (typeof c.values.agent === 'string') body.agent = c.values.agent;
     if (typeof c.values.prompt === 'string') body.prompt = c.values.prompt;
-    const s = await c.api.call('POST', `/api/tasks/${t.id}/sessions`, { ...body, ...sessionOptions(c) });
+    const s = await c.api.call<Session>('POST', `/api/tasks/${t.id}/sessions`, { ...body, ...sessionOptions(c) });
     print(c, s, () => `session ${s.id} (${s.agent}, ${s.mode}) ${s.status}, pid ${s.pid}`);
   },
   async 'session ls'(c) {
     const t = await task(c, arg(c, 0, 'task'));
     const conv = typeof c.values.conversation === 'string' ? (await session(c, c.values.conversation)).conversation_id : null;
-    const list = await c.api.call('GET', `/api/tasks/${t.id}/sessions${conv ? `?conversation_id=${conv}` : ''}`);
+    const list = await c.api.call<Session[]>('GET', `/api/tasks/${t.id}/sessions${conv ? `?conversation_id=${conv}` : ''}`);
     print(c, list, () => table(list.map(sessionRow), SESSION_COLS));
   },
   async say(c) {
     const s = await session(c, arg(c, 0, 'session'));
     // A prompt that starts with `-` goes as --prompt=<text>, or it would read as an option here.
     const prompt = typeof c.values.prompt === 'string' ? c.values.prompt : arg(c, 1, 'prompt');
-    const next = await c.api.call('POST', `/api/sessions/${s.id}/messages`, { prompt, ...sessionOptions(c) });
+    const next = await c.api.call<Session>('POST', `/api/sessions/${s.id}/messages`, { prompt, ...sessionOptions(c) });
     if (c.json || !(c.values.follow || process.stdout.isTTY)) return print(c, next, () => `session ${next.id} ${next.status}`);
     process.stderr.write(`session ${shortId(next.id)} ${next.status}${next.status === 'queued' ? ' (waits for the conversation)' : ''}\n`);
     await followOutput(c, next.id);
   },
   async 'service ls'(c) {
     const t = await task(c, arg(c, 0, 'task'));
-    const list = await c.api.call('GET', `/api/tasks/${t.id}/services`);
+    const list = await c.api.call<Service[]>('GET', `/api/tasks/${t.id}/services`);
     print(c, list, () => table(list.map(serviceRow), SERVICE_COLS));
   },
   async 'service start'(c) {
     const t = await task(c, arg(c, 0, 'task'));
-    const s = await c.api.call('POST', `/api/tasks/${t.id}/services/${encodeURIComponent(arg(c, 1, 'service'))}`);
+    const s = await c.api.call<Session>('POST', `/api/tasks/${t.id}/services/${encodeURIComponent(arg(c, 1, 'service'))}`);
     const ports = Object.values(t.ports);
     print(c, s, () => `service ${s.agent} ${s.status}, pid ${s.pid}, session ${shortId(s.id)}${ports.length > 0 ? `; ${ports.map((p) => `http://127.0.0.1:${p}`).join(' ')}` : ''}`);
   },
   async 'service stop'(c) {
     const t = await task(c, arg(c, 0, 'task'));
     const name = arg(c, 1, 'service');
-    const list = await c.api.call('GET', `/api/tasks/${t.id}/services`);
-    const svc = list.find((x: any) => x.name === name);
+    const list = await c.api.call<Service[]>('GET', `/api/tasks/${t.id}/services`);
+    const svc = list.find((x) => x.name === name);
     if (!svc) throw new CliError(`task ${t.name} has no service ${JSON.stringify(name)}`, EXIT.API, { code: 'NOT_FOUND', detail: `no service ${name}`, status: 404 });
-    if (!svc.session || !['starting', 'running'].includes(svc.session.status)) {
+    if (!svc.session || !isLive(svc.session.status)) {
       throw new CliError(`service ${name} is not running`, EXIT.API, { code: 'SESSION_NOT_RUNNING', detail: `service ${name} is not running`, status: 409 });
     }
-    const r = await c.api.call('DELETE', `/api/sessions/${svc.session.id}`);
+    const r = await c.api.call<KillResult>('DELETE', `/api/sessions/${svc.session.id}`);
     print(c, { id: svc.session.id, ...r }, () => `service ${name} stopped`);
   },
   async 'session kill'(c) {
     const s = await session(c, arg(c, 0, 'id'));
-    const r = await c.api.call('DELETE', `/api/sessions/${s.id}`);
+    const r = await c.api.call<KillResult>('DELETE', `/api/sessions/${s.id}`);
     print(c, { id: s.id, ...r }, () => `session ${shortId(s.id)} killed`);
   },
   async logs(c) {
     const s = await session(c, arg(c, 0, 'session'));
-    const emit = (l: any) => c.out(c.json ? JSON.stringify(l) : l.text);
+    const emit = (l: OutputLine) => c.out(c.json ? JSON.stringify(l) : l.text);
     if (!c.values.follow) {
       for (let after = 0; ; ) {
-        const page = await c.api.call('GET', `/api/sessions/${s.id}/output?after=${after}&limit=5000`);
+        const page = await c.api.call<OutputPage>('GET', `/api/sessions/${s.id}/output?after=${after}&limit=${OUTPUT_PAGE_MAX}`);
         for (const l of page.lines) emit(l);
-        if (page.lines.length < 5000) return;
+        if (page.lines.length < OUTPUT_PAGE_MAX) return;
         after = page.next;
       }
     }
@@ -344,12 +352,12 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   },
   async changes(c) {
     const t = await task(c, arg(c, 0, 'task'));
-    const ch = await c.api.call('GET', `/api/tasks/${t.id}/changes`);
+    const ch = await c.api.call<Changes>('GET', `/api/tasks/${t.id}/changes`);
     print(c, ch, () =>
       [
         `${t.branch}: ${ch.ahead} commit(s) ahead of ${ch.base}, ${ch.behind} behind; ${ch.uncommitted} uncommitted file(s)`,
         table(
-          ch.files.map((f: any) => ({ ...f, path: f.old_path ? `${f.old_path} → ${f.path}` : f.path, lines: f.binary ? 'binary' : `+${f.additions} -${f.deletions}` })),
+          ch.files.map((f) => ({ ...f, path: f.old_path ? `${f.old_path} → ${f.path}` : f.path, lines: f.binary ? 'binary' : `+${f.additions} -${f.deletions}` })),
           ['status', 'lines', 'path'],
         ),
       ].join('\n'),
@@ -371,32 +379,32 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   async commit(c) {
     const t = await task(c, arg(c, 0, 'task'));
     if (typeof c.values.message !== 'string') usage('commit needs -m <message>');
-    const r = await c.api.call('POST', `/api/tasks/${t.id}/commit`, { message: c.values.message });
+    const r = await c.api.call<CommitResult>('POST', `/api/tasks/${t.id}/commit`, { message: c.values.message });
     print(c, r, () => `committed ${r.files.length} file(s) on ${t.branch}: ${r.commit.slice(0, 12)}`);
   },
   async rebase(c) {
     const t = await task(c, arg(c, 0, 'task'));
-    const r = await c.api.call('POST', `/api/tasks/${t.id}/rebase`);
+    const r = await c.api.call<Task>('POST', `/api/tasks/${t.id}/rebase`);
     print(c, r, () => `rebased ${r.branch} onto ${r.base}`);
   },
   async merge(c) {
     const t = await task(c, arg(c, 0, 'task'));
     if (c.values.squash && c.values.ff) usage('merge takes --squash or --ff, not both');
-    const body: Record<string, unknown> = { strategy: c.values.squash ? 'squash' : c.values.ff ? 'ff' : 'merge' };
+    const body: MergeBody = { strategy: c.values.squash ? 'squash' : c.values.ff ? 'ff' : 'merge' };
     if (typeof c.values.message === 'string') body.message = c.values.message;
-    const r = await c.api.call('POST', `/api/tasks/${t.id}/merge`, body);
+    const r = await c.api.call<MergeResult>('POST', `/api/tasks/${t.id}/merge`, body);
     print(c, r, () => `merged ${t.branch} into ${r.base} (${r.strategy}): ${r.base} is at ${r.commit.slice(0, 12)}`);
   },
   async push(c) {
     const t = await task(c, arg(c, 0, 'task'));
-    const r = await c.api.call('POST', `/api/tasks/${t.id}/push`, typeof c.values.remote === 'string' ? { remote: c.values.remote } : {});
+    const r = await c.api.call<PushResult>('POST', `/api/tasks/${t.id}/push`, typeof c.values.remote === 'string' ? { remote: c.values.remote } : {});
     print(c, r, () => `pushed ${r.branch} to ${r.remote}`);
   },
   async conflicts(c) {
     const p = await project(c, arg(c, 0, 'project'));
-    const [list, tasks] = await Promise.all([c.api.call('GET', `/api/projects/${p.id}/conflicts`), c.api.call('GET', `/api/tasks?project_id=${p.id}`)]);
-    const name = (id: string) => (id === 'base' ? 'its base' : (tasks.find((x: any) => x.id === id)?.name ?? id));
-    print(c, list, () => (list.length === 0 ? 'no conflicts' : table(list.map((x: any) => ({ task: name(x.task_id), with: name(x.with), files: x.files.join(' ') })), ['task', 'with', 'files'])));
+    const [list, tasks] = await Promise.all([c.api.call<ConflictList>('GET', `/api/projects/${p.id}/conflicts`), c.api.call<Task[]>('GET', `/api/tasks?project_id=${p.id}`)]);
+    const name = (id: string) => (id === 'base' ? 'its base' : (tasks.find((x) => x.id === id)?.name ?? id));
+    print(c, list, () => (list.length === 0 ? 'no conflicts' : table(list.map((x) => ({ task: name(x.task_id), with: name(x.with), files: x.files.join(' ') })), ['task', 'with', 'files'])));
   },
   async events(c) {
     const filter = [
@@ -406,7 +414,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const q = filter.map((f) => `&${f}`).join('');
     // The last ten, then live.
     const { recent, last } = await lastEvents(c, q, 10);
-    const show = (e: any) => c.out(c.json ? JSON.stringify(e) : describeEvent(e));
+    const show = (e: GroveEvent) => c.out(c.json ? JSON.stringify(e) : describeEvent(e));
     recent.forEach(show);
     const from = last;
     const body = await c.api.stream(`/api/events?after=${from}${q}`, { accept: 'text/event-stream' });
@@ -417,11 +425,11 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   },
   async watch(c) {
     const draw = async () => {
-      const tasks = (await c.api.call('GET', '/api/tasks')).filter((x: any) => x.status !== 'archived');
+      const tasks = (await c.api.call<Task[]>('GET', '/api/tasks')).filter((x) => x.status !== 'archived');
       const rows: Array<Record<string, unknown>> = [];
       for (const x of tasks) {
         rows.push({ task: x.name, status: x.status, branch: x.branch, session: '', agent: '', state: '', result: '' });
-        for (const s of await c.api.call('GET', `/api/tasks/${x.id}/sessions`)) {
+        for (const s of await c.api.call<Session[]>('GET', `/api/tasks/${x.id}/sessions`)) {
           // Sessions that run or wait, and those that ended in the last hour.
           if (s.ended_at && Date.now() - Date.parse(s.ended_at) > 3600_000) continue;
           const r = sessionRow(s);
@@ -446,7 +454,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   // The dashboard (DESIGN §12) at the TCP front's address, in $BROWSER if set, else the desktop's
   // opener; the address is printed either way, for a machine without one.
   async open(c) {
-    const health = await c.api.call('GET', '/api/health');
+    const health = await c.api.call<Health>('GET', '/api/health');
     if (health.port === null) {
       throw new CliError('the daemon runs without its TCP front (port "off"), so the dashboard has no address; set "port" in the user config', EXIT.API);
     }
@@ -463,8 +471,8 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     });
   },
   async agents(c) {
-    const list = await c.api.call('GET', '/api/agents');
-    print(c, list, () => table(list.map((a: any) => ({ ...a, command: a.command.join(' ') })), ['name', 'available', 'command']));
+    const list = await c.api.call<AgentList>('GET', '/api/agents');
+    print(c, list, () => table(list.map((a) => ({ ...a, command: a.command.join(' ') })), ['name', 'available', 'command']));
   },
 };
 

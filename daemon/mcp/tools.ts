@@ -4,7 +4,7 @@
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../schemas/common.ts';
 import { CommitBody, MergeBody } from '../../schemas/review.ts';
-import { CreateMessage, CreateSession, MAX_SEQ } from '../../schemas/session.ts';
+import { CreateMessage, CreateSession, MAX_SEQ, OUTPUT_PAGE_MAX, type OutputPage, type Session } from '../../schemas/session.ts';
 import { CreateTask } from '../../schemas/task.ts';
 import { sse, type Client } from '../cli/client.ts';
 
@@ -29,6 +29,8 @@ const ProjectId = id('the project id from list_projects');
 
 // How long wait_for_session waits when not told: an agent's turn is often minutes.
 const WAIT_S = 600;
+// How many of the last lines get_output reads when not told.
+const LAST_LINES = 200;
 
 const q = (v: unknown) => encodeURIComponent(String(v));
 
@@ -41,13 +43,13 @@ async function waitForSession(api: Client, args: { session_id: string; timeout_s
   const ended = (async () => {
     body = await api.stream(`/api/sessions/${args.session_id}/output`, { accept: 'text/event-stream', 'last-event-id': String(MAX_SEQ) });
     if (over) return body.destroy?.(), null;
-    for await (const { event, data } of sse(body)) if (event === 'end') return data;
+    for await (const { event, data } of sse(body)) if (event === 'end') return data as Session;
     return null;
   })();
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
   try {
-    const session = (await Promise.race([ended, late])) ?? (await api.call('GET', `/api/sessions/${args.session_id}`));
+    const session = (await Promise.race([ended, late])) ?? (await api.call<Session>('GET', `/api/sessions/${args.session_id}`));
     const done = session.ended_at !== null;
     return { ended: done, status: session.status, exit_code: session.exit_code, result: session.result, limit_resets_at: session.limit_resets_at, session };
   } finally {
@@ -60,11 +62,11 @@ async function waitForSession(api: Client, args: { session_id: string; timeout_s
 
 // The last `last` lines, or the page after seq `after`, as text an agent reads (stderr marked).
 async function getOutput(api: Client, args: { session_id: string; last?: number; after?: number }) {
-  const want = args.last ?? 200;
-  const { lines, next }: { lines: Array<{ seq: number; stream: string; text: string }>; next: number } =
+  const want = args.last ?? LAST_LINES;
+  const { lines, next } =
     args.after !== undefined
-      ? await api.call('GET', `/api/sessions/${args.session_id}/output?after=${args.after}&limit=${want}`)
-      : await api.call('GET', `/api/sessions/${args.session_id}/output?last=${want}`);
+      ? await api.call<OutputPage>('GET', `/api/sessions/${args.session_id}/output?after=${args.after}&limit=${want}`)
+      : await api.call<OutputPage>('GET', `/api/sessions/${args.session_id}/output?last=${want}`);
   const text = lines.map((l) => (l.stream === 'stderr' ? `[stderr] ${l.text}` : l.text)).join('\n');
   return { lines: lines.length, first_seq: lines[0]?.seq ?? null, next, text };
 }
@@ -122,10 +124,10 @@ export const TOOLS: Tool[] = [
   },
   {
     name: 'get_output',
-    description: "Read what a session printed: its last `last` lines (default 200), or the lines after seq `after`. Answers the text (stderr lines marked [stderr]) and `next`, the seq to pass as `after` to read on.",
+    description: `Read what a session printed: its last \`last\` lines (default ${LAST_LINES}), or the lines after seq \`after\`. Answers the text (stderr lines marked [stderr]) and \`next\`, the seq to pass as \`after\` to read on.`,
     input: input({
       session_id: SessionId,
-      last: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, description: 'how many lines (default 200)' })),
+      last: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTPUT_PAGE_MAX, description: `how many lines (default ${LAST_LINES})` })),
       after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'read the lines after this seq instead of the last ones' })),
     }),
     readOnly: true,

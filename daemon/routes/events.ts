@@ -1,4 +1,4 @@
-import { EventPage, EventQuery, MAX_EVENT_SEQ } from '../../schemas/event.ts';
+import { EVENT_PAGE_DEFAULT, EventPage, EventQuery, MAX_EVENT_SEQ } from '../../schemas/event.ts';
 import type { EventFeed } from '../events/feed.ts';
 import { route, type Route } from '../http/route.ts';
 import { resumeFrom, wantsEventStream, writeSse } from '../http/sse.ts';
@@ -20,7 +20,7 @@ export function eventRoutes(deps: { feed: EventFeed }): Route[] {
           await writeSse(res, (signal) => feed.follow(filter, from, signal), { stall: feed.stall(from) });
           return null;
         }
-        return { status: 200, body: await feed.page(filter, query.after ?? 0, query.limit ?? 1000) };
+        return { status: 200, body: await feed.page(filter, query.after ?? 0, query.limit ?? EVENT_PAGE_DEFAULT) };
       },
     }),
   ];

@@ -6,6 +6,7 @@ import {
   CreateSession,
   KillResult,
   MAX_SEQ,
+  OUTPUT_PAGE_DEFAULT,
   OutputPage,
   OutputQuery,
   ServiceList,
@@ -125,7 +126,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
           }
           return { status: 200, body: await sessions.lastLines(params.id, query.last) };
         }
-        return { status: 200, body: await sessions.lines(params.id, query.after ?? 0, query.limit ?? 1000) };
+        return { status: 200, body: await sessions.lines(params.id, query.after ?? 0, query.limit ?? OUTPUT_PAGE_DEFAULT) };
       },
     }),
     route({

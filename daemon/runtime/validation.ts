@@ -1,14 +1,10 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { TSchema, Static } from '@sinclair/typebox';
-
-export interface Issue {
-  path: string;
-  message: string;
-}
+import type { ValidationIssue } from '../../schemas/common.ts';
 
 export interface Validator<T> {
   (value: unknown): value is T;
-  issues(): Issue[];
+  issues(): ValidationIssue[];
 }
 
 // One Ajv per purpose, made once at start: bodies are never coerced, query strings are.
@@ -29,7 +25,7 @@ export function createAjv(opts: { coerce?: boolean } = {}): Ajv {
 // Compile a TypeBox schema once; the static type comes from the same schema.
 export function compile<S extends TSchema>(ajv: Ajv, schema: S): Validator<Static<S>> {
   const fn: ValidateFunction = ajv.compile(schema);
-  let nonFinite: Issue[] = [];
+  let nonFinite: ValidationIssue[] = [];
   const validator = ((value: unknown) => {
     nonFinite = [];
     if (!fn(value)) return false;
@@ -43,15 +39,15 @@ export function compile<S extends TSchema>(ajv: Ajv, schema: S): Validator<Stati
   return validator;
 }
 
-function findNonFinite(value: unknown, at: string): Issue[] {
+function findNonFinite(value: unknown, at: string): ValidationIssue[] {
   if (typeof value === 'number') return Number.isFinite(value) ? [] : [{ path: at === '' ? '/' : at, message: 'must be a finite number' }];
   if (typeof value !== 'object' || value === null) return [];
   return Object.entries(value).flatMap(([k, v]) => findNonFinite(v, `${at}/${escapePointer(k)}`));
 }
 
 // Ajv errors as {path, message} with a JSON pointer that names the offending field itself.
-export function toIssues(errors: ErrorObject[]): Issue[] {
-  const out: Issue[] = [];
+export function toIssues(errors: ErrorObject[]): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
     let path = e.instancePath;

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateMessage, Session } from '../../schemas/session.ts';
+import { isBusy, isLive, type CreateMessage, type Session } from '../../schemas/session.ts';
 import { GroveError } from '../errors.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
-import { BUSY, LIVE, publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import { publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
 import type { Live } from './live.ts';
 import { findSession } from './record.ts';
 import type { Ask, Starter } from './start.ts';
@@ -42,7 +42,7 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
       timers.delete(conversationId);
       if (closed) return;
       const conversation = await sessions.listConversation(conversationId);
-      if (conversation.some((s) => LIVE.includes(s.status))) return;
+      if (conversation.some((s) => isLive(s.status))) return;
       const head = conversation.find((s) => s.status === 'queued');
       if (!head) return;
       const wait = head.not_before !== null ? Date.parse(head.not_before) - Date.now() : 0;
@@ -94,7 +94,7 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
         resume: null,
       };
       const newId = randomUUID();
-      if (conversation.some((s) => BUSY.includes(s.status))) {
+      if (conversation.some((s) => isBusy(s.status))) {
         const { resume: _, ...fields } = ask;
         // In the task's turn, as a start: a row queued after the archive killed would be left waiting.
         const rec = await starter.admit(parent.task_id, () => sessions.insert({ id: newId, task_id: parent.task_id, command: [], ...fields }, 'queued'));

@@ -1,7 +1,8 @@
+import { isLive } from '../../schemas/session.ts';
 import { GroveError } from '../errors.ts';
 import { groupMembers } from '../proc/group.ts';
 import { GRACE_MS, terminate } from '../proc/terminate.ts';
-import { LIVE, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
 import type { Live } from './live.ts';
 import { findSession, stillRuns } from './record.ts';
 
@@ -35,7 +36,7 @@ export function createKill(deps: { sessions: SessionsTable; live: Live }) {
       }
       rec = await findSession(sessions, id); // started meanwhile: killed as any other
     }
-    if (!LIVE.includes(rec.status)) {
+    if (!isLive(rec.status)) {
       throw new GroveError('SESSION_NOT_RUNNING', `session ${id} has already ended (${rec.status})`);
     }
     const entry = live.get(id);
@@ -52,7 +53,7 @@ export function createKill(deps: { sessions: SessionsTable; live: Live }) {
   async function killAllOfTask(taskId: string): Promise<void> {
     const all = (await sessions.listOfTask(taskId)) ?? [];
     for (const s of all.filter((s) => s.status === 'queued')) await kill(s.id).catch(() => {});
-    await Promise.all(all.filter((s) => LIVE.includes(s.status)).map((s) => kill(s.id).catch(() => {})));
+    await Promise.all(all.filter((s) => isLive(s.status)).map((s) => kill(s.id).catch(() => {})));
   }
 
   return { kill, killAllOfTask };

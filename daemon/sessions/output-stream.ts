@@ -1,9 +1,10 @@
+import { OUTPUT_PAGE_MAX } from '../../schemas/session.ts';
 import { wakeOn, type Source, type StreamItem } from '../runtime/follow.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import type { SessionService } from './service.ts';
 
 // The JSON pages' largest: each round costs store round trips, so a long history comes in few.
-const PAGE = 5000;
+const PAGE = OUTPUT_PAGE_MAX;
 
 // A session's lines (`line`, id its seq) after `after`, then `end` with the session once it has
 // ended: read from the store page by page, the next page only once the reader took this one,

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import type { OutputLine } from '../../schemas/output.ts';
 import { LineSplitter } from '../runtime/lines.ts';
 import type { SessionFiles } from './wrapper.ts';
 
@@ -9,7 +10,7 @@ import type { SessionFiles } from './wrapper.ts';
 export const CHUNK = 128 * 1024;
 
 // Where reading stopped in each file, as the store keeps it: a restart reads on from there.
-export type Stream = 'stdout' | 'stderr';
+export type Stream = OutputLine['stream'];
 export type Offsets = Record<Stream, number>;
 
 // One round's lines (stdout's, then stderr's) in the shape sessions.appendLines stores at once.

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Session } from '../../schemas/session.ts';
+import { isBusy, type Session } from '../../schemas/session.ts';
 import { outputReader } from '../agents/dialects.ts';
 import { GroveError } from '../errors.ts';
 import { once } from '../runtime/once.ts';
 import { createSignal, type Listen } from '../runtime/signal.ts';
-import { BUSY, publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
+import { publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { createConversations } from './conversation.ts';
 import type { SessionServiceDeps } from './deps.ts';
 import { createKill } from './kill.ts';
@@ -85,7 +85,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     },
 
     // Not ended yet: running, or waiting to (an output stream follows it on).
-    isLive: (s: Session) => BUSY.includes(s.status),
+    isLive: (s: Session) => isBusy(s.status),
 
     async lines(id: string, after: number, limit: number) {
       await findSession(sessions, id);

@@ -4,14 +4,14 @@ import path from 'node:path';
 import type { Mode } from '../../schemas/config.ts';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
-import type { CreateSession, Session } from '../../schemas/session.ts';
+import { isLive, type CreateSession, type Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { buildCommand, modeArgs, pinsSession, which } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import { terminate } from '../proc/terminate.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
-import { LIVE, publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
+import { publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { taskEnv } from '../tasks/env.ts';
 import type { SessionServiceDeps } from './deps.ts';
 import type { Live, SessionSignals } from './live.ts';
@@ -107,11 +107,11 @@ export function createStart(deps: StartDeps) {
     return deps.gate.isClosing(taskId) || (await deps.getTask(taskId)).status === 'archived';
   }
 
-  function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: 'agent' | 'service'; built?: Built }): Promise<SessionRecord | null> {
+  function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Session['kind']; built?: Built }): Promise<SessionRecord | null> {
     return admit(at.task.id, () => launchAdmitted(id, at, ask, opts));
   }
 
-  async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: 'agent' | 'service'; built?: Built }): Promise<SessionRecord | null> {
+  async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Session['kind']; built?: Built }): Promise<SessionRecord | null> {
     const { queued } = opts;
     const { command, pinned, env: own } = opts.built ?? commandOf(ask);
     const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id };
@@ -193,7 +193,7 @@ export function createStart(deps: StartDeps) {
     if (!svc) throw new GroveError('NOT_FOUND', `the project's .grove.json has no service named ${JSON.stringify(name)}`);
     return serviceTurns.run(`${taskId}/${name}`, async () => {
       const all = (await sessions.listOfTask(taskId)) ?? [];
-      const running = all.find((s) => s.kind === 'service' && s.agent === name && LIVE.includes(s.status));
+      const running = all.find((s) => s.kind === 'service' && s.agent === name && isLive(s.status));
       if (running) throw new GroveError('SERVICE_RUNNING', `service ${name} is already running (session ${running.id}); stop it with DELETE /api/sessions/${running.id}`);
       const id = randomUUID();
       const ask: Ask = { agent: name, mode: 'edit', prompt: null, args: [], timeout_s: null, conversation_id: id, parent_id: null, resume: null };

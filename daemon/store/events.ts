@@ -2,13 +2,7 @@ import type { EventType, GroveEvent } from '../../schemas/event.ts';
 import type { Db } from './db.ts';
 
 // An event as recorded: its seq and time come from the store.
-export interface NewEvent {
-  type: EventType;
-  project_id: string | null;
-  task_id?: string | null;
-  session_id?: string | null;
-  data: unknown;
-}
+export type NewEvent = Pick<GroveEvent, 'type' | 'project_id' | 'data'> & Partial<Pick<GroveEvent, 'task_id' | 'session_id'>>;
 
 // Records `e` inside the caller's transaction.
 export type RecordEvent = (e: NewEvent) => Promise<void>;

@@ -1,6 +1,7 @@
+import type { EventType } from '../../schemas/event.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode } from '../../schemas/config.ts';
-import type { Session, SessionReading, SessionResult, SessionStatus } from '../../schemas/session.ts';
+import { LIVE_STATUSES, type Session, type SessionReading, type SessionResult, type SessionStatus } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
 import { iso, toLine, type LineRow } from './rows.ts';
@@ -8,7 +9,7 @@ import { iso, toLine, type LineRow } from './rows.ts';
 interface Row {
   id: string;
   task_id: string;
-  kind: 'agent' | 'service';
+  kind: Session['kind'];
   agent: string;
   command: string[];
   status: SessionStatus;
@@ -82,10 +83,8 @@ export function publicSession(s: SessionRecord): Session {
   return pub;
 }
 
-// A session with a process, or about to have one.
-export const LIVE: SessionStatus[] = ['starting', 'running'];
-// A session its conversation waits on: a follow-up queues behind it (DESIGN §8).
-export const BUSY: SessionStatus[] = ['queued', 'starting', 'running'];
+// The live statuses as an SQL list; the same text as the sessions_live index's predicate.
+const LIVE_SQL = LIVE_STATUSES.map((s) => `'${s}'`).join(', ');
 
 // A session as inserted: its status, timestamps and offsets come from the store. Without a pid it
 // is `queued` (it has no process yet), with one `starting`.
@@ -114,12 +113,12 @@ const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt,
 type Changed = Row & { project_id: string };
 
 // A session's change as an event carrying the session as GET /api/sessions/:id returns it.
-function recordSession(record: RecordEvent, type: 'session.created' | 'session.status' | 'session.result' | 'session.limit', row: Changed): Promise<void> {
+function recordSession(record: RecordEvent, type: Extract<EventType, `session.${string}`>, row: Changed): Promise<void> {
   return record({ type, project_id: row.project_id, task_id: row.task_id, session_id: row.id, data: publicSession(toRecord(row)) });
 }
 
 // What a round of output changed of what the agent said about itself (see dialects.ts).
-export type ReadingChange = 'session.result' | 'session.limit';
+export type ReadingChange = Extract<EventType, 'session.result' | 'session.limit'>;
 
 function insertParams(s: NewSession, status: SessionStatus): unknown[] {
   return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
@@ -189,7 +188,7 @@ export function sessionsTable(db: Db, events: EventsTable) {
       return rows.map(toRecord);
     },
     async listLive(): Promise<SessionRecord[]> {
-      const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status IN ('starting', 'running') ORDER BY created_at`);
+      const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status IN (${LIVE_SQL}) ORDER BY created_at`);
       return rows.map(toRecord);
     },
     async markRunning(id: string): Promise<boolean> {
@@ -201,7 +200,7 @@ export function sessionsTable(db: Db, events: EventsTable) {
     async end(id: string, status: SessionStatus, exitCode: number | null, opts: { timedOut?: boolean; followUp?: NewSession } = {}): Promise<boolean> {
       return events.tx(async (tx, record) => {
         const { rows } = await tx.query<Changed>(
-          `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now(), timed_out = $4 WHERE id = $1 AND status IN ('starting', 'running') ${RETURNING}`,
+          `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now(), timed_out = $4 WHERE id = $1 AND status IN (${LIVE_SQL}) ${RETURNING}`,
           [id, status, exitCode, opts.timedOut === true],
         );
         if (!rows[0]) return false;
@@ -225,7 +224,7 @@ export function sessionsTable(db: Db, events: EventsTable) {
     async appendLines(
       id: string,
       firstSeq: number,
-      batch: { streams: Array<'stdout' | 'stderr'>; texts: string[]; at: string },
+      batch: { streams: Array<OutputLine['stream']>; texts: string[]; at: string },
       offsets: { stdout: number; stderr: number },
       reading?: { value: SessionReading; changes: ReadingChange[] },
     ): Promise<void> {

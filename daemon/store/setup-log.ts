@@ -3,11 +3,7 @@ import type { SetupCommand } from '../../schemas/task.ts';
 import type { Db } from './db.ts';
 import { iso, toLine, type LineRow } from './rows.ts';
 
-export interface LineInput {
-  stream: 'stdout' | 'stderr';
-  text: string;
-  at: string;
-}
+export type LineInput = Omit<OutputLine, 'seq'>;
 
 // What a log belongs to: the task's setup, or the teardown of its archive (DESIGN §10).
 export type Phase = 'setup' | 'teardown';

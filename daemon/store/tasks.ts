@@ -1,3 +1,4 @@
+import type { EventType } from '../../schemas/event.ts';
 import type { Task, TaskStatus } from '../../schemas/task.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
@@ -54,7 +55,7 @@ function toTask(r: Row): StoredTask {
 export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit'>;
 
 // The task as the API shows it, read inside a transaction, and the event that says it changed.
-async function recordTask(tx: Db, record: RecordEvent, view: TaskView, type: 'task.created' | 'task.status' | 'task.merged' | 'task.archived', id: string): Promise<void> {
+async function recordTask(tx: Db, record: RecordEvent, view: TaskView, type: Extract<EventType, `task.${string}`>, id: string): Promise<void> {
   const { rows } = await tx.query<Row & { project_path: string }>(
     `${SELECT_WITH_PROJECT} WHERE t.id = $1`,
     [id],

@@ -17,7 +17,7 @@ export interface TaskArchiverDeps {
   read: TaskReader;
   getProject: (id: string) => Promise<Project>;
   configs: ProjectConfigs;
-  pool: Pick<Pool, 'removeWorktree' | 'worktreeDirty'>;
+  pool: Pick<Pool, 'run'>;
   /** kills every live session and service of a task, and cancels its queued ones */
   killSessions: (taskId: string) => Promise<void>;
   /** shared with creation: git worktree changes on one repository take turns */
@@ -62,7 +62,7 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
       // Teardown may leave files behind: whether the work was committed is asked before it runs.
       if (!force) {
         const timeout = timeBound('checking the worktree for uncommitted work', 'git_timeout_s', deps.gitTimeoutS, 'nothing was archived');
-        const dirty = await pool.worktreeDirty({ worktree: path.join(project.path, task.worktree_path), timeout });
+        const dirty = await pool.run('worktreeDirty', { worktree: path.join(project.path, task.worktree_path), timeout });
         // Any other failure (a broken worktree) must not block its archive; a hung check answers.
         if (!dirty.ok && dirty.code === 'GIT_TIMEOUT') throw fromWorker(dirty);
         if (dirty.ok && dirty.files.length > 0) {
@@ -77,7 +77,7 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
       await deps.killSessions(id);
       // The task's turn, then the project's (merge takes them in the same order).
       await deps.perTask.run(id, () => deps.perProject.run(project.id, async () => {
-        const res = await pool.removeWorktree({ repo: project.path, worktree_path: task.worktree_path, force: force || teardown || opts.teardown === false, timeout: timeBound('removing the worktree', 'git_timeout_s', deps.gitTimeoutS, 'the task is not archived') });
+        const res = await pool.run('removeWorktree', { repo: project.path, worktree_path: task.worktree_path, force: force || teardown || opts.teardown === false, timeout: timeBound('removing the worktree', 'git_timeout_s', deps.gitTimeoutS, 'the task is not archived') });
         if (!res.ok) throw fromWorker(res);
         if (res.removed !== 'worktree') log.warn({ task: id, removed: res.removed }, 'worktree folder was not a live worktree; registration pruned');
         await tasks.archive(id);

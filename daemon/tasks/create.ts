@@ -20,7 +20,7 @@ export interface TaskCreatorDeps {
   tasks: TasksTable;
   read: TaskReader;
   getProject: (id: string) => Promise<Project>;
-  pool: Pick<Pool, 'createWorktree' | 'removeWorktree' | 'copyIncluded'>;
+  pool: Pick<Pool, 'run'>;
   /** the setup log, where the copied files are reported */
   setupLog: SetupLogTable;
   ports: PortAllocator;
@@ -45,7 +45,7 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
   // Makes the worktree (with the untracked files `copy` names) and stores the task; runs inside
   // the project's turn.
   async function make(id: string, project: Project, config: ProjectConfig, input: CreateTask, status: 'setting_up' | 'ready'): Promise<CopyReport> {
-    const made = await pool.createWorktree({
+    const made = await pool.run('createWorktree', {
       repo: project.path,
       slug: slugify(input.name),
       ...(input.branch !== undefined ? { branch: input.branch } : {}),
@@ -57,7 +57,7 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
     });
     if (!made.ok) throw fromWorker(made);
     try {
-      const copied = await pool.copyIncluded({ repo: project.path, worktree: path.join(project.path, made.worktree_path), patterns: config.copy ?? [], timeoutMs: deps.setupTimeoutS * 1000 });
+      const copied = await pool.run('copyIncluded', { repo: project.path, worktree: path.join(project.path, made.worktree_path), patterns: config.copy ?? [], timeoutMs: deps.setupTimeoutS * 1000 });
       if (!copied.ok) throw fromWorker(copied);
       // Ports are picked and their leases stored with the row, so two creations never share one.
       await deps.ports.allocate(config.ports ?? [], (ports) =>
@@ -78,7 +78,7 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
       return copied;
     } catch (err) {
       // No row: take the worktree and the new branch back too.
-      await pool.removeWorktree({
+      await pool.run('removeWorktree', {
         repo: project.path,
         worktree_path: made.worktree_path,
         force: true,

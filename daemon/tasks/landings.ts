@@ -10,7 +10,7 @@ import { fromWorker, timeBound, type Pool } from './pool.ts';
 
 export interface LandingsDeps {
   journal: LandingJournal;
-  pool: Pick<Pool, 'recoverLanding'>;
+  pool: Pick<Pool, 'run'>;
   tasks: Pick<TasksTable, 'markMerged'>;
   log: Logger;
   /** a recovery's bound (user config git_timeout_s): its git may hang as the landing's did */
@@ -34,7 +34,7 @@ export function createLandings(deps: LandingsDeps) {
       return null;
     }
     // Not the client's to stop: a recovery is shared by whoever waits for it.
-    const res = await pool.recoverLanding(intent, {
+    const res = await pool.run('recoverLanding', intent, {
       ...timeBound(`putting right an interrupted ${intent.kind}`, 'git_timeout_s', deps.gitTimeoutS, 'it is tried again before the next review write'),
       code: 'GIT_TIMEOUT',
     });

@@ -1,23 +1,12 @@
 import { cpus } from 'node:os';
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { once } from '../runtime/once.ts';
 import { built } from '../runtime/root.ts';
-import type { CreatedWorktree, CreateWorktreeInput } from '../../workers/worktree/create.ts';
-import type { RemovedWorktree, RemoveWorktreeInput } from '../../workers/worktree/remove.ts';
-import type { RunSetupInput, SetupOutcome } from '../../workers/setup.ts';
-import type { CopyInput, CopyReport } from '../../workers/worktree/copy.ts';
-import type { Fail, Result } from '../../workers/result.ts';
+import type * as Workers from '../../workers/index.ts';
+import type { Fail } from '../../workers/result.ts';
+import type { Bound } from '../../workers/review/bound.ts';
 import type { TimeBound } from '../../workers/timeout.ts';
-import type { Changes, ChangesInput } from '../../workers/review/changes.ts';
-import type { DiffInput } from '../../workers/review/diff.ts';
-import type { CommitInput } from '../../workers/review/commit.ts';
-import type { RebaseInput } from '../../workers/review/rebase.ts';
-import type { MergeInput, Merged } from '../../workers/review/merge.ts';
-import type { PushInput } from '../../workers/review/push.ts';
-import type { ConflictPair, ConflictsInput } from '../../workers/review/conflicts.ts';
-import type { Recovered } from '../../workers/review/recover-landing.ts';
-import type { LandingIntent } from '../../schemas/journal.ts';
 import { GroveError, type ErrorCode } from '../errors.ts';
 
 // How long closing waits for cancelled review tasks to stop their git (a landing stopped part-way
@@ -30,6 +19,16 @@ export interface RunBound extends TimeBound {
   code: ErrorCode;
   signal?: AbortSignal | undefined;
 }
+
+// The pool's tasks, typed from the workers' own functions (a type-only import: the main thread
+// never loads worker code). A review task takes a Bound, which the pool makes from a RunBound.
+type Tasks = typeof Workers;
+export type TaskName = keyof Tasks;
+type Reviewed = { [K in TaskName]: Parameters<Tasks[K]>[0] extends { bound: Bound } ? K : never }[TaskName];
+type WithoutBound<P> = P extends { bound: Bound } ? Omit<P, 'bound'> : P;
+export type TaskInput<K extends TaskName> = WithoutBound<Parameters<Tasks[K]>[0]>;
+export type TaskResult<K extends TaskName> = Awaited<ReturnType<Tasks[K]>>;
+type BoundArg<K extends TaskName> = K extends Reviewed ? [bound: RunBound] : [];
 
 // The worker pools for git worktrees and setup commands (DESIGN §1), typed by task name. The
 // threads run the built JavaScript of workers/ and call git themselves. Review and landing have
@@ -51,7 +50,7 @@ export function createPool(opts: { maxThreads?: number } = {}) {
   // Running ones are kept, so that closing stops their git (in groups of their own, it would
   // outlive the threads).
   const running = new Map<Promise<unknown>, () => void>();
-  const bounded = async <T>(name: string, input: object, b: RunBound): Promise<Result<T>> => {
+  const reviewed = async (name: TaskName, input: object, b: RunBound) => {
     const { port1, port2 } = new MessageChannel();
     const cancel = () => port1.postMessage('cancel');
     if (b.signal?.aborted) cancel();
@@ -59,7 +58,7 @@ export function createPool(opts: { maxThreads?: number } = {}) {
     const run = review.run({ ...input, bound: { port: port2, ms: b.ms, code: b.code, detail: b.detail } }, { name, transferList: [port2] });
     running.set(run, cancel);
     try {
-      return (await run) as Result<T>;
+      return await run;
     } finally {
       running.delete(run);
       b.signal?.removeEventListener('abort', cancel);
@@ -67,19 +66,13 @@ export function createPool(opts: { maxThreads?: number } = {}) {
     }
   };
   return {
-    createWorktree: (input: CreateWorktreeInput & { timeout: TimeBound }) => piscina.run(input, { name: 'createWorktree' }) as Promise<Result<CreatedWorktree>>,
-    removeWorktree: (input: RemoveWorktreeInput & { timeout: TimeBound }) => piscina.run(input, { name: 'removeWorktree' }) as Promise<Result<RemovedWorktree>>,
-    worktreeDirty: (input: { worktree: string; timeout: TimeBound }) => piscina.run(input, { name: 'worktreeDirty' }) as Promise<Result<{ files: string[] }>>,
-    copyIncluded: (input: CopyInput) => piscina.run(input, { name: 'copyIncluded' }) as Promise<Result<CopyReport>>,
-    runSetup: (input: RunSetupInput) => piscina.run(input, { name: 'runSetup', transferList: [input.port] }) as Promise<Result<SetupOutcome>>,
-    taskChanges: (input: ChangesInput, b: RunBound) => bounded<Changes>('taskChanges', input, b),
-    taskDiff: (input: DiffInput, b: RunBound) => bounded<{ diff: Uint8Array; truncated: boolean }>('taskDiff', input, b),
-    commitTask: (input: CommitInput, b: RunBound) => bounded<{ commit: string; files: string[] }>('commitTask', input, b),
-    rebaseTask: (input: RebaseInput, b: RunBound) => bounded<{ head: string }>('rebaseTask', input, b),
-    mergeTask: (input: MergeInput, b: RunBound) => bounded<Merged>('mergeTask', input, b),
-    pushTask: (input: PushInput, b: RunBound) => bounded<{ remote: string; branch: string }>('pushTask', input, b),
-    recoverLanding: (intent: LandingIntent, b: RunBound) => bounded<Recovered>('recoverLanding', intent, b),
-    projectConflicts: (input: ConflictsInput, b: RunBound) => bounded<{ conflicts: ConflictPair[] }>('projectConflicts', input, b),
+    // Runs the worker task `name`: a review task with its bound in the review pool, any other in
+    // the first. A port in the input (setup's progress) is transferred: a port cannot be copied.
+    run<K extends TaskName>(name: K, input: TaskInput<K>, ...bound: BoundArg<K>): Promise<TaskResult<K>> {
+      if (bound[0]) return reviewed(name, input, bound[0]);
+      const transferList = Object.values(input).filter((v) => v instanceof MessagePort);
+      return piscina.run(input, { name, transferList });
+    },
     close: once(async () => {
       for (const cancel of running.values()) cancel();
       await Promise.race([Promise.allSettled(running.keys()), new Promise((r) => setTimeout(r, STOP_MS).unref())]);

@@ -10,7 +10,7 @@ export interface RecoverDeps {
   tasks: TasksTable;
   setupLog: SetupLogTable;
   teardownLog: SetupLogTable;
-  pool: Pick<Pool, 'removeWorktree'>;
+  pool: Pick<Pool, 'run'>;
   /** completes an archive whose teardown was cut short (without running it again) */
   finishArchive: (taskId: string) => Promise<unknown>;
   /** the bound of undoing a creation's git */
@@ -44,7 +44,7 @@ async function finishInterruptedArchives({ tasks, teardownLog, finishArchive, lo
 async function undoInterruptedCreations({ journal, tasks, pool, gitTimeoutS, log }: RecoverDeps): Promise<void> {
   for (const { id, intent } of journal.pending()) {
     if (intent && !(await tasks.get(id))) {
-      const res = await pool.removeWorktree({
+      const res = await pool.run('removeWorktree', {
         repo: intent.repo,
         worktree_path: intent.worktree_path,
         force: true,

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import type { Project } from '../../schemas/project.ts';
+import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult } from '../../schemas/review.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import { createKeyedLimiter } from '../runtime/limiter.ts';
 import type { TasksTable } from '../store/tasks.ts';
-import type { MergeStrategy } from '../../workers/review/merge.ts';
 import type { Fail } from '../../workers/result.ts';
 import type { LandingJournal } from '../journal/landing.ts';
 import { touching, type Landings } from './landings.ts';
@@ -16,7 +16,7 @@ export interface ReviewDeps {
   tasks: TasksTable;
   read: TaskReader;
   getProject: (id: string) => Promise<Project>;
-  pool: Pick<Pool, 'taskChanges' | 'taskDiff' | 'commitTask' | 'rebaseTask' | 'mergeTask' | 'pushTask' | 'projectConflicts'>;
+  pool: Pick<Pool, 'run'>;
   /** what moves a project's base or its worktrees takes turns per project: creation, archive, merge */
   perProject: KeyedMutex;
   /** rebases and merges into a checkout run under an intent; what one cut short left is put right first */
@@ -81,9 +81,9 @@ export function createReview(deps: ReviewDeps) {
   }
 
   return {
-    async changes(id: string, signal?: AbortSignal) {
+    async changes(id: string, signal?: AbortSignal): Promise<Changes> {
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await read(project.id, signal, () => pool.taskChanges({ worktree, base: task.base, scratch }, bound('reading the changes', signal)));
+      const res = await read(project.id, signal, () => pool.run('taskChanges', { worktree, base: task.base, scratch }, bound('reading the changes', signal)));
       if (!res.ok) return readFailed(id, project, res);
       const { ok: _, ...changes } = res;
       return changes;
@@ -91,11 +91,11 @@ export function createReview(deps: ReviewDeps) {
     async diff(id: string, file?: string, signal?: AbortSignal) {
       const { task, project, worktree } = await worktreeOf(id);
       const input = { worktree, base: task.base, scratch, ...(file !== undefined ? { path: file } : {}) };
-      const res = await read(project.id, signal, () => pool.taskDiff(input, bound('the diff', signal)));
+      const res = await read(project.id, signal, () => pool.run('taskDiff', input, bound('the diff', signal)));
       if (!res.ok) return readFailed(id, project, res);
       return res;
     },
-    async commit(id: string, message: string, signal?: AbortSignal) {
+    async commit(id: string, message: string, signal?: AbortSignal): Promise<CommitResult> {
       const { worktree } = await worktreeOf(id);
       const b: RunBound = {
         ...timeBound("the commit (the repository's hooks included)", 'setup_timeout_s', deps.setupTimeoutS, 'the index is as it was'),
@@ -104,7 +104,7 @@ export function createReview(deps: ReviewDeps) {
       };
       const res = await deps.perTask.run(id, async () => {
         await landings.settle(touching(id, worktree));
-        return pool.commitTask({ worktree, message, scratch }, b);
+        return pool.run('commitTask', { worktree, message, scratch }, b);
       });
       if (!res.ok) throw fromWorker(res);
       return { commit: res.commit, files: res.files };
@@ -114,14 +114,14 @@ export function createReview(deps: ReviewDeps) {
       const res = await deps.perTask.run(id, async () => {
         await landings.settle(touching(id, worktree));
         const file = deps.landingJournal.fileFor(id, 'rebase');
-        const rebase = () => pool.rebaseTask({ worktree, base: task.base, intent: { file, task: id, repo: project.path } }, bound('the rebase', signal));
+        const rebase = () => pool.run('rebaseTask', { worktree, base: task.base, intent: { file, task: id, repo: project.path } }, bound('the rebase', signal));
         // A CONFLICT is answered once git aborted the rebase: the branch is as it was.
         return landings.run(file, rebase, (r) => r.ok || r.code === 'CONFLICT');
       });
       if (!res.ok) throw fromWorker(res);
       return deps.read.get(id);
     },
-    async merge(id: string, opts: { strategy?: MergeStrategy | undefined; message?: string | undefined }, signal?: AbortSignal) {
+    async merge(id: string, opts: MergeBody, signal?: AbortSignal): Promise<MergeResult> {
       const { task, project, worktree } = await worktreeOf(id);
       const strategy = opts.strategy ?? 'merge';
       const file = deps.landingJournal.fileFor(id, 'merge');
@@ -132,7 +132,7 @@ export function createReview(deps: ReviewDeps) {
           await landings.settle((i) => i.repo === project.path);
           // The task is marked merged before the intent is void: a kill in between finishes it at start.
           const res = await landings.run(file, async () => {
-            const merged = await pool.mergeTask(input, bound('the merge', signal));
+            const merged = await pool.run('mergeTask', input, bound('the merge', signal));
             if (merged.ok) await deps.tasks.markMerged(id, merged.commit);
             return merged;
           });
@@ -141,19 +141,19 @@ export function createReview(deps: ReviewDeps) {
         }),
       );
     },
-    async push(id: string, remote?: string, signal?: AbortSignal) {
+    async push(id: string, remote?: string, signal?: AbortSignal): Promise<PushResult> {
       const { task, project } = await worktreeOf(id);
-      const res = await pool.pushTask({ repo: project.path, branch: task.branch, remote }, bound('git push', signal, 'REMOTE_FAILED'));
+      const res = await pool.run('pushTask', { repo: project.path, branch: task.branch, remote }, bound('git push', signal, 'REMOTE_FAILED'));
       if (!res.ok) throw fromWorker(res);
       return { remote: res.remote, branch: res.branch };
     },
     // Every live task with its worktree, against the others and against its base.
-    async conflicts(projectId: string, signal?: AbortSignal) {
+    async conflicts(projectId: string, signal?: AbortSignal): Promise<ConflictList> {
       const project = await deps.getProject(projectId);
       const check = async () => {
         const live = (await deps.read.list(projectId)).filter((t) => (t.status === 'ready' || t.status === 'setup_failed') && !t.worktree_missing);
         const tasks = live.map((t) => ({ id: t.id, worktree: path.join(project.path, t.worktree_path), base: t.base }));
-        return read(project.id, signal, () => pool.projectConflicts({ repo: project.path, tasks, scratch }, bound('the conflict check', signal)));
+        return read(project.id, signal, () => pool.run('projectConflicts', { repo: project.path, tasks, scratch }, bound('the conflict check', signal)));
       };
       let res = await check();
       if (!res.ok && res.code !== 'GIT_TIMEOUT' && res.code !== 'UNAVAILABLE') {

@@ -18,7 +18,7 @@ interface Running {
 }
 
 export interface SetupRunnerDeps {
-  pool: Pick<Pool, 'runSetup'>;
+  pool: Pick<Pool, 'run'>;
   tasks: TasksTable;
   /** the log of the phase this runner runs: setup, or the teardown of an archive */
   setupLog: SetupLogTable;
@@ -70,7 +70,7 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
     const done = (async () => {
       let ok = false;
       try {
-        const res = await pool.runSetup({
+        const res = await pool.run('runSetup', {
           cwd: path.join(project.path, task.worktree_path),
           commands: (phase === 'setup' ? config.setup : config.teardown) ?? [],
           env: taskEnv(project, task, config),

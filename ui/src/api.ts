@@ -1,9 +1,6 @@
 // Calls to the daemon's API from the page: same origin, JSON in and out, problems as errors.
-import type { Static } from '@sinclair/typebox';
+// The dashboard's types are the daemon's schemas' (DESIGN §12): schemas/ exports each one.
 import type { Problem } from '../../schemas/common.ts';
-
-// The shape of a schema's value: the dashboard's types are the daemon's schemas (DESIGN §12).
-export type Of<T> = T extends import('@sinclair/typebox').TSchema ? Static<T> : never;
 
 // A problem+json answer (DESIGN §4), thrown: forms show `errors` at their fields.
 export class ApiError extends Error {

@@ -1,5 +1,6 @@
 // What on a task needs the user: a session that ended, failed or hit its usage limit since they
 // last opened the task, or a failed setup. "Last opened" is kept in this browser only.
+import { isLive } from '../../schemas/session-status.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 
@@ -35,7 +36,7 @@ export function badgesOf(task: Task, sessions: Session[]): Badge[] {
   if (limited > 0) out.push({ kind: 'limit', text: limited > 1 ? `${limited} hit a limit` : 'hit a limit' });
   if (failed > 0) out.push({ kind: 'failed', text: failed > 1 ? `${failed} failed` : 'failed' });
   if (ended > 0) out.push({ kind: 'ended', text: ended > 1 ? `${ended} ended` : 'ended' });
-  const running = agents.filter((s) => s.status === 'running' || s.status === 'starting').length;
+  const running = agents.filter((s) => isLive(s.status)).length;
   if (running > 0) out.push({ kind: 'running', text: `${running} running` });
   // Waiting for a turn or for a usage limit to reset: not running yet.
   const queued = agents.filter((s) => s.status === 'queued').length;

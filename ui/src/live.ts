@@ -1,6 +1,7 @@
 // What the dashboard shows, kept current by GET /api/events (DESIGN §11), never by polling: the
 // state is loaded once after noting the newest event, then every later event is applied.
-import type { EventType, GroveEvent } from '../../schemas/event.ts';
+import { EVENT_TYPES } from '../../schemas/event-types.ts';
+import type { GroveEvent } from '../../schemas/event.ts';
 import type { Health } from '../../schemas/health.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Session } from '../../schemas/session.ts';
@@ -87,7 +88,7 @@ export function createLive() {
       apply(e);
       changed();
     };
-    for (const type of EVENT_NAMES) source.addEventListener(type, onEvent as EventListener);
+    for (const type of EVENT_TYPES) source.addEventListener(type, onEvent as EventListener);
   }
 
   return {
@@ -117,19 +118,3 @@ export function createLive() {
 
 export type Live = ReturnType<typeof createLive>;
 
-// The SSE event names: the event types of DESIGN §11, listed here so the page need not bundle
-// TypeBox; the compiler checks the list against the schema's union both ways.
-const EVENT_NAMES = [
-  'project.added',
-  'project.removed',
-  'task.created',
-  'task.status',
-  'task.merged',
-  'task.archived',
-  'session.created',
-  'session.status',
-  'session.result',
-  'session.limit',
-] as const satisfies readonly EventType[];
-const _everyType: Exclude<EventType, (typeof EVENT_NAMES)[number]> extends never ? true : never = true;
-void _everyType;

@@ -3,9 +3,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Mode } from '../../schemas/config.ts';
 import type { AgentList, ServiceList, Session } from '../../schemas/session.ts';
+import { isBusy } from '../../schemas/session-status.ts';
 import type { Changes, CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
 import type { Task, TaskSetup } from '../../schemas/task.ts';
-import { api, ApiError, apiText, messageOf, type Of } from './api.ts';
+import { api, ApiError, apiText, messageOf } from './api.ts';
 import { markSeen } from './attention.ts';
 import { DiffView } from './diff.tsx';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
@@ -14,7 +15,6 @@ import type { Live } from './live.ts';
 import { OutputView } from './output.tsx';
 
 const MODES: Mode[] = ['read', 'edit', 'full'];
-const LIVE_STATUSES = ['queued', 'starting', 'running'];
 
 export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
   useLive(live);
@@ -109,7 +109,7 @@ function Actions({ live, task, onArchiving }: { live: Live; task: Task; onArchiv
   };
   const commit = () => {
     const message = prompt('Commit message for everything the task changed:');
-    if (message) void run(async () => `Committed ${(await api<Of<typeof CommitResult>>('POST', `/api/tasks/${task.id}/commit`, { message })).commit.slice(0, 12)}`);
+    if (message) void run(async () => `Committed ${(await api<CommitResult>('POST', `/api/tasks/${task.id}/commit`, { message })).commit.slice(0, 12)}`);
   };
   const rebase = () => {
     if (confirm(`Rebase ${task.branch} onto ${task.base}?`)) void run(async () => (await api('POST', `/api/tasks/${task.id}/rebase`), `Rebased onto ${task.base}`));
@@ -118,13 +118,13 @@ function Actions({ live, task, onArchiving }: { live: Live; task: Task; onArchiv
     const strategy = (document.getElementById('merge-strategy') as HTMLSelectElement | null)?.value ?? 'merge';
     if (confirm(`Merge ${task.branch} into ${task.base} (${strategy})?`)) {
       void run(async () => {
-        const r = await api<Of<typeof MergeResult>>('POST', `/api/tasks/${task.id}/merge`, { strategy });
+        const r = await api<MergeResult>('POST', `/api/tasks/${task.id}/merge`, { strategy });
         return `Merged into ${r.base} at ${r.commit.slice(0, 12)}`;
       });
     }
   };
   const push = () => {
-    if (confirm(`Push ${task.branch} to origin?`)) void run(async () => `Pushed to ${(await api<Of<typeof PushResult>>('POST', `/api/tasks/${task.id}/push`, {})).remote}`);
+    if (confirm(`Push ${task.branch} to origin?`)) void run(async () => `Pushed to ${(await api<PushResult>('POST', `/api/tasks/${task.id}/push`, {})).remote}`);
   };
   const archive = () => {
     if (!confirm(`Archive task ${task.name}? Its sessions and services stop and its worktree is removed; the branch stays.`)) return;
@@ -204,7 +204,7 @@ function Log({ title, path, open, refresh }: { title: string; path: string; open
 
 function Services({ live, task, sessions }: { live: Live; task: Task; sessions: Session[] }) {
   const version = sessions.filter((s) => s.kind === 'service').map((s) => s.status).join();
-  const { value, error, reload } = useLoad(() => api<Of<typeof ServiceList>>('GET', `/api/tasks/${task.id}/services`), [task.id, version]);
+  const { value, error, reload } = useLoad(() => api<ServiceList>('GET', `/api/tasks/${task.id}/services`), [task.id, version]);
   const [actionError, setActionError] = useState<unknown>(undefined);
   if (error) return <p class="form-error">{messageOf(error)}</p>;
   if (!value || value.length === 0) return null;
@@ -223,7 +223,7 @@ function Services({ live, task, sessions }: { live: Live; task: Task; sessions: 
       <h2>Services</h2>
       <ul class="services">
         {value.map((svc) => {
-          const running = svc.session !== null && LIVE_STATUSES.includes(svc.session.status);
+          const running = svc.session !== null && isBusy(svc.session.status);
           return (
             <li key={svc.name}>
               <strong>{svc.name}</strong> <span class="mono small muted">{svc.command}</span>{' '}
@@ -264,7 +264,7 @@ const INSTALL: Record<string, { title: string; command: string }> = {
 
 // Why the agent picker offers nothing: the agents grove knows, that none is on the daemon's
 // PATH, and how to install one or define one's own.
-function NoAgents({ agents }: { agents: Of<typeof AgentList> }) {
+function NoAgents({ agents }: { agents: AgentList }) {
   const builtins = agents.filter((a) => a.builtin && INSTALL[a.name]);
   return (
     <div class="no-agents" id="no-agents">
@@ -287,7 +287,7 @@ function NoAgents({ agents }: { agents: Of<typeof AgentList> }) {
 
 // A new conversation: the agent, the mode and the prompt.
 function NewSession({ live, task }: { live: Live; task: Task }) {
-  const { value: agents } = useLoad(() => api<Of<typeof AgentList>>('GET', '/api/agents'), []);
+  const { value: agents } = useLoad(() => api<AgentList>('GET', '/api/agents'), []);
   const { error, busy, onSubmit: submit } = useSubmit(async (f) => {
     const body: Record<string, unknown> = { agent: String(f.get('agent')), mode: String(f.get('mode')) };
     const text = String(f.get('prompt') ?? '');
@@ -335,7 +335,7 @@ function NewSession({ live, task }: { live: Live; task: Task }) {
 function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
   const last = turns[turns.length - 1]!;
   const [killError, setKillError] = useState<unknown>(undefined);
-  const running = LIVE_STATUSES.includes(last.status);
+  const running = isBusy(last.status);
   const { error: sendError, busy, onSubmit: send } = useSubmit(async (f) => {
     live.put('session', await api<Session>('POST', `/api/sessions/${last.id}/messages`, { prompt: String(f.get('prompt') ?? ''), mode: String(f.get('mode')) }));
   });
@@ -358,7 +358,7 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
             {s.exit_code !== null ? <span class="muted small">exit {s.exit_code}</span> : null}
             {s.limit_resets_at ? <span class="badge limit">limit until {new Date(s.limit_resets_at).toLocaleString()}</span> : null}
             {s.timed_out ? <span class="badge failed">timed out</span> : null}
-            {LIVE_STATUSES.includes(s.status) ? (
+            {isBusy(s.status) ? (
               <button type="button" class="small" onClick={() => kill(s)}>
                 Stop
               </button>

@@ -1,3 +1,4 @@
+import type { ChangedFile, Changes, FileStatus } from '../../schemas/review.ts';
 import { git } from '../../daemon/git/run.ts';
 import { fail, type Result } from '../result.ts';
 import { withScratch, type Scratch } from './scratch.ts';
@@ -10,31 +11,9 @@ export interface ChangesInput {
   scratch: string;
 }
 
-export type FileStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'untracked';
-
-export interface ChangedFile {
-  path: string;
-  old_path?: string;
-  status: FileStatus;
-  additions: number;
-  deletions: number;
-  binary: boolean;
-}
-
-export interface Changes {
-  base: string;
-  merge_base: string;
-  head: string;
-  ahead: number;
-  behind: number;
-  /** how many files differ between HEAD and the worktree (untracked included) */
-  uncommitted: number;
-  files: ChangedFile[];
-}
-
 const STATUS: Record<string, FileStatus> = { A: 'added', M: 'modified', T: 'modified', D: 'deleted', R: 'renamed', C: 'added' };
 
-type Stat = { additions: number; deletions: number; binary: boolean };
+type Stat = Pick<ChangedFile, 'additions' | 'deletions' | 'binary'>;
 
 // `git diff -z --raw --numstat`: first `:<modes> <oids> X\0path\0` per file (a rename:
 // `... R<score>\0old\0new\0`), then `adds\tdels\tpath\0` (a rename: `adds\tdels\t\0old\0new\0`).

@@ -1,5 +1,6 @@
 import { chmodSync, copyFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { CommitResult } from '../../schemas/review.ts';
 import { git } from '../../daemon/git/run.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { fail, type Result } from '../result.ts';
@@ -16,7 +17,7 @@ export interface CommitInput {
 // POST /api/tasks/:id/commit: everything uncommitted in the task's worktree, untracked files
 // included and ignored ones not, as one commit on its branch. The repository's hooks run as for
 // any commit; if git refuses, the worktree's index is put back as it was.
-export async function commitTask(input: CommitInput, signal?: AbortSignal): Promise<Result<{ commit: string; files: string[] }>> {
+export async function commitTask(input: CommitInput, signal?: AbortSignal): Promise<Result<CommitResult>> {
   const { worktree } = input;
   const dirty = await dirtyFiles(worktree, { untracked: true, signal });
   if (!dirty.ok) return dirty;

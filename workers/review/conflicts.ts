@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Conflict } from '../../schemas/review.ts';
 import { git } from '../../daemon/git/run.ts';
 import { createLimiter } from '../../daemon/runtime/limiter.ts';
 import { firstLine } from '../worktree/repo.ts';
@@ -17,13 +18,6 @@ export interface ConflictsInput {
   tasks: Array<{ id: string; worktree: string; base: string }>;
   /** the daemon's scratch folder, where a read keeps what it makes */
   scratch: string;
-}
-
-export interface ConflictPair {
-  task_id: string;
-  /** another task's id, or "base" */
-  with: string;
-  files: string[];
 }
 
 // The paths one side of a merge changed since the merge-base, in the shapes a conflict can take.
@@ -135,12 +129,12 @@ async function conflictingFiles(repo: string, a: string, b: string, scratch: Scr
 // checked out, no ref or index changes, and every object made stays in the read's scratch. A merge
 // is skipped only where it is known clean: both sides leave the same merge-base (a task's fork
 // point, with no commit in common after it) and their changes cannot meet.
-export async function projectConflicts(input: ConflictsInput, signal?: AbortSignal): Promise<Result<{ conflicts: ConflictPair[] }>> {
+export async function projectConflicts(input: ConflictsInput, signal?: AbortSignal): Promise<Result<{ conflicts: Conflict[] }>> {
   if (input.tasks.length === 0) return { ok: true, conflicts: [] };
   return withScratch(input.scratch, input.repo, (scratch) => conflictsIn(input, scratch, signal), signal);
 }
 
-async function conflictsIn(input: ConflictsInput, scratch: Scratch, signal: AbortSignal | undefined): Promise<Result<{ conflicts: ConflictPair[] }>> {
+async function conflictsIn(input: ConflictsInput, scratch: Scratch, signal: AbortSignal | undefined): Promise<Result<{ conflicts: Conflict[] }>> {
   const { repo } = input;
   const limit = createLimiter(AT_ONCE);
   const works: Work[] = [];
@@ -177,7 +171,7 @@ async function conflictsIn(input: ConflictsInput, scratch: Scratch, signal: Abor
     }
   }
   const results = await Promise.all(checks.map((c) => c.run()));
-  const conflicts: ConflictPair[] = [];
+  const conflicts: Conflict[] = [];
   for (const [i, r] of results.entries()) {
     if (!r.ok) return r;
     if (r.files.length > 0) conflicts.push({ task_id: checks[i]!.task_id, with: checks[i]!.with, files: r.files });

@@ -1,11 +1,10 @@
+import type { MergeResult, MergeStrategy } from '../../schemas/review.ts';
 import { git } from '../../daemon/git/run.ts';
 import type { MergeIntent } from '../../schemas/journal.ts';
 import { recordIntent } from '../../daemon/journal/intents.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
 import { dirtyFiles, gitOut } from './snapshot.ts';
-
-export type MergeStrategy = 'merge' | 'squash' | 'ff';
 
 export interface MergeInput {
   repo: string;
@@ -19,12 +18,6 @@ export interface MergeInput {
   title: string;
   /** where to record a landing in a checkout before git runs (daemon/journal/landing.ts); the daemon ends it */
   intent?: { file: string; task: string };
-}
-
-export interface Merged {
-  base: string;
-  commit: string;
-  strategy: MergeStrategy;
 }
 
 // Where a branch is checked out (the main checkout or a worktree), if anywhere.
@@ -54,7 +47,7 @@ async function mergeTree(repo: string, ours: string, theirs: string, signal?: Ab
 // POST /api/tasks/:id/merge: the task's branch into its base branch, computed without a checkout
 // (merge-tree, commit-tree) and landed with update-ref against the old value. Where the base is
 // checked out, that checkout must be clean and moves with it; nothing is ever left half-merged.
-export async function mergeTask(input: MergeInput, signal?: AbortSignal): Promise<Result<Merged>> {
+export async function mergeTask(input: MergeInput, signal?: AbortSignal): Promise<Result<MergeResult>> {
   const { repo, strategy } = input;
   const baseRef = `refs/heads/${input.base}`;
   const dirty = await dirtyFiles(input.worktree, { untracked: true, signal });
@@ -95,8 +88,8 @@ export async function mergeTask(input: MergeInput, signal?: AbortSignal): Promis
 // Moves the base branch from `old` to `next`, and its checkout's files with it where it has one.
 // The signal stops every git here, the landing's too (a filter may hang in read-tree -u): what a
 // stopped one leaves is finished or undone from the intent by the landing journal's recovery.
-async function land(input: MergeInput, baseRef: string, old: string, next: string, signal?: AbortSignal): Promise<Result<Merged>> {
-  const done: Result<Merged> = { ok: true, base: input.base, commit: next, strategy: input.strategy };
+async function land(input: MergeInput, baseRef: string, old: string, next: string, signal?: AbortSignal): Promise<Result<MergeResult>> {
+  const done: Result<MergeResult> = { ok: true, base: input.base, commit: next, strategy: input.strategy };
   const reason = `grove: merge ${input.branch} (${input.strategy})`;
   const where = await checkoutOf(input.repo, baseRef, signal);
   if (!where.ok) return where;

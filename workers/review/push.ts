@@ -1,3 +1,4 @@
+import type { PushResult } from '../../schemas/review.ts';
 import { git } from '../../daemon/git/run.ts';
 import { fail, type Result } from '../result.ts';
 import { gitOut } from './snapshot.ts';
@@ -19,7 +20,7 @@ function usable(name: string): boolean {
 
 // POST /api/tasks/:id/push: the task's branch to a remote (the one named, else the branch's own,
 // else `origin`, else the only one), with its upstream set.
-export async function pushTask(input: PushInput, signal?: AbortSignal): Promise<Result<{ remote: string; branch: string }>> {
+export async function pushTask(input: PushInput, signal?: AbortSignal): Promise<Result<PushResult>> {
   const { repo, branch } = input;
   const remotes = await gitOut(repo, ['remote'], { signal });
   if (!remotes.ok) return remotes;

@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import type { Task } from '../../schemas/task.ts';
 import { git } from '../../daemon/git/run.ts';
 import { recordIntent, voidIntent } from '../../daemon/journal/intents.ts';
 import { fail, type Result } from '../result.ts';
@@ -26,12 +27,8 @@ export interface CreateWorktreeInput {
   timeout?: TimeBound;
 }
 
-export interface CreatedWorktree {
-  branch: string;
-  worktree_path: string;
-  base: string;
-  base_commit: string;
-}
+// What the task's row takes from the new worktree.
+export type CreatedWorktree = Pick<Task, 'branch' | 'worktree_path' | 'base' | 'base_commit'>;
 
 // Creates the task's branch and worktree; on any failure nothing is left behind.
 export function createWorktree(input: CreateWorktreeInput): Promise<Result<CreatedWorktree>> {

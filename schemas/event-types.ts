@@ -1,0 +1,14 @@
+// What changed (DESIGN §11), without TypeBox: the dashboard names its SSE listeners by these, and a
+// schema module would bring the whole of TypeBox into its bundle.
+export const EVENT_TYPES = [
+  'project.added',
+  'project.removed',
+  'task.created',
+  'task.status',
+  'task.merged',
+  'task.archived',
+  'session.created',
+  'session.status',
+  'session.result',
+  'session.limit',
+] as const;
