@@ -5,7 +5,8 @@ import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
 import type { StoredTask, TasksTable } from '../store/tasks.ts';
 
-// A real folder, not a symlink to one (archiving never follows a link either).
+// A real folder, not a symlink to one (archiving never follows a link either); the path is
+// resolved first, since a stored worktree path ends in "/" and lstat follows a link named so.
 function isDir(p: string): boolean {
   try {
     return lstatSync(p).isDirectory();
@@ -17,7 +18,7 @@ function isDir(p: string): boolean {
 // The API's view of a task (the store's TaskView, given to it for its events): a live task
 // whose folder is gone (deleted by hand) says so.
 export function withPresence(t: StoredTask, projectPath: string): Task {
-  return { ...t, worktree_missing: t.status !== 'archived' && !isDir(path.join(projectPath, t.worktree_path)) };
+  return { ...t, worktree_missing: t.status !== 'archived' && !isDir(path.resolve(projectPath, t.worktree_path)) };
 }
 
 // Tasks as the API shows them: a live task whose folder is gone (deleted by hand) says so.

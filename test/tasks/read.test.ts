@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import type { Task } from '../../schemas/task.ts';
@@ -39,6 +39,11 @@ test('withPresence: a live task whose folder is gone says its worktree is missin
   rmSync(path.join(project, WORKTREE), { recursive: true });
   assert.equal(withPresence(ready, project).worktree_missing, true, 'deleted by hand');
   assert.equal(withPresence(stored('archived'), project).worktree_missing, false);
+  // A folder replaced by a link to another is not the task's worktree (the stored path ends in '/').
+  const elsewhere = makeTempDir(t);
+  mkdirSync(path.dirname(path.join(project, WORKTREE)), { recursive: true });
+  symlinkSync(elsewhere, path.join(project, WORKTREE.slice(0, -1)));
+  assert.equal(withPresence(ready, project).worktree_missing, true, 'a symlink to a folder');
 });
 
 test('the store records each task event with the view it is given; the reader looks at the folder on every read', async (t) => {
