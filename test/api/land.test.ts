@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { after, test, type TestContext } from 'node:test';
+import { after, test } from 'node:test';
 import { addProject, sharedDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
+import { slowFilter } from '../helpers/filters.ts';
 import { consistentState, gone, marker, processesMatching } from '../helpers/state.ts';
 import { until } from '../helpers/store.ts';
 import { within } from '../helpers/within.ts';
@@ -304,17 +305,6 @@ test('a merge racing a commit and a rebase on the same task: each is answered, o
 // A daemon whose git runs under a 1 s git_timeout_s, shared by the tests of its bounds.
 const gitBounded = sharedDaemon({ config: { git_timeout_s: 1 } });
 
-// A smudge filter for the repository's `pattern` that sleeps (its marker in the process table)
-// while `hang` exists; `once` makes it hang a single time (it removes the file as it starts).
-function slowSmudge(t: TestContext, repo: string, m: string, opts: { once: boolean }) {
-  const dir = makeTempDir(t);
-  const hang = path.join(dir, 'hang');
-  const script = path.join(dir, 'smudge');
-  writeFileSync(script, `#!/bin/sh\nif [ -e '${hang}' ]; then ${opts.once ? `rm -f '${hang}'; ` : ''}sleep ${m}; fi\nexec cat\n`);
-  chmodSync(script, 0o755);
-  git(repo, 'config', 'filter.slow.smudge', script);
-  return { on: () => writeFileSync(hang, ''), off: () => rmSync(hang, { force: true }) };
-}
 
 test('a rebase whose abort hangs in a smudge filter answers GIT_TIMEOUT; what it left is put right before the next rebase', { timeout: 120_000 }, async (t) => {
   const d = await gitBounded();
@@ -331,7 +321,7 @@ test('a rebase whose abort hangs in a smudge filter answers GIT_TIMEOUT; what it
   git(repo, 'add', 'b.txt');
   git(repo, 'commit', '-qm', 'base moves on');
   // Every file written out hangs: the rebase's checkout of the base, then its abort's of the task's files.
-  const filter = slowSmudge(t, repo, m, { once: false });
+  const filter = slowFilter(t, repo, 'smudge', m);
   filter.on();
 
   const started = Date.now();
@@ -370,7 +360,7 @@ test("a merge whose read-tree -u hangs in a smudge filter is stopped at git_time
   git(wt, 'add', '.');
   git(wt, 'commit', '-qm', 'task work');
   const old = git(repo, 'rev-parse', 'main');
-  const filter = slowSmudge(t, repo, m, { once: true });
+  const filter = slowFilter(t, repo, 'smudge', m, { once: true });
   filter.on();
 
   const merge = d.socket('POST', `/api/tasks/${task.id}/merge`, { body: {} });

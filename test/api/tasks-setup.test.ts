@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, statSync, symlinkSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, statfsSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import { addProject, makeHome, ROOT, sharedDaemon, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { branches, git, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
 import { liveGroupMembers } from '../helpers/sessions.ts';
@@ -14,6 +16,8 @@ import { processesMatching, waitPidGone } from '../helpers/state.ts';
 // those that need setup and teardown cut short at 1 s share another.
 const daemon = sharedDaemon();
 const bounded = sharedDaemon({ config: { setup_timeout_s: 1 } });
+
+const execFileAsync = promisify(execFile);
 
 test('setup commands run in order in the worktree and see the task environment and ports', async (t) => {
   const d = await startDaemon(t, { config: { port_range: [23100, 23199] } });
@@ -265,10 +269,11 @@ test('GET /api/tasks/:id/setup as an event stream follows setup live to its end'
 });
 
 // A project whose .grove.json copies `copy`, with the main checkout's untracked files made by `fill`
-// (in `parent`, when given).
-async function copyProject(t: test.TestContext, d: TestDaemon, copy: string[], fill: (repo: string) => void, parent?: string) {
+// (in `parent`, when given). A fill that takes long is asynchronous: a test that blocks its event
+// loop past the daemon's keep-alive finds the shared connections closed under it (EPIPE).
+async function copyProject(t: test.TestContext, d: TestDaemon, copy: string[], fill: (repo: string) => unknown, parent?: string) {
   const repo = makeRepo(t, { ...(parent ? { parent } : {}), files: { '.gitignore': 'data/\n.worktreeinclude\n', '.grove.json': JSON.stringify({ copy }) } });
-  fill(repo);
+  await fill(repo);
   return { repo, p: await addProject(d, repo) };
 }
 
@@ -281,17 +286,17 @@ async function createCopying(d: TestDaemon, projectId: string, name: string) {
 
 // 120 Mi lines: split whole, they are more elements than a V8 array holds (a fatal error that
 // took the daemon down). A sparse file of zeros would be one line, so this one is written out.
-function hugeInclude(file: string): void {
-  const fd = openSync(file, 'w');
+async function hugeInclude(file: string): Promise<void> {
+  const fh = await open(file, 'w');
   const chunk = Buffer.from('a\n'.repeat(1024 * 1024));
-  for (let i = 0; i < 120; i++) writeSync(fd, chunk);
-  closeSync(fd);
+  for (let i = 0; i < 120; i++) await fh.write(chunk);
+  await fh.close();
 }
 
 test('copy: a 240 MiB .worktreeinclude is refused unread, the creation goes on and says so; the daemon stays up for the next one', async (t) => {
   const d = await daemon();
-  const { p } = await copyProject(t, d, ['data/'], (repo) => {
-    hugeInclude(path.join(repo, '.worktreeinclude'));
+  const { p } = await copyProject(t, d, ['data/'], async (repo) => {
+    await hugeInclude(path.join(repo, '.worktreeinclude'));
     mkdirSync(path.join(repo, 'data'));
     writeFileSync(path.join(repo, 'data', 'a.env'), 'A=1\n');
   });
@@ -316,12 +321,21 @@ test('copy: a 5 GiB sparse file is not copied (the worktree stays small) and the
   assert.deepEqual(log, ['grove: not copied: data/disk.img (a sparse file of 5368709120 bytes (0 on disk): a copy would write out its holes)']);
 });
 
-// A scratch folder in memory (/dev/shm) where the machine has one, else in the temporary folder:
-// for a fixture of many files, which a disk makes slow to write, copy and remove.
-function memoryDir(t: test.TestContext): string {
-  const dir = realpathSync(mkdtempSync(path.join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'grove-mem-')));
-  // rm(1), not rmSync: the removal of 200,000 files is most of such a test's time otherwise.
-  t.after(() => execFileSync('rm', ['-rf', dir]));
+// A scratch folder in memory (/dev/shm) where the machine has one with room for `files` small
+// files (a page and an inode each), else in the temporary folder: for a fixture of many files,
+// which a disk makes slow to write, copy and remove.
+function memoryDir(t: test.TestContext, files: number): string {
+  let base = tmpdir();
+  try {
+    const fs = statfsSync('/dev/shm');
+    if (fs.bavail * fs.bsize >= 2 * files * 4096 && fs.ffree >= 2 * files) base = '/dev/shm';
+  } catch {
+    // no /dev/shm: the temporary folder it is
+  }
+  const dir = realpathSync(mkdtempSync(path.join(base, 'grove-mem-')));
+  // rm(1), not rmSync: it removes a few hundred thousand files much faster; and asynchronously,
+  // for the same reason as copyProject's fill.
+  t.after(() => execFileAsync('rm', ['-rf', dir]));
   return dir;
 }
 
@@ -334,9 +348,10 @@ test('copy: 100,000 files are copied and the setup log names the first 20, then 
     (repo) => {
       mkdirSync(path.join(repo, 'data'));
       // data/f00000 … data/f99999, holding "0\n" … "99999\n": one process writes them all.
-      execFileSync('sh', ['-c', 'seq 0 99999 | split -l 1 -a 5 -d - f'], { cwd: path.join(repo, 'data') });
+      return execFileAsync('sh', ['-c', 'seq 0 99999 | split -l 1 -a 5 -d - f'], { cwd: path.join(repo, 'data') });
     },
-    memoryDir(t),
+    // The files, and their copies in the worktree.
+    memoryDir(t, 200_000),
   );
   const { task, log, bytes } = await createCopying(d, p.id, 'many');
   assert.equal(task.status, 'ready');
