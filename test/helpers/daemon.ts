@@ -1,7 +1,7 @@
 import './env.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -51,6 +51,8 @@ export interface StartOptions {
   env?: Record<string, string | undefined>;
   /** skip copying the template store (to test a brand-new store) */
   noSeed?: boolean;
+  /** the user config, written to the home's config.json before the start */
+  config?: object;
 }
 
 // A new GROVE_HOME under the temp folder, short enough for a socket path.
@@ -114,6 +116,7 @@ export function spawnDaemon(
 // Starts a daemon for one test; t.after stops it (TERM, then KILL) and removes its home.
 export async function startDaemon(t: Cleanup, opts: StartOptions = {}): Promise<TestDaemon> {
   const home = opts.home ?? makeHome(t);
+  if (opts.config) writeFileSync(path.join(home, 'config.json'), JSON.stringify(opts.config));
   if (!opts.noSeed && !existsSync(path.join(home, 'data', 'pgdata'))) await seedStore(path.join(home, 'data'));
   const { proc, logs, events, ready, exited, stderr } = spawnDaemon(home, opts.env);
   t.after(() => stopProcess(proc, exited));

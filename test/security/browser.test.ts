@@ -1,18 +1,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sharedDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { addProject, sharedDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { rawRequest } from '../helpers/raw.ts';
+import { AGENT } from '../helpers/sessions.ts';
+import { newSince } from '../helpers/since.ts';
+import { processesMatching, repoState } from '../helpers/state.ts';
 
-// Tests that need no settings of their own share one daemon (each makes its own repository).
-const daemon = sharedDaemon();
-
-async function assertNoProjects(d: TestDaemon) {
-  assert.deepEqual((await d.socket('GET', '/api/projects')).json, [], 'nothing was created');
-}
+// The tests share one daemon, with the fixture agent (each makes its own repository, and looks
+// only at what it made).
+const daemon = sharedDaemon({ config: { agents: { fixture: { command: [AGENT, '{prompt}'] } } } });
 
 test('the TCP front refuses foreign hosts, origins and cross-site fetches with 403, creating nothing', async (t) => {
   const d = await daemon();
+  const added = await newSince(d, '/api/projects');
   const repo = makeRepo(t);
   const port = d.port!;
   const refused: Array<[string, Record<string, string>, string]> = [
@@ -39,7 +40,7 @@ test('the TCP front refuses foreign hosts, origins and cross-site fetches with 4
       assert.equal(r.headers['access-control-allow-origin'], undefined, 'no CORS headers');
     }
   }
-  await assertNoProjects(d);
+  assert.deepEqual(added((await d.socket('GET', '/api/projects')).json), [], 'nothing was created');
 
   // The allowed forms pass.
   const allowed: Array<Record<string, string>> = [
@@ -70,6 +71,7 @@ test('missing Host and absolute-form targets are refused on the TCP front', asyn
 
 test('form, text/plain and multipart posts get 415 and create nothing', async (t) => {
   const d = await daemon();
+  const added = await newSince(d, '/api/projects');
   const repo = makeRepo(t);
   const json = JSON.stringify({ path: repo });
   for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1']) {
@@ -81,7 +83,7 @@ test('form, text/plain and multipart posts get 415 and create nothing', async (t
   }
   const none = await d.tcp('POST', '/api/projects', { body: json });
   assert.equal(none.status, 415, 'no Content-Type at all');
-  await assertNoProjects(d);
+  assert.deepEqual(added((await d.socket('GET', '/api/projects')).json), [], 'nothing was created');
   // The same body as JSON is accepted, so the refusals above were about the type alone.
   const ok = await d.tcp('POST', '/api/projects', { body: json, headers: { 'content-type': 'application/json; charset=utf-8' } });
   assert.equal(ok.status, 201, ok.text);
@@ -102,9 +104,13 @@ test('a CORS preflight gets no CORS headers', async (t) => {
 });
 
 test('refused browser requests on every endpoint that acts run nothing: no branch, worktree, session or process', async (t) => {
-  const { readyTask } = await import('../helpers/sessions.ts');
-  const { processesMatching, repoState } = await import('../helpers/state.ts');
-  const { d, repo, project, task } = await readyTask(t);
+  const d = await daemon();
+  const added = await newSince(d, '/api/tasks');
+  // A project whose .grove.json names the fixture agent, and one ready task.
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture' }) } });
+  const project = await addProject(d, repo);
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'agent work' } })).json;
+  assert.equal(task.status, 'ready');
   const port = d.port!;
   const before = repoState(repo);
   const refusals: Array<[string, string]> = [
@@ -135,7 +141,7 @@ test('refused browser requests on every endpoint that acts run nothing: no branc
   assert.equal(n, refusals.length * requests.length);
   assert.deepEqual(repoState(repo), before, 'no branch or worktree made or removed');
   assert.equal((await d.socket('GET', `/api/tasks/${task.id}`)).json.status, 'ready');
-  assert.equal((await d.socket('GET', '/api/tasks')).json.length, 1);
+  assert.equal(added((await d.socket('GET', '/api/tasks')).json).length, 1);
   assert.deepEqual((await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json, []);
   assert.deepEqual(processesMatching('echo:from-a-page'), []);
 });

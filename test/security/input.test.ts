@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startDaemon, type Reply } from '../helpers/daemon.ts';
+import { sharedDaemon, type Reply } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { rawRequest } from '../helpers/raw.ts';
+
+// None of these requests may create anything: the tests share one daemon.
+const daemon = sharedDaemon();
 
 function assertProblem(r: Reply, status: number, code: string, what: string) {
   assert.equal(r.status, status, `${what}: ${r.text}`);
@@ -14,7 +17,7 @@ function assertProblem(r: Reply, status: number, code: string, what: string) {
 }
 
 test('malformed ids get 400 INVALID_ID, unknown ones 404', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const ids = [
     'abc',
     '3F2504E0-4F89-41D3-9A0C-0305E82C3301',
@@ -38,7 +41,7 @@ test('malformed ids get 400 INVALID_ID, unknown ones 404', async (t) => {
 });
 
 test('bad bodies get 4xx with a stable code and create nothing', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const cases: Array<[string, unknown, number, string]> = [
     ['malformed JSON', '{"path": ', 400, 'INVALID_JSON'],
@@ -78,7 +81,7 @@ test('bad bodies get 4xx with a stable code and create nothing', async (t) => {
 });
 
 test('bodies over 1 MiB get 413, declared or streamed, on both listeners', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const big = JSON.stringify({ path: '/' + 'a'.repeat(1024 * 1024) });
   const headers = { 'content-type': 'application/json' };
   for (const via of [d.socket, d.tcp]) assertProblem(await via('POST', '/api/projects', { body: big, headers }), 413, 'PAYLOAD_TOO_LARGE', 'declared');
@@ -100,7 +103,7 @@ test('bodies over 1 MiB get 413, declared or streamed, on both listeners', async
 });
 
 test('query strings on endpoints that take none are refused', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   assertProblem(await d.socket('GET', "/api/projects?id=1'%20OR%201=1"), 400, 'VALIDATION_FAILED', 'unknown query');
   assertProblem(await d.tcp('GET', '/api/health?x=1&x=2'), 400, 'VALIDATION_FAILED', 'repeated query');
 });

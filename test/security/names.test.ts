@@ -2,14 +2,16 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, sharedDaemon, startDaemon } from '../helpers/daemon.ts';
+import { addProject, sharedDaemon } from '../helpers/daemon.ts';
 import { branches, git, gitSucceeds, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
+import { newSince } from '../helpers/since.ts';
 
-// Tests that need no settings of their own share one daemon (each makes its own repository).
+// The tests share one daemon (each makes its own repository, and counts only the tasks it made).
 const daemon = sharedDaemon();
 
 test('branch and base values that are options, traversal or invalid refs are refused, creating nothing', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
+  const added = await newSince(d, '/api/tasks');
   // A folder of its own around the repository, so that nothing else writes beside it.
   const repo = makeRepo(t, { parent: makeTempDir(t) });
   const project = await addProject(d, repo);
@@ -43,7 +45,7 @@ test('branch and base values that are options, traversal or invalid refs are ref
     assert.equal(r.status, status, `${what}: ${r.text}`);
     assert.equal(r.json.code, code, what);
   }
-  assert.deepEqual((await d.socket('GET', '/api/tasks')).json, []);
+  assert.deepEqual(added((await d.socket('GET', '/api/tasks')).json), []);
   assert.deepEqual(branches(repo), ['main']);
   assert.deepEqual(worktrees(repo), [repo]);
   assert.deepEqual(readdirSync(path.dirname(repo)).sort(), before, 'nothing made beside the repository');
@@ -124,7 +126,8 @@ test('a repository without commits cannot have tasks: 422 BASE_NOT_FOUND', async
 });
 
 test('explicit branches differing only in case, and feat vs feat/x made by grove: separate folders or a clean 409', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
+  const added = await newSince(d, '/api/tasks');
   // A folder of its own around the repository, so that anything made beside it shows.
   const parent = makeTempDir(t);
   const runs = path.join(parent, 'setup-runs');
@@ -167,7 +170,7 @@ test('explicit branches differing only in case, and feat vs feat/x made by grove
 
   assert.deepEqual(branches(repo), ['FEAT', 'Feat', 'feat', 'lib/x', 'main']);
   assert.deepEqual(worktrees(repo), [repo, ...made.map(([, wt]) => path.join(repo, wt).slice(0, -1))]);
-  assert.equal((await d.socket('GET', '/api/tasks')).json.length, 4);
+  assert.equal(added((await d.socket('GET', '/api/tasks')).json).length, 4);
   // Setup ran once for each task made, and for none of the refused ones.
   assert.deepEqual(readFileSync(runs, 'utf8').split('\n').filter(Boolean), ['Feat', 'feat', 'FEAT', 'lib/x']);
   // Nothing outside .grove/worktrees/: the checkout gained `.grove` only, which holds only the

@@ -3,12 +3,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, startDaemon, type Reply, type TestDaemon } from '../helpers/daemon.ts';
+import { addProject, sharedDaemon, startDaemon, type Reply, type TestDaemon } from '../helpers/daemon.ts';
 import { branches, git, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
+import { newSince } from '../helpers/since.ts';
 
 // Paths a client may send as a project, and `.grove.json` files a repository may hold: each
 // one refused with a clear 4xx, never a 500, and nothing made. One daemon serves the file;
 // a second one, with git's ownership check switched off, shows grove's own check at work.
+const daemon = sharedDaemon();
 
 function assertProblem(r: Reply, status: number, code: string, what: string) {
   assert.equal(r.status, status, `${what}: ${r.text.slice(0, 500)}`);
@@ -26,9 +28,10 @@ function giveAway(dir: string, recursive: boolean) {
 }
 
 test('project paths: relative, odd, linked, inside .git or owned by another user', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const add = (p: unknown, via: TestDaemon['socket'] = d.socket) => via('POST', '/api/projects', { body: { path: p } });
-  const projectPaths = async () => (await d.socket('GET', '/api/projects')).json.map((p: any) => p.path).sort();
+  const added = await newSince(d, '/api/projects');
+  const projectPaths = async () => added((await d.socket('GET', '/api/projects')).json).map((p: any) => p.path).sort();
 
   await t.test('relative, empty and missing paths are refused by validation', async () => {
     const relative = ['repo', './repo', '../repo', '~/repo', '~', 'repo/../..', 'C:\\repo', 'file:///tmp/repo', ' /tmp', '\\\\server\\share', ''];
@@ -207,7 +210,8 @@ test("grove refuses another user's repository even when git's own check is switc
 });
 
 test('.grove.json: every kind of invalid value or file is 422 CONFIG_INVALID with file and JSON path, creating nothing', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
+  const added = await newSince(d, '/api/tasks');
   const parent = makeTempDir(t);
   const repo = makeRepo(t, { parent });
   const project = await addProject(d, repo);
@@ -352,7 +356,7 @@ test('.grove.json: every kind of invalid value or file is 422 CONFIG_INVALID wit
   });
 
   await t.test('nothing was created, and a valid config works again', async () => {
-    assert.deepEqual((await d.socket('GET', '/api/tasks')).json, []);
+    assert.deepEqual(added((await d.socket('GET', '/api/tasks')).json), []);
     assert.deepEqual(branches(repo), ['main']);
     assert.deepEqual(worktrees(repo), [repo]);
     assert.ok(!existsSync(path.join(repo, '.grove')) || readdirSync(path.join(repo, '.grove', 'worktrees')).length === 0);

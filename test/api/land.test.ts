@@ -6,8 +6,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { addProject, sharedDaemon, type TestDaemon } from './helpers/daemon.ts';
-import { git, makeRepo, makeTempDir } from './helpers/git.ts';
+import { addProject, sharedDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
+import { slowFilter } from '../helpers/filters.ts';
+import { consistentState, gone, marker, processesMatching } from '../helpers/state.ts';
+import { until } from '../helpers/store.ts';
+import { within } from '../helpers/within.ts';
 
 // The daemon's temporary folder is the file's own, so that no temporary index can be left unseen.
 const tmp = mkdtempSync(path.join(tmpdir(), 'grove-land-tmp-'));
@@ -17,15 +21,19 @@ const daemon = sharedDaemon({ env: { TMPDIR: tmp } });
 const porcelain = (dir: string) => execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' });
 const gitPath = (dir: string, what: string) => git(dir, 'rev-parse', '--path-format=absolute', '--git-path', what);
 
-// Nothing half-done in a checkout: no merge or rebase in progress, no stray index lock, no
-// temporary index left behind.
-function settled(...dirs: string[]): void {
-  assert.deepEqual(readdirSync(tmp), [], 'no temporary index left');
+// Nothing half-done in a checkout: no merge or rebase in progress, no lock file git left.
+function settledCheckouts(...dirs: string[]): void {
   for (const dir of dirs) {
-    for (const what of ['MERGE_HEAD', 'rebase-merge', 'rebase-apply', 'index.lock', 'CHERRY_PICK_HEAD']) {
+    for (const what of ['MERGE_HEAD', 'rebase-merge', 'rebase-apply', 'index.lock', 'HEAD.lock', 'CHERRY_PICK_HEAD']) {
       assert.ok(!existsSync(gitPath(dir, what)), `${what} left in ${dir}`);
     }
   }
+}
+
+// The same, and no temporary index left behind (by the daemon whose temporary folder is `tmp`).
+function settled(...dirs: string[]): void {
+  assert.deepEqual(readdirSync(tmp), [], 'no temporary index left');
+  settledCheckouts(...dirs);
 }
 
 // A project whose main checkout has `main` checked out, and a ready task on it.
@@ -292,4 +300,90 @@ test('a merge racing a commit and a rebase on the same task: each is answered, o
   assert.equal(porcelain(a.wt), '');
   execFileSync('git', ['-C', repo, 'fsck', '--no-dangling'], { stdio: 'ignore' });
   assert.ok(git(a.wt, 'log', '--format=%s').includes('the rest'));
+});
+
+// A daemon whose git runs under a 1 s git_timeout_s, shared by the tests of its bounds.
+const gitBounded = sharedDaemon({ config: { git_timeout_s: 1 } });
+
+
+test('a rebase whose abort hangs in a smudge filter answers GIT_TIMEOUT; what it left is put right before the next rebase', { timeout: 120_000 }, async (t) => {
+  const d = await gitBounded();
+  const m = marker(t);
+  const repo = makeRepo(t, { files: { '.gitattributes': '*.txt filter=slow\n', 'a.txt': 'a\n' } });
+  const project = await addProject(d, repo);
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'hung-abort' } })).json;
+  const wt = path.join(repo, task.worktree_path);
+  writeFileSync(path.join(wt, 'c.txt'), 'c\n');
+  git(wt, 'add', 'c.txt');
+  git(wt, 'commit', '-qm', 'task work');
+  const head = git(wt, 'rev-parse', 'HEAD');
+  writeFileSync(path.join(repo, 'b.txt'), 'b\n');
+  git(repo, 'add', 'b.txt');
+  git(repo, 'commit', '-qm', 'base moves on');
+  // Every file written out hangs: the rebase's checkout of the base, then its abort's of the task's files.
+  const filter = slowFilter(t, repo, 'smudge', m);
+  filter.on();
+
+  const started = Date.now();
+  const r = await within(20_000, 'the rebase', d.socket('POST', `/api/tasks/${task.id}/rebase`));
+  t.diagnostic(`answered ${r.status} after ${Date.now() - started} ms`);
+  assert.equal(r.status, 504, r.text);
+  assert.equal(r.json.code, 'GIT_TIMEOUT');
+  assert.match(r.json.detail, /^the rebase took longer than git_timeout_s \(1 s\) and was stopped; what it had begun could not be put right yet/);
+  await gone(m);
+  assert.equal(existsSync(gitPath(wt, 'index.lock')), false, 'no index.lock is left');
+  assert.equal(git(wt, 'rev-parse', `refs/heads/${task.branch}`), head, 'the branch has not moved');
+
+  // The task's turn was given back, and the next rebase first puts right what the last one left.
+  filter.off();
+  const again = await within(20_000, 'the next rebase', d.socket('POST', `/api/tasks/${task.id}/rebase`));
+  assert.equal(again.status, 200, again.text);
+  assert.equal(git(wt, 'symbolic-ref', 'HEAD'), `refs/heads/${task.branch}`);
+  assert.equal(git(wt, 'rev-parse', 'HEAD~1'), git(repo, 'rev-parse', 'main'), 'rebased onto the base');
+  assert.equal(git(wt, 'status', '--porcelain'), '');
+  settledCheckouts(wt);
+  const { problems } = await consistentState(d, repo, project.id);
+  assert.deepEqual(problems, []);
+  assert.ok(d.logs.some((l) => l?.msg === 'put right a landing that was interrupted' && l.outcome === 'undone'), 'the rebase left was undone');
+});
+
+test("a merge whose read-tree -u hangs in a smudge filter is stopped at git_timeout_s and undone; the project's task creation did not wait for it", { timeout: 120_000 }, async (t) => {
+  const d = await gitBounded();
+  const m = marker(t);
+  const repo = makeRepo(t, { files: { '.gitattributes': '*.slow filter=slow\n', 'README.md': '# r\n' } });
+  const project = await addProject(d, repo);
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'hung-merge' } })).json;
+  const wt = path.join(repo, task.worktree_path);
+  // a.txt is written out before b.slow hangs: the base's checkout is left half-written.
+  writeFileSync(path.join(wt, 'a.txt'), 'a\n');
+  writeFileSync(path.join(wt, 'b.slow'), 'b\n');
+  git(wt, 'add', '.');
+  git(wt, 'commit', '-qm', 'task work');
+  const old = git(repo, 'rev-parse', 'main');
+  const filter = slowFilter(t, repo, 'smudge', m, { once: true });
+  filter.on();
+
+  const merge = d.socket('POST', `/api/tasks/${task.id}/merge`, { body: {} });
+  await until(() => processesMatching(m).length > 0, 'the merge reaches the filter');
+  const created = await within(20_000, 'a task creation in the same project', d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'meanwhile' } }));
+  assert.equal(created.status, 201, created.text);
+  const r = await within(20_000, 'the merge', merge);
+  assert.equal(r.status, 504, r.text);
+  assert.equal(r.json.code, 'GIT_TIMEOUT');
+  assert.match(r.json.detail, /^the merge took longer than git_timeout_s \(1 s\) and was stopped; grove then undid what it had begun$/);
+  await gone(m);
+  assert.equal(git(repo, 'rev-parse', 'main'), old, 'the base has not moved');
+  assert.equal(git(repo, 'status', '--porcelain'), '', 'the base checkout is as it was');
+  assert.equal(existsSync(path.join(repo, 'a.txt')), false, "the merge's file written out before the stop was taken back");
+  settledCheckouts(repo);
+  assert.equal((await d.socket('GET', `/api/tasks/${task.id}`)).json.merged_commit, null);
+
+  // The filter is quick now: the merge goes through.
+  const again = await within(20_000, 'the next merge', d.socket('POST', `/api/tasks/${task.id}/merge`, { body: {} }));
+  assert.equal(again.status, 200, again.text);
+  assert.equal(git(repo, 'rev-parse', 'main'), again.json.commit);
+  assert.equal(git(repo, 'status', '--porcelain'), '');
+  settledCheckouts(repo);
+  const { problems } = await consistentState(d, repo, project.id);
+  assert.deepEqual(problems, []);
 });

@@ -2,13 +2,18 @@ import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { startDaemon } from './helpers/daemon.ts';
-import { git, makeRepo, makeTempDir } from './helpers/git.ts';
+import { sharedDaemon, startDaemon } from '../helpers/daemon.ts';
+import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
+import { newSince } from '../helpers/since.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+// Tests that need no daemon of their own share one (each makes its own repositories).
+const daemon = sharedDaemon();
+
 test('projects are added, listed, fetched and removed, over the socket and TCP', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
+  const added = await newSince(d, '/api/projects');
   const repoA = makeRepo(t);
   const repoB = makeRepo(t);
 
@@ -26,7 +31,7 @@ test('projects are added, listed, fetched and removed, over the socket and TCP',
   for (const via of [d.socket, d.tcp]) {
     const list = await via('GET', '/api/projects');
     assert.equal(list.status, 200);
-    assert.deepEqual(list.json.map((p: any) => p.id), [a.json.id, b.json.id]);
+    assert.deepEqual(added(list.json).map((p: any) => p.id), [a.json.id, b.json.id]);
     const one = await via('GET', `/api/projects/${a.json.id}`);
     assert.deepEqual(one.json, a.json);
   }
@@ -36,7 +41,7 @@ test('projects are added, listed, fetched and removed, over the socket and TCP',
   assert.equal(del.text, '');
   assert.equal((await d.socket('GET', `/api/projects/${a.json.id}`)).json.code, 'NOT_FOUND');
   assert.equal((await d.socket('DELETE', `/api/projects/${a.json.id}`)).status, 404);
-  assert.deepEqual((await d.socket('GET', '/api/projects')).json.map((p: any) => p.id), [b.json.id]);
+  assert.deepEqual(added((await d.socket('GET', '/api/projects')).json).map((p: any) => p.id), [b.json.id]);
   // Removing a project never touches the repository.
   assert.equal(git(repoA, 'status', '--porcelain'), '');
 });
@@ -54,7 +59,7 @@ test('projects survive a restart of the daemon', async (t) => {
 });
 
 test('a path inside a work tree resolves to the top level, through symlinks', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   mkdirSync(path.join(repo, 'src', 'deep'), { recursive: true });
   const r = await d.socket('POST', '/api/projects', { body: { path: path.join(repo, 'src', 'deep') } });
@@ -70,7 +75,8 @@ test('a path inside a work tree resolves to the top level, through symlinks', as
 });
 
 test('duplicates are refused with 409 PROJECT_EXISTS; default names get a suffix', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
+  const added = await newSince(d, '/api/projects');
   const repo = makeRepo(t);
   assert.equal((await d.socket('POST', '/api/projects', { body: { path: repo } })).status, 201);
   const dup = await d.socket('POST', '/api/projects', { body: { path: repo, name: 'other' } });
@@ -92,11 +98,12 @@ test('duplicates are refused with 409 PROJECT_EXISTS; default names get a suffix
   const taken = await d.socket('POST', '/api/projects', { body: { path: makeRepo(t), name: 'app' } });
   assert.equal(taken.status, 409);
   assert.equal(taken.json.code, 'PROJECT_EXISTS');
-  assert.equal((await d.socket('GET', '/api/projects')).json.length, 3);
+  assert.equal(added((await d.socket('GET', '/api/projects')).json).length, 3);
 });
 
 test('paths that are not git work trees get 422 NOT_A_GIT_REPO and add nothing', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
+  const added = await newSince(d, '/api/projects');
   const plain = makeTempDir(t);
   const file = path.join(plain, 'file.txt');
   writeFileSync(file, 'x');
@@ -120,5 +127,5 @@ test('paths that are not git work trees get 422 NOT_A_GIT_REPO and add nothing',
     assert.equal(r.json.code, 'NOT_A_GIT_REPO', what);
     assert.ok(r.json.detail.includes(p), `${what}: the detail names the path`);
   }
-  assert.deepEqual((await d.socket('GET', '/api/projects')).json, []);
+  assert.deepEqual(added((await d.socket('GET', '/api/projects')).json), []);
 });

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { addProject, makeHome, ROOT, startDaemon, type TestDaemon } from './helpers/daemon.ts';
-import { makeRepo } from './helpers/git.ts';
-import { allLines, liveGroupMembers, readSse, waitSessionEnd } from './helpers/sessions.ts';
+import { addProject, makeHome, ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { makeRepo } from '../helpers/git.ts';
+import { allLines, liveGroupMembers, readSse, waitSessionEnd } from '../helpers/sessions.ts';
 
 // A dev server on the task's port that prints a numbered tick every 20 ms (see the file).
 const WEB = path.join(ROOT, 'test', 'fixtures', 'web-service.mjs');

@@ -4,10 +4,10 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Pool } from 'undici';
-import { addProject, makeHome, startDaemon, type TestDaemon } from './helpers/daemon.ts';
-import { git, makeRepo, makeTempDir } from './helpers/git.ts';
-import { gone, marker, processesMatching } from './helpers/state.ts';
-import { within } from './helpers/within.ts';
+import { addProject, sharedDaemon, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
+import { gone, marker, processesMatching } from '../helpers/state.ts';
+import { within } from '../helpers/within.ts';
 
 // Resolves once `cond` holds, polling; fails naming `what` after `ms`.
 async function until(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
@@ -17,12 +17,9 @@ async function until(what: string, cond: () => boolean, ms = 15_000): Promise<vo
   }
 }
 
-// A daemon whose user config is `config`.
-async function daemonWith(t: test.TestContext, config: object): Promise<TestDaemon> {
-  const home = makeHome(t);
-  writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
-  return startDaemon(t, { home });
-}
+// Each test makes its own repositories: those with the same settings share a daemon.
+const daemon = sharedDaemon();
+const gitBounded = sharedDaemon({ config: { git_timeout_s: 1 } });
 
 // A project whose repository cleans *.txt through a filter that sleeps (`sleep <m>`), and a
 // ready task whose worktree has an untracked x.txt: every read of its work runs the filter.
@@ -37,7 +34,8 @@ async function slowProject(t: test.TestContext, d: TestDaemon, m: string) {
 }
 
 test("reads whose clients go stop their git and its filters; meanwhile another project's task creation and reads answer at once", { timeout: 120_000 }, async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
+  const logsBefore = d.logs.length;
   const m = marker(t);
   const { repo, task } = await slowProject(t, d, m);
   const client = new Pool('http://localhost', { socketPath: d.socketPath, connections: 24 });
@@ -68,11 +66,11 @@ test("reads whose clients go stop their git and its filters; meanwhile another p
   const again = await d.socket('GET', `/api/tasks/${task.id}/changes`);
   assert.equal(again.status, 200, again.text);
   assert.deepEqual(again.json.files.map((f: any) => f.path), ['x.txt']);
-  assert.deepEqual(d.logs.filter((l) => l?.level >= 50), [], 'no request failed as an internal error');
+  assert.deepEqual(d.logs.slice(logsBefore).filter((l) => l?.level >= 50), [], 'no request failed as an internal error');
 });
 
 test('a read past git_timeout_s answers GIT_TIMEOUT and leaves no process', { timeout: 120_000 }, async (t) => {
-  const d = await daemonWith(t, { git_timeout_s: 1 });
+  const d = await gitBounded();
   const m = marker(t);
   const { task, project } = await slowProject(t, d, m);
   for (const what of ['changes', 'diff']) {
@@ -91,7 +89,7 @@ test('a read past git_timeout_s answers GIT_TIMEOUT and leaves no process', { ti
 });
 
 test("a commit whose pre-commit hook is slow does not hold up a task creation in the same project", { timeout: 120_000 }, async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const repo = makeRepo(t);
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'hooked' } })).json;
@@ -118,7 +116,7 @@ test("a commit whose pre-commit hook is slow does not hold up a task creation in
 });
 
 test('a push whose remote hangs, with a child that left its group holding the pipes, answers REMOTE_FAILED within git_timeout_s and leaves nothing running', { timeout: 120_000 }, async (t) => {
-  const d = await daemonWith(t, { git_timeout_s: 1 });
+  const d = await gitBounded();
   const m = marker(t);
   const repo = makeRepo(t);
   const dir = makeTempDir(t);
@@ -148,7 +146,7 @@ test('a push whose remote hangs, with a child that left its group holding the pi
 const gitPath = (wt: string, name: string) => execFileSync('git', ['-C', wt, 'rev-parse', '--path-format=absolute', '--git-path', name], { encoding: 'utf8' }).trim();
 
 test('a rebase past git_timeout_s and a commit past setup_timeout_s answer GIT_TIMEOUT; the branch, the worktree and its index are as they were', { timeout: 120_000 }, async (t) => {
-  const d = await daemonWith(t, { git_timeout_s: 1, setup_timeout_s: 1 });
+  const d = await startDaemon(t, { config: { git_timeout_s: 1, setup_timeout_s: 1 } });
   const m = marker(t);
   const dir = makeTempDir(t);
   const repo = makeRepo(t, { files: { '.gitattributes': '*.txt filter=slow\n', 'a.txt': 'a\n' } });

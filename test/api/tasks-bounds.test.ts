@@ -1,33 +1,19 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import test, { type TestContext } from 'node:test';
-import { addProject, makeHome, startDaemon, type TestDaemon } from './helpers/daemon.ts';
-import { git, makeRepo, makeTempDir } from './helpers/git.ts';
-import { consistentState, gone, marker, repoState } from './helpers/state.ts';
-import { within } from './helpers/within.ts';
+import test from 'node:test';
+import { addProject, sharedDaemon } from '../helpers/daemon.ts';
+import { git, makeRepo } from '../helpers/git.ts';
+import { slowFilter } from '../helpers/filters.ts';
+import { consistentState, gone, marker, repoState } from '../helpers/state.ts';
+import { within } from '../helpers/within.ts';
 
-// A daemon whose user config bounds setup and git at 1 s.
-async function daemon(t: TestContext): Promise<TestDaemon> {
-  const home = makeHome(t);
-  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ git_timeout_s: 1, setup_timeout_s: 1 }));
-  return startDaemon(t, { home });
-}
+// A daemon whose user config bounds setup and git at 1 s, shared by the tests (each its own repository).
+const daemon = sharedDaemon({ config: { git_timeout_s: 1, setup_timeout_s: 1 } });
 
-// A filter program (smudge or clean) for *.slow that sleeps (its marker in the process table)
-// while the switch is on, and passes the content through otherwise.
-function slowFilter(t: TestContext, repo: string, kind: 'smudge' | 'clean', m: string) {
-  const dir = makeTempDir(t);
-  const hang = path.join(dir, 'hang');
-  const script = path.join(dir, kind);
-  writeFileSync(script, `#!/bin/sh\nif [ -e '${hang}' ]; then sleep ${m}; fi\nexec cat\n`);
-  chmodSync(script, 0o755);
-  git(repo, 'config', `filter.slow.${kind}`, script);
-  return { on: () => writeFileSync(hang, ''), off: () => rmSync(hang, { force: true }) };
-}
 
 test('a creation whose git worktree add hangs in a smudge filter is refused with GIT_TIMEOUT at setup_timeout_s, leaving no branch, worktree, row or intent', { timeout: 120_000 }, async (t) => {
-  const d = await daemon(t);
+  const d = await daemon();
   const m = marker(t);
   const repo = makeRepo(t, { files: { '.gitattributes': '*.slow filter=slow\n', 'x.slow': 'x\n' } });
   const project = await addProject(d, repo);
@@ -56,7 +42,7 @@ test('a creation whose git worktree add hangs in a smudge filter is refused with
 });
 
 test("an archive whose dirty check, or whose worktree removal, hangs in a clean filter answers GIT_TIMEOUT at git_timeout_s; the task is left as it was", { timeout: 120_000 }, async (t) => {
-  const d = await daemon(t);
+  const d = await daemon();
   for (const grove of [{ teardown: ['echo tearing down'] }, {}]) {
     const m = marker(t);
     const repo = makeRepo(t, { files: { '.gitattributes': '*.slow filter=slow\n', 'x.slow': 'x\n', '.grove.json': JSON.stringify(grove) } });
