@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { allLines, gate, readSse, readyTask, waitSessionEnd } from './helpers/sessions.ts';
+import { allLines, gate, readSse, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
+
+// A session's output (DESIGN §9) as an event stream: both tests on one daemon, each in its own project.
+const daemon = sharedAgentDaemon();
 
 test('SSE follows a live session to its end and resumes after Last-Event-ID without gaps or repeats', async (t) => {
-  const { d, task } = await readyTask(t);
+  const { d, task } = await readyTaskOn(await daemon(), t);
   const g = gate(t);
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:3', args: ['print:50', `wait:${g.path}`, 'print:60'] } });
   const id = r.json.id;
@@ -41,7 +44,7 @@ test('SSE follows a live session to its end and resumes after Last-Event-ID with
 });
 
 test('the SSE endpoint is guarded like every other on the TCP front', async (t) => {
-  const { d, task } = await readyTask(t);
+  const { d, task } = await readyTaskOn(await daemon(), t);
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'echo:x' } });
   await waitSessionEnd(d, r.json.id);
   const refused: Array<Record<string, string>> = [{ origin: 'https://evil.example' }, { host: 'evil.example' }, { 'sec-fetch-site': 'cross-site' }];
