@@ -5,11 +5,11 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { Pool } from 'undici';
-import { openStore } from '../daemon/store/db.ts';
-import { addProject, makeHome, ROOT, startDaemon, type TestDaemon } from './helpers/daemon.ts';
-import { makeRepo } from './helpers/git.ts';
-import { readSse, waitSessionEnd, type SseEvent } from './helpers/sessions.ts';
-import { seedStore } from './helpers/template.ts';
+import { openStore } from '../../daemon/store/db.ts';
+import { addProject, makeHome, ROOT, sharedDaemon, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { makeRepo } from '../helpers/git.ts';
+import { readSse, waitSessionEnd, type SseEvent } from '../helpers/sessions.ts';
+import { seedStore } from '../helpers/template.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const AGENTS = { talk: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } };
@@ -31,11 +31,19 @@ async function allEvents(d: TestDaemon, query = ''): Promise<any[]> {
   }
 }
 
+// The tests that neither restart the daemon nor configure it otherwise share one, each reading
+// the events of its own project or from the seq where it began.
+const shared = sharedDaemon((c) => {
+  const home = makeHome(c);
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: AGENTS, default_agent: 'talk' }));
+  return { home };
+});
+
 const sse = (d: TestDaemon, query: string, until: (evs: SseEvent[]) => boolean, headers: Record<string, string> = {}) =>
   readSse(`http://localhost/api/events${query}`, { socketPath: d.socketPath, until, headers });
 
 test('a full flow in order, each event carrying the resource as its endpoint returns it; filters; the stream equals the pages and resumes without gaps or repeats', async (t) => {
-  const { d } = await daemonWithAgent(t);
+  const d = await shared();
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['echo hi'] }) } });
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'flow' } })).json;
@@ -145,7 +153,7 @@ test('seq only grows across restarts, and after a SIGKILL in the middle of a bur
 });
 
 test('100 subscribers each get every event of a burst of 20 creations; 200 that hang up at once leave the fd count and memory as they were', async (t) => {
-  const { d } = await daemonWithAgent(t);
+  const d = await shared();
   const project = await addProject(d, makeRepo(t));
   const from = (await allEvents(d)).at(-1).seq;
   const subscribers = Array.from({ length: 100 }, () => sse(d, `?after=${from}`, (evs) => evs.filter((e) => e.event === 'task.created').length >= 20));
