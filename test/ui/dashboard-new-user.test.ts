@@ -5,9 +5,9 @@ import { execFileSync } from 'node:child_process';
 import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, startDaemon } from './helpers/daemon.ts';
-import { makeRepo, makeTempDir } from './helpers/git.ts';
-import { contrasts, openPage, sharedBrowser, tabTo } from './helpers/browser.ts';
+import { addProject, startDaemon } from '../helpers/daemon.ts';
+import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import { contrasts, openPage, sharedBrowser, tabTo } from '../helpers/browser.ts';
 
 const browser = sharedBrowser();
 

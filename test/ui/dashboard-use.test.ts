@@ -4,10 +4,10 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { addProject, ROOT, startDaemon, type TestDaemon } from './helpers/daemon.ts';
-import { git, makeRepo, makeTempDir } from './helpers/git.ts';
-import { contrasts, focused, openPage, sharedBrowser, tabTo } from './helpers/browser.ts';
-import { agentHome, waitSessionEnd } from './helpers/sessions.ts';
+import { addProject, ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
+import { contrasts, focused, openPage, sharedBrowser, tabTo } from '../helpers/browser.ts';
+import { agentHome, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 
 const browser = sharedBrowser();
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
@@ -21,8 +21,12 @@ const config = {
   },
 };
 
-async function setup(t: test.TestContext, grove: Record<string, unknown> = {}) {
-  const d = await startDaemon(t, { home: agentHome(t, config) });
+// The tests whose pages show one task or project share a daemon; one that reads the board (all
+// projects) has its own.
+const daemon = sharedAgentDaemon(config);
+
+async function setup(t: test.TestContext, grove: Record<string, unknown> = {}, own = false) {
+  const d = own ? await startDaemon(t, { home: agentHome(t, config) }) : await daemon();
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'stream', ...grove }), 'README.md': 'hello\n' } });
   const project = await addProject(d, repo);
   const { page, errors, failures } = await openPage(t, await browser());
@@ -68,7 +72,7 @@ test('the dashboard with the keyboard alone: a task, a session, a follow-up and 
   const first = page.locator('.turn').first();
   await first.locator('.output[data-ended="true"]').waitFor();
   await first.locator('.item.text', { hasText: 'message 3 of 3' }).waitFor();
-  assert.equal((await d.socket('GET', `/api/tasks/${(await d.socket('GET', '/api/tasks')).json[0].id}/sessions`)).json[0].agent, 'stream');
+  assert.equal((await d.socket('GET', `/api/tasks/${(await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json[0].id}/sessions`)).json[0].agent, 'stream');
 
   // The raw lines, then a follow-up in the same conversation.
   await tabTo(page, 'Raw lines');
@@ -89,7 +93,7 @@ test('the dashboard with the keyboard alone: a task, a session, a follow-up and 
 });
 
 test('light and dark follow the OS setting, and text stays readable in both (contrast at least 4.5:1)', async (t) => {
-  const { d, project, base } = await setup(t);
+  const { d, project, base } = await setup(t, {}, true);
   const task = await newTask(d, project.id, 'colours');
   const s = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'stream', prompt: 'talk:1' } })).json;
   await waitSessionEnd(d, s.id);
