@@ -14,10 +14,10 @@ import { seedStore } from '../helpers/template.ts';
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const AGENTS = { talk: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } };
 
-async function daemonWithAgent(t: test.TestContext, env: Record<string, string> = {}) {
+async function daemonWithAgent(t: test.TestContext) {
   const home = makeHome(t);
   writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: AGENTS, default_agent: 'talk' }));
-  return { home, d: await startDaemon(t, { home, env }) };
+  return { home, d: await startDaemon(t, { home }) };
 }
 
 // Every event as pages, from `after`.
@@ -31,12 +31,13 @@ async function allEvents(d: TestDaemon, query = ''): Promise<any[]> {
   }
 }
 
-// The tests that neither restart the daemon nor configure it otherwise share one, each reading
-// the events of its own project or from the seq where it began.
+// The tests that neither restart the daemon nor start from another store share one, each reading
+// the events of its own project or from the seq where it began. Its short stall (300 ms) drops
+// only a reader whose connection is full: no reader of small events here fills one.
 const shared = sharedDaemon((c) => {
   const home = makeHome(c);
   writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: AGENTS, default_agent: 'talk' }));
-  return { home };
+  return { home, env: { GROVE_EVENT_STALL_MS: '300' } };
 });
 
 const sse = (d: TestDaemon, query: string, until: (evs: SseEvent[]) => boolean, headers: Record<string, string> = {}) =>
@@ -202,7 +203,7 @@ test('100 subscribers each get every event of a burst of 20 creations; 200 that 
 });
 
 test('a client too slow to read is dropped with event: end and resumes from its last id; others and the API are not held up', async (t) => {
-  const { d } = await daemonWithAgent(t, { GROVE_EVENT_STALL_MS: '300' });
+  const d = await shared();
   const project = await addProject(d, makeRepo(t));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'big events' } })).json;
   // Events that carry a 100 KB prompt each: a few megabytes, more than a socket holds.
