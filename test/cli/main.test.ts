@@ -4,14 +4,14 @@ import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { makeHome, ROOT, startDaemon } from '../helpers/daemon.ts';
+import { makeHome, ROOT } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 
 const GROVE = path.join(ROOT, 'bin', 'grove.js');
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 // The CLI through one daemon for the file (each test with projects and tasks of its own names),
-// but for the tests that run the daemon otherwise: in the foreground, or without its TCP front.
+// but for the test of `grove daemon`, which runs its own in the foreground.
 const daemon = sharedAgentDaemon({
   default_agent: 'fixture',
   agents: { talk: { command: [STREAM, '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude', modes: { read: ['--ro'], edit: [] } } },
@@ -292,7 +292,7 @@ test('grove exit codes: 1 with the problem code and detail, 2 for usage, 3 when 
   assert.match(down.stderr, /grove daemon|grove install/);
 });
 
-test('grove daemon runs the daemon in the foreground; grove project rm removes a project by name', async (t) => {
+test('grove daemon runs the daemon in the foreground; grove project rm removes a project by name; grove open without the TCP front, a clear error', async (t) => {
   const home = makeHome(t);
   const { seedStore } = await import('../helpers/template.ts');
   await seedStore(path.join(home, 'data'));
@@ -316,11 +316,15 @@ test('grove daemon runs the daemon in the foreground; grove project rm removes a
   const rm = await grove(home, ['project', 'rm', 'gone-soon', '--json']);
   assert.equal(rm.code, 0, rm.stderr);
   assert.deepEqual((await grove(home, ['project', 'ls', '--json'])).json, []);
+  // Without the TCP front (GROVE_PORT=off), `grove open` has no address to give.
+  const off = await grove(home, ['open'], { env: { BROWSER: 'false' } });
+  assert.equal(off.code, 1);
+  assert.match(off.stderr, /without its TCP front/);
   daemon.kill('SIGTERM');
   assert.equal(await exited, 0);
 });
 
-test('grove open: the dashboard\'s address in $BROWSER, printed too; without the TCP front, a clear error', async (t) => {
+test('grove open: the dashboard\'s address in $BROWSER, printed too', async (t) => {
   const d = await daemon();
   const home = d.home;
   const dir = makeTempDir(t);
@@ -337,10 +341,4 @@ test('grove open: the dashboard\'s address in $BROWSER, printed too; without the
   const page = await d.tcp('GET', '/');
   assert.equal(page.status, 200);
   assert.match(page.text, /<title>grove<\/title>/);
-
-  const offHome = makeHome(t);
-  await startDaemon(t, { home: offHome, env: { GROVE_PORT: 'off' } });
-  const off = await grove(offHome, ['open'], { env: { BROWSER: browser } });
-  assert.equal(off.code, 1);
-  assert.match(off.stderr, /without its TCP front/);
 });
