@@ -1,3 +1,4 @@
+// Hooks (DESIGN §11) run by a daemon: each test has a daemon of its own, its hooks being its user config.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';

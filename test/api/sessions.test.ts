@@ -1,4 +1,4 @@
-// The sessions of a task (DESIGN §9): started, listed, their output paged and streamed, killed;
+// The sessions of a task (DESIGN §5 and §8): started, listed, their output paged and streamed, killed;
 // which agent and mode run them; what is refused (follow-ups are in sessions-messages). Most tests
 // share one daemon, each in a project of its own; those that need another user config start their own.
 import assert from 'node:assert/strict';
