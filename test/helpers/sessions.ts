@@ -4,13 +4,13 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
-import { addProject, makeHome, ROOT, startDaemon, type TestDaemon } from './daemon.ts';
+import { addProject, makeHome, ROOT, sharedDaemon, startDaemon, type Cleanup, type TestDaemon } from './daemon.ts';
 import { makeRepo, makeTempDir } from './git.ts';
 
 export const AGENT = path.join(ROOT, 'test', 'fixtures', 'agent.sh');
 
 // A GROVE_HOME whose user config defines the fixture agent (and more, if given).
-export function agentHome(t: TestContext, config: Record<string, unknown> = {}): string {
+export function agentHome(t: Cleanup, config: Record<string, unknown> = {}): string {
   const home = makeHome(t);
   const agents = { fixture: { command: [AGENT, '{prompt}'] }, ...((config.agents as object) ?? {}) };
   writeFileSync(path.join(home, 'config.json'), JSON.stringify({ ...config, agents }));
@@ -20,7 +20,18 @@ export function agentHome(t: TestContext, config: Record<string, unknown> = {}):
 // A daemon with the fixture agent, a project whose .grove.json names it, and one ready task.
 export async function readyTask(t: TestContext, opts: { grove?: Record<string, unknown>; config?: Record<string, unknown> } = {}) {
   const d = await startDaemon(t, { home: agentHome(t, opts.config) });
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture', ...(opts.grove ?? {}) }) } });
+  return readyTaskOn(d, t, opts.grove);
+}
+
+// One daemon for a file's tests, whose user config defines the fixture agent (and more, if given).
+export function sharedAgentDaemon(config: Record<string, unknown> = {}): () => Promise<TestDaemon> {
+  return sharedDaemon((c) => ({ home: agentHome(c, config) }));
+}
+
+// On a running daemon: a project of its own whose .grove.json names the fixture agent (and more,
+// if given), and one ready task in it.
+export async function readyTaskOn(d: TestDaemon, t: Cleanup, grove: Record<string, unknown> = {}) {
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture', ...grove }) } });
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'agent work' } })).json;
   if (task.status !== 'ready') throw new Error(`task is ${task.status}`);

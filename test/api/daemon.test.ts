@@ -1,14 +1,23 @@
+// The daemon process itself: start, stop, restart, first start, a second daemon, its user
+// config; `npm start` as the README gives it; what a removed project leaves in the store.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { makeHome, spawnDaemon, startDaemon, stopProcess } from './helpers/daemon.ts';
-import { makeRepo } from './helpers/git.ts';
-import { seedStore } from './helpers/template.ts';
+import { PGlite } from '@electric-sql/pglite';
+import { Client, request } from 'undici';
+import { makeHome, ROOT, sharedDaemon, spawnDaemon, startDaemon, stopProcess } from '../helpers/daemon.ts';
+import { makeRepo } from '../helpers/git.ts';
+import { readyTask, waitSessionEnd } from '../helpers/sessions.ts';
+import { seedStore } from '../helpers/template.ts';
 
 const EXIT_ALREADY_RUNNING = 75;
 const EXIT_CONFIG = 78;
+// A daemon that two tests only need running, each to check that a refused second one leaves it be.
+const running = sharedDaemon();
 
 test('SIGTERM and SIGINT shut down cleanly: exit 0, socket and lock removed', async (t) => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -23,7 +32,7 @@ test('SIGTERM and SIGINT shut down cleanly: exit 0, socket and lock removed', as
 });
 
 test('a second daemon on the same GROVE_HOME refuses to start and leaves the first untouched', async (t) => {
-  const first = await startDaemon(t);
+  const first = await running();
   const repo = makeRepo(t);
   assert.equal((await first.socket('POST', '/api/projects', { body: { path: repo } })).status, 201);
   const ino = statSync(first.socketPath).ino;
@@ -67,7 +76,7 @@ test('a lock whose pid now belongs to another process is taken over', async (t) 
 });
 
 test('a live socket of another daemon is not taken over', async (t) => {
-  const first = await startDaemon(t);
+  const first = await running();
   const home2 = makeHome(t);
   await seedStore(path.join(home2, 'data'));
   const second = spawnDaemon(home2, { GROVE_SOCKET: first.socketPath });
@@ -143,4 +152,93 @@ test('a brand-new data folder is initialised on first start', async (t) => {
   assert.ok(d.logs.some((l) => l?.migration === '0001_projects.sql'));
   const repo = makeRepo(t);
   assert.equal((await d.socket('POST', '/api/projects', { body: { path: repo } })).status, 201);
+});
+
+// Every file under node_modules/.cache with its size and mtime (empty when there is none).
+function cacheListing(): string[] {
+  const dir = path.join(ROOT, 'node_modules', '.cache');
+  if (!existsSync(dir)) return [];
+  return (readdirSync(dir, { recursive: true }) as string[])
+    .map((f) => {
+      const st = statSync(path.join(dir, f));
+      return `${f} ${st.size} ${st.mtimeMs}`;
+    })
+    .sort();
+}
+
+// Whether something (the user's own grove, say) already listens on 127.0.0.1:`port`.
+async function taken(port: number): Promise<boolean> {
+  const probe = createServer();
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(true));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(false)));
+  });
+}
+
+// The README's quick start: `npm start` with no settings serves on the socket and 127.0.0.1:7433.
+// Where 7433 is taken (the user's own grove service runs), the default is still what it tries:
+// it then exits 1 naming the port, and nothing else of the test can run.
+test('npm start serves GET /api/health on the socket and on 127.0.0.1:7433', async (t) => {
+  const busy = await taken(7433);
+  const home = makeHome(t);
+  await seedStore(path.join(home, 'data'));
+  const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home };
+  delete env.GROVE_PORT;
+  const cacheBefore = cacheListing();
+  const proc = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise<number | string>((r) => proc.once('exit', (c, s) => r(c ?? s ?? -1)));
+  t.after(async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      process.kill(-proc.pid!, 'SIGTERM');
+      await exited;
+    }
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d));
+  if (busy) {
+    let out = '';
+    proc.stdout!.on('data', (d) => (out += d));
+    assert.equal(await exited, 1, 'port 7433 is taken: the daemon cannot start');
+    assert.match(out + stderr, /EADDRINUSE[^\n]*127\.0\.0\.1:7433/, 'it names the default port it tried');
+    return;
+  }
+  const ready = await new Promise<any>((resolve, reject) => {
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      if (line.includes('grove daemon ready')) resolve(JSON.parse(line));
+    });
+    void exited.then((c) => reject(new Error(`npm start exited ${c}: ${stderr}`)));
+  });
+  assert.equal(ready.port, 7433);
+  assert.equal(ready.socket, path.join(home, 'grove.sock'));
+  // Built once at install: a start compiles, bundles and caches nothing.
+  assert.deepEqual(cacheListing(), cacheBefore, 'nothing written under node_modules/.cache at start');
+
+  const tcp = await request('http://127.0.0.1:7433/api/health');
+  const viaTcp = (await tcp.body.json()) as any;
+  const client = new Client('http://localhost', { socketPath: ready.socket });
+  t.after(() => client.close());
+  const sock = await client.request({ path: '/api/health', method: 'GET' });
+  const viaSocket = (await sock.body.json()) as any;
+  assert.equal(tcp.statusCode, 200);
+  assert.equal(sock.statusCode, 200);
+  assert.equal(viaTcp.status, 'ok');
+  assert.deepEqual(viaTcp, viaSocket, 'both listeners reach the same daemon');
+});
+
+test('removing a project removes its archived tasks, their sessions and every stored line (no foreign key on lines)', async (t) => {
+  const { d, project, task } = await readyTask(t);
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { args: ['print:500'] } });
+  await waitSessionEnd(d, s.json.id);
+  assert.equal((await d.socket('GET', `/api/sessions/${s.json.id}/output?limit=5000`)).json.lines.length, 500);
+  assert.equal((await d.socket('DELETE', `/api/tasks/${task.id}`)).status, 200);
+  assert.equal((await d.socket('DELETE', `/api/projects/${project.id}`)).status, 204);
+  assert.equal((await d.socket('GET', `/api/sessions/${s.json.id}`)).status, 404);
+  assert.equal(await d.stop(), 0);
+
+  const pg = new PGlite({ dataDir: path.join(d.home, 'data', 'pgdata') });
+  t.after(() => pg.close());
+  const count = async (table: string) => (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
+  assert.equal(await count('sessions'), 0);
+  assert.equal(await count('session_lines'), 0, 'the lines went with their session');
+  assert.equal(await count('tasks'), 0);
 });

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test, type TestContext } from 'node:test';
-import { addProject, makeHome, ROOT, startDaemon, type Cleanup, type TestDaemon } from './helpers/daemon.ts';
-import { makeRepo } from './helpers/git.ts';
-import { allLines, gate, readSse, waitSessionEnd } from './helpers/sessions.ts';
+import { addProject, makeHome, ROOT, startDaemon, type Cleanup, type TestDaemon } from '../helpers/daemon.ts';
+import { makeRepo } from '../helpers/git.ts';
+import { allLines, gate, readSse, waitSessionEnd } from '../helpers/sessions.ts';
 
 // Speaks Claude Code's stream-json: its first line holds its session id and arguments (see the file).
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');

@@ -5,19 +5,19 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { Pool } from 'undici';
-import { openStore } from '../daemon/store/db.ts';
-import { addProject, makeHome, ROOT, startDaemon, type TestDaemon } from './helpers/daemon.ts';
-import { makeRepo } from './helpers/git.ts';
-import { readSse, waitSessionEnd, type SseEvent } from './helpers/sessions.ts';
-import { seedStore } from './helpers/template.ts';
+import { openStore } from '../../daemon/store/db.ts';
+import { addProject, makeHome, ROOT, sharedDaemon, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { makeRepo } from '../helpers/git.ts';
+import { readSse, waitSessionEnd, type SseEvent } from '../helpers/sessions.ts';
+import { seedStore } from '../helpers/template.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const AGENTS = { talk: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } };
 
-async function daemonWithAgent(t: test.TestContext, env: Record<string, string> = {}) {
+async function daemonWithAgent(t: test.TestContext) {
   const home = makeHome(t);
   writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: AGENTS, default_agent: 'talk' }));
-  return { home, d: await startDaemon(t, { home, env }) };
+  return { home, d: await startDaemon(t, { home }) };
 }
 
 // Every event as pages, from `after`.
@@ -31,11 +31,20 @@ async function allEvents(d: TestDaemon, query = ''): Promise<any[]> {
   }
 }
 
+// The tests that neither restart the daemon nor start from another store share one, each reading
+// the events of its own project or from the seq where it began. Its short stall (300 ms) drops
+// only a reader whose connection is full: no reader of small events here fills one.
+const shared = sharedDaemon((c) => {
+  const home = makeHome(c);
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: AGENTS, default_agent: 'talk' }));
+  return { home, env: { GROVE_EVENT_STALL_MS: '300' } };
+});
+
 const sse = (d: TestDaemon, query: string, until: (evs: SseEvent[]) => boolean, headers: Record<string, string> = {}) =>
   readSse(`http://localhost/api/events${query}`, { socketPath: d.socketPath, until, headers });
 
 test('a full flow in order, each event carrying the resource as its endpoint returns it; filters; the stream equals the pages and resumes without gaps or repeats', async (t) => {
-  const { d } = await daemonWithAgent(t);
+  const d = await shared();
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['echo hi'] }) } });
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'flow' } })).json;
@@ -145,7 +154,7 @@ test('seq only grows across restarts, and after a SIGKILL in the middle of a bur
 });
 
 test('100 subscribers each get every event of a burst of 20 creations; 200 that hang up at once leave the fd count and memory as they were', async (t) => {
-  const { d } = await daemonWithAgent(t);
+  const d = await shared();
   const project = await addProject(d, makeRepo(t));
   const from = (await allEvents(d)).at(-1).seq;
   const subscribers = Array.from({ length: 100 }, () => sse(d, `?after=${from}`, (evs) => evs.filter((e) => e.event === 'task.created').length >= 20));
@@ -194,7 +203,7 @@ test('100 subscribers each get every event of a burst of 20 creations; 200 that 
 });
 
 test('a client too slow to read is dropped with event: end and resumes from its last id; others and the API are not held up', async (t) => {
-  const { d } = await daemonWithAgent(t, { GROVE_EVENT_STALL_MS: '300' });
+  const d = await shared();
   const project = await addProject(d, makeRepo(t));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'big events' } })).json;
   // Events that carry a 100 KB prompt each: a few megabytes, more than a socket holds.

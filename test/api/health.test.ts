@@ -2,12 +2,18 @@ import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { makeHome, startDaemon } from './helpers/daemon.ts';
+import { makeHome, sharedDaemon, startDaemon } from '../helpers/daemon.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const NESTED = path.join('run', 'nested', 'grove.sock');
+// One daemon for the first two tests: its socket (GROVE_SOCKET) in folders that grove creates.
+const daemon = sharedDaemon((c) => {
+  const home = makeHome(c);
+  return { home, env: { GROVE_SOCKET: path.join(home, NESTED) } };
+});
 
-test('GET /api/health answers on the socket and through the TCP front', async (t) => {
-  const d = await startDaemon(t);
+test('GET /api/health answers on the socket and through the TCP front', async () => {
+  const d = await daemon();
   for (const via of [d.socket, d.tcp]) {
     const r = await via('GET', '/api/health');
     assert.equal(r.status, 200);
@@ -19,10 +25,9 @@ test('GET /api/health answers on the socket and through the TCP front', async (t
   }
 });
 
-test('the socket is 0600 in a 0700 folder that grove creates', async (t) => {
-  const home = makeHome(t);
-  const socketPath = path.join(home, 'run', 'nested', 'grove.sock');
-  const d = await startDaemon(t, { home, env: { GROVE_SOCKET: socketPath } });
+test('the socket is 0600 in a 0700 folder that grove creates', async () => {
+  const d = await daemon();
+  const socketPath = path.join(d.home, NESTED);
   assert.equal(d.socketPath, socketPath);
   const st = statSync(socketPath);
   assert.ok(st.isSocket());

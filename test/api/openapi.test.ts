@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
-import { addProject, startDaemon } from './helpers/daemon.ts';
-import { makeRepo } from './helpers/git.ts';
+import { addProject, startDaemon } from '../helpers/daemon.ts';
+import { makeRepo } from '../helpers/git.ts';
 
 // DESIGN §4's table: every endpoint and every error code.
 const ENDPOINTS = [

@@ -4,11 +4,18 @@ import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { makeHome, ROOT, startDaemon } from './helpers/daemon.ts';
-import { makeRepo, makeTempDir } from './helpers/git.ts';
-import { agentHome, gate, waitSessionEnd } from './helpers/sessions.ts';
+import { makeHome, ROOT } from '../helpers/daemon.ts';
+import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import { gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 
 const GROVE = path.join(ROOT, 'bin', 'grove.js');
+const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
+// The CLI through one daemon for the file (each test with projects and tasks of its own names),
+// but for the test of `grove daemon`, which runs its own in the foreground.
+const daemon = sharedAgentDaemon({
+  default_agent: 'fixture',
+  agents: { talk: { command: [STREAM, '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude', modes: { read: ['--ro'], edit: [] } } },
+});
 
 function grove(home: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
   return new Promise((resolve) => {
@@ -29,9 +36,10 @@ function grove(home: string, args: string[], opts: { cwd?: string; env?: Record<
   });
 }
 
+// First on the file's daemon: `grove status` counts what this test made, and nothing else.
 test('grove CLI: projects, tasks, sessions, logs, agents, status — as tables and as --json', async (t) => {
-  const home = agentHome(t, { default_agent: 'fixture' });
-  const d = await startDaemon(t, { home });
+  const d = await daemon();
+  const home = d.home;
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['echo prepared'] }) } });
 
   const added = await grove(home, ['project', 'add', '.', '--name', 'demo', '--json'], { cwd: repo });
@@ -87,8 +95,8 @@ test('grove CLI: projects, tasks, sessions, logs, agents, status — as tables a
 });
 
 test('grove logs -f follows a live session to its end; session kill stops one', async (t) => {
-  const home = agentHome(t, { default_agent: 'fixture' });
-  const d = await startDaemon(t, { home });
+  const d = await daemon();
+  const home = d.home;
   const repo = makeRepo(t);
   const p = (await grove(home, ['project', 'add', repo, '--json'])).json;
   const task = (await grove(home, ['task', 'new', p.name, 'follow', '--json'])).json;
@@ -110,11 +118,9 @@ test('grove logs -f follows a live session to its end; session kill stops one', 
 });
 
 test('grove say continues a conversation and follows the new session; session ls shows conversation, mode and result', async (t) => {
-  const stream = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
-  const talk = { command: [stream, '--', '{prompt}'], resume: [stream, '--resume', '{session}', '--', '{prompt}'], format: 'claude', modes: { read: ['--ro'], edit: [] } };
-  const home = agentHome(t, { default_agent: 'talk', agents: { talk } });
-  const d = await startDaemon(t, { home });
-  const p = (await grove(home, ['project', 'add', makeRepo(t), '--json'])).json;
+  const d = await daemon();
+  const home = d.home;
+  const p = (await grove(home, ['project', 'add', makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'talk' }) } }), '--json'])).json;
   const task = (await grove(home, ['task', 'new', p.name, 'talk', '--json'])).json;
   const first = (await grove(home, ['session', 'start', task.id, '--prompt', 'hi', '--mode', 'read', '--timeout', '90', '--json'])).json;
   assert.equal(first.timeout_s, 90);
@@ -142,8 +148,7 @@ test('grove say continues a conversation and follows the new session; session ls
 });
 
 test('grove changes, diff, commit, rebase, merge, push and conflicts: the review and landing of a task', async (t) => {
-  const home = agentHome(t);
-  await startDaemon(t, { home });
+  const home = (await daemon()).home;
   const repo = makeRepo(t, { files: { 'f.txt': 'one\n' } });
   const p = (await grove(home, ['project', 'add', repo, '--json'])).json;
   const task = (await grove(home, ['task', 'new', p.name, 'land it', '--json'])).json;
@@ -187,8 +192,7 @@ test('grove changes, diff, commit, rebase, merge, push and conflicts: the review
 
 test('grove service ls|start|stop, and task show with services and their URLs', async (t) => {
   const web = path.join(ROOT, 'test', 'fixtures', 'web-service.mjs');
-  const home = agentHome(t);
-  await startDaemon(t, { home });
+  const home = (await daemon()).home;
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ ports: [3000], services: { web: { command: `exec node ${web}` } } }) } });
   const p = (await grove(home, ['project', 'add', repo, '--json'])).json;
   const task = (await grove(home, ['task', 'new', p.name, 'served', '--json'])).json;
@@ -237,8 +241,8 @@ function running(home: string, args: string[], viaScript = false) {
 }
 
 test('grove events follows every change (the last ten, then live); grove watch redraws a table of tasks and sessions on a terminal', async (t) => {
-  const home = agentHome(t, { default_agent: 'fixture' });
-  const d = await startDaemon(t, { home });
+  const d = await daemon();
+  const home = d.home;
   const repo = makeRepo(t);
   const p = (await grove(home, ['project', 'add', repo, '--name', 'evp', '--json'])).json;
   const json = running(home, ['events', '--json']);
@@ -261,8 +265,7 @@ test('grove events follows every change (the last ten, then live); grove watch r
 });
 
 test('grove exit codes: 1 with the problem code and detail, 2 for usage, 3 when no daemon runs', async (t) => {
-  const home = agentHome(t);
-  await startDaemon(t, { home });
+  const home = (await daemon()).home;
   const notRepo = makeHome(t);
   const api = await grove(home, ['project', 'add', notRepo]);
   assert.equal(api.code, 1);
@@ -289,9 +292,9 @@ test('grove exit codes: 1 with the problem code and detail, 2 for usage, 3 when 
   assert.match(down.stderr, /grove daemon|grove install/);
 });
 
-test('grove daemon runs the daemon in the foreground; grove project rm removes a project by name', async (t) => {
+test('grove daemon runs the daemon in the foreground; grove project rm removes a project by name; grove open without the TCP front, a clear error', async (t) => {
   const home = makeHome(t);
-  const { seedStore } = await import('./helpers/template.ts');
+  const { seedStore } = await import('../helpers/template.ts');
   await seedStore(path.join(home, 'data'));
   const daemon = spawn(process.execPath, [GROVE, 'daemon'], { env: { ...process.env, GROVE_HOME: home, GROVE_PORT: 'off' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((r) => daemon.once('exit', (c) => r(c)));
@@ -313,13 +316,17 @@ test('grove daemon runs the daemon in the foreground; grove project rm removes a
   const rm = await grove(home, ['project', 'rm', 'gone-soon', '--json']);
   assert.equal(rm.code, 0, rm.stderr);
   assert.deepEqual((await grove(home, ['project', 'ls', '--json'])).json, []);
+  // Without the TCP front (GROVE_PORT=off), `grove open` has no address to give.
+  const off = await grove(home, ['open'], { env: { BROWSER: 'false' } });
+  assert.equal(off.code, 1);
+  assert.match(off.stderr, /without its TCP front/);
   daemon.kill('SIGTERM');
   assert.equal(await exited, 0);
 });
 
-test('grove open: the dashboard\'s address in $BROWSER, printed too; without the TCP front, a clear error', async (t) => {
-  const home = makeHome(t);
-  const d = await startDaemon(t, { home });
+test('grove open: the dashboard\'s address in $BROWSER, printed too', async (t) => {
+  const d = await daemon();
+  const home = d.home;
   const dir = makeTempDir(t);
   const fifo = path.join(dir, 'opened');
   execFileSync('mkfifo', [fifo]);
@@ -334,10 +341,4 @@ test('grove open: the dashboard\'s address in $BROWSER, printed too; without the
   const page = await d.tcp('GET', '/');
   assert.equal(page.status, 200);
   assert.match(page.text, /<title>grove<\/title>/);
-
-  const offHome = makeHome(t);
-  await startDaemon(t, { home: offHome, env: { GROVE_PORT: 'off' } });
-  const off = await grove(offHome, ['open'], { env: { BROWSER: browser } });
-  assert.equal(off.code, 1);
-  assert.match(off.stderr, /without its TCP front/);
 });

@@ -6,14 +6,16 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { addProject, DAEMON_ENTRY, makeHome, ROOT, startDaemon, stopProcess } from './helpers/daemon.ts';
-import { git, makeRepo } from './helpers/git.ts';
-import { agentHome, gate, readyTask, waitSessionEnd } from './helpers/sessions.ts';
+import { addProject, DAEMON_ENTRY, makeHome, ROOT, stopProcess } from '../helpers/daemon.ts';
+import { git, makeRepo } from '../helpers/git.ts';
+import { gate, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } } };
 const CHANGING = ['create_task', 'start_session', 'send_message', 'commit_task', 'merge_task', 'archive_task', 'kill_session'];
 const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_output', 'get_changes', 'get_diff', 'conflicts'];
+// The tests that need a daemon share one, each with a project of its own.
+const daemon = sharedAgentDaemon(config);
 
 // `grove mcp` as a child process, driven by the SDK's own client over stdio.
 async function mcp(t: test.TestContext, home: string, args: string[] = []): Promise<Client> {
@@ -36,9 +38,10 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   }
 }
 
+// First on the file's daemon: list_projects answers this test's project alone.
 test('grove mcp: the tools and their schemas; a task from creation to archive through them; errors with their codes', async (t) => {
-  const home = agentHome(t, config);
-  const d = await startDaemon(t, { home });
+  const d = await daemon();
+  const home = d.home;
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'stream', setup: ['echo prepared'] }), 'README.md': 'hello\n' } });
   const project = await addProject(d, repo);
   const client = await mcp(t, home);
@@ -129,8 +132,8 @@ test('grove mcp --read-only offers no tool that changes anything; without a daem
 });
 
 test('grove mcp: wait_for_session gives up after timeout_s with ended false, and lets go of its stream each time', async (t) => {
-  const home = agentHome(t, config);
-  const d = await startDaemon(t, { home });
+  const d = await daemon();
+  const home = d.home;
   const project = await addProject(d, makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'stream' }) } }));
   const client = await mcp(t, home);
   const task = await call(client, 'create_task', { project_id: project.id, name: 'held' });
@@ -142,7 +145,8 @@ test('grove mcp: wait_for_session gives up after timeout_s with ended false, and
     assert.equal(w.ended, false);
     assert.ok(['starting', 'running'].includes(w.status), w.status);
   }
-  assert.equal((await call(client, 'list_projects')).length, 1);
+  // Still served; the daemon is shared, so its other projects are listed too.
+  assert.equal((await call(client, 'list_projects')).filter((p: any) => p.id === project.id).length, 1);
   held.release();
   const done = await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 60 });
   assert.equal(done.ended, true);
@@ -168,7 +172,7 @@ test('grove mcp: a JSON-RPC line over 10 MiB is answered with an error and the n
 });
 
 test('grove mcp: get_output {last: 3} of a session of 300k lines reads only its end', async (t) => {
-  const { d, task } = await readyTask(t);
+  const { d, task } = await readyTaskOn(await daemon(), t);
   const n = 300_000;
   const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: `print:${n}` } });
   assert.equal(s.status, 201);

@@ -5,14 +5,22 @@ import { execFileSync } from 'node:child_process';
 import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, startDaemon } from './helpers/daemon.ts';
-import { makeRepo, makeTempDir } from './helpers/git.ts';
-import { contrasts, openPage, sharedBrowser, tabTo } from './helpers/browser.ts';
+import { addProject, sharedDaemon } from '../helpers/daemon.ts';
+import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import { contrasts, openPage, sharedBrowser, tabTo } from '../helpers/browser.ts';
 
 const browser = sharedBrowser();
+// One daemon for both tests, on a PATH with only what the daemon and git need: none of the
+// built-in agents' commands. The first test starts from its empty board.
+const daemon = sharedDaemon((c) => {
+  const bin = makeTempDir(c, 'grove-bin-');
+  for (const tool of ['git', 'sh']) symlinkSync(execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(bin, tool));
+  symlinkSync(process.execPath, path.join(bin, 'node'));
+  return { env: { PATH: bin } };
+});
 
 test('All projects offers New task: how to add a project when there is none, the one project chosen, a choice between two, and the new task opened', async (t) => {
-  const d = await startDaemon(t);
+  const d = await daemon();
   const { page, errors } = await openPage(t, await browser());
   const base = `http://127.0.0.1:${d.port}`;
 
@@ -54,11 +62,7 @@ test('All projects offers New task: how to add a project when there is none, the
 });
 
 test('with no agent CLI on the daemon PATH, the new-session form names the agents, says none is installed and how to install one, and cannot start', async (t) => {
-  // A PATH with only what the daemon and git need: none of the built-in agents' commands.
-  const bin = makeTempDir(t, 'grove-bin-');
-  for (const tool of ['git', 'sh']) symlinkSync(execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(bin, tool));
-  symlinkSync(process.execPath, path.join(bin, 'node'));
-  const d = await startDaemon(t, { env: { PATH: bin } });
+  const d = await daemon();
   const agents = (await d.socket('GET', '/api/agents')).json;
   assert.ok(agents.length > 0 && agents.every((a: any) => !a.available), `no agent available: ${JSON.stringify(agents)}`);
   const project = await addProject(d, makeRepo(t, { files: { 'README.md': 'hello\n' } }));

@@ -4,10 +4,10 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { addProject, ROOT, startDaemon, type TestDaemon } from './helpers/daemon.ts';
-import { git, makeRepo, makeTempDir } from './helpers/git.ts';
-import { contrasts, focused, openPage, sharedBrowser, tabTo } from './helpers/browser.ts';
-import { agentHome, waitSessionEnd } from './helpers/sessions.ts';
+import { addProject, ROOT, type TestDaemon } from '../helpers/daemon.ts';
+import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
+import { contrasts, focused, openPage, sharedBrowser, tabTo } from '../helpers/browser.ts';
+import { sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 
 const browser = sharedBrowser();
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
@@ -21,8 +21,11 @@ const config = {
   },
 };
 
+// One daemon for the file, each test with a project of its own.
+const daemon = sharedAgentDaemon(config);
+
 async function setup(t: test.TestContext, grove: Record<string, unknown> = {}) {
-  const d = await startDaemon(t, { home: agentHome(t, config) });
+  const d = await daemon();
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'stream', ...grove }), 'README.md': 'hello\n' } });
   const project = await addProject(d, repo);
   const { page, errors, failures } = await openPage(t, await browser());
@@ -41,6 +44,28 @@ async function newTask(d: TestDaemon, projectId: string, name: string): Promise<
 function changesShown(page: Page): Promise<void> {
   return page.locator('section.changes[aria-busy="false"]').waitFor();
 }
+
+// First on the file's daemon: the board shows this test's project alone.
+test('light and dark follow the OS setting, and text stays readable in both (contrast at least 4.5:1)', async (t) => {
+  const { d, project, base } = await setup(t);
+  const task = await newTask(d, project.id, 'colours');
+  const s = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'stream', prompt: 'talk:1' } })).json;
+  await waitSessionEnd(d, s.id);
+  const samples = ['main h1', '.card strong', '.card .muted', '.column h2', '.badge.ended', '.sidebar a[aria-current="page"]', '.sidebar .button'];
+  const taskSamples = ['.facts dd', '.facts dt', '.turn .status', '.item.text pre', '.actions button', 'label[for="f-prompt"]', '.output .muted'];
+  for (const scheme of ['light', 'dark'] as const) {
+    const { page, errors } = await openPage(t, await browser(), { colorScheme: scheme });
+    await page.goto(`${base}/`);
+    await page.locator('.card .badge.ended').waitFor();
+    const board = await contrasts(page, samples);
+    assert.ok(scheme === 'dark' ? board.page < 0.05 : board.page > 0.85, `${scheme}: the page's background (luminance ${board.page})`);
+    await page.locator('.card').click();
+    await page.locator('.item.text', { hasText: 'message 1 of 1' }).waitFor();
+    const taskPage = await contrasts(page, taskSamples);
+    for (const [sel, ratio] of Object.entries({ ...board.out, ...taskPage.out })) assert.ok(ratio >= 4.5, `${scheme}: ${sel} has contrast ${ratio}`);
+    assert.deepEqual(errors, [], `${scheme}: no console errors`);
+  }
+});
 
 test('the dashboard with the keyboard alone: a task, a session, a follow-up and an archive, a focus ring at every stop', async (t) => {
   const { d, project, page, errors, base } = await setup(t);
@@ -68,7 +93,7 @@ test('the dashboard with the keyboard alone: a task, a session, a follow-up and 
   const first = page.locator('.turn').first();
   await first.locator('.output[data-ended="true"]').waitFor();
   await first.locator('.item.text', { hasText: 'message 3 of 3' }).waitFor();
-  assert.equal((await d.socket('GET', `/api/tasks/${(await d.socket('GET', '/api/tasks')).json[0].id}/sessions`)).json[0].agent, 'stream');
+  assert.equal((await d.socket('GET', `/api/tasks/${(await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json[0].id}/sessions`)).json[0].agent, 'stream');
 
   // The raw lines, then a follow-up in the same conversation.
   await tabTo(page, 'Raw lines');
@@ -86,27 +111,6 @@ test('the dashboard with the keyboard alone: a task, a session, a follow-up and 
   await page.keyboard.press('Enter');
   await page.locator('.page-head .status.archived').waitFor();
   assert.deepEqual(errors, [], 'no console errors');
-});
-
-test('light and dark follow the OS setting, and text stays readable in both (contrast at least 4.5:1)', async (t) => {
-  const { d, project, base } = await setup(t);
-  const task = await newTask(d, project.id, 'colours');
-  const s = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'stream', prompt: 'talk:1' } })).json;
-  await waitSessionEnd(d, s.id);
-  const samples = ['main h1', '.card strong', '.card .muted', '.column h2', '.badge.ended', '.sidebar a[aria-current="page"]', '.sidebar .button'];
-  const taskSamples = ['.facts dd', '.facts dt', '.turn .status', '.item.text pre', '.actions button', 'label[for="f-prompt"]', '.output .muted'];
-  for (const scheme of ['light', 'dark'] as const) {
-    const { page, errors } = await openPage(t, await browser(), { colorScheme: scheme });
-    await page.goto(`${base}/`);
-    await page.locator('.card .badge.ended').waitFor();
-    const board = await contrasts(page, samples);
-    assert.ok(scheme === 'dark' ? board.page < 0.05 : board.page > 0.85, `${scheme}: the page's background (luminance ${board.page})`);
-    await page.locator('.card').click();
-    await page.locator('.item.text', { hasText: 'message 1 of 1' }).waitFor();
-    const taskPage = await contrasts(page, taskSamples);
-    for (const [sel, ratio] of Object.entries({ ...board.out, ...taskPage.out })) assert.ok(ratio >= 4.5, `${scheme}: ${sel} has contrast ${ratio}`);
-    assert.deepEqual(errors, [], `${scheme}: no console errors`);
-  }
 });
 
 test('no layout shift while output streams, read as turns or as raw lines', async (t) => {

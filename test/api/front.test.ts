@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { unlinkSync } from 'node:fs';
 import { test } from 'node:test';
 import { Agent, request } from 'undici';
-import { startDaemon } from './helpers/daemon.ts';
-import { readSse, readyTask, waitSessionEnd } from './helpers/sessions.ts';
+import { startDaemon } from '../helpers/daemon.ts';
+import { readSse, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
+
+// The daemon's TCP front: the tests that keep it whole share one daemon, each in its own project.
+const daemon = sharedAgentDaemon();
 
 test('a long event stream through the TCP front reaches a reader that stops for a while, whole and in order', async (t) => {
-  const { d, task } = await readyTask(t);
+  const { d, task } = await readyTaskOn(await daemon(), t);
   const n = 60_000; // ~8 MB of events: more than the loopback buffers hold, so the front must wait for the reader
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: `print:${n}` } });
   assert.equal(r.status, 201);
@@ -40,7 +43,7 @@ test('the TCP front answers 503 UNAVAILABLE as problem+json when the API socket 
 });
 
 test('80 event streams open through the TCP front leave plain requests answered at once', async (t) => {
-  const { d, task } = await readyTask(t);
+  const { d, task } = await readyTaskOn(await daemon(), t);
   const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'sleep:120' } });
   assert.equal(s.status, 201);
   // Each stream on a connection of its own, as browser tabs and `curl -N` followers are.

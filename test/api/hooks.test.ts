@@ -1,10 +1,11 @@
+// Hooks (DESIGN §11) run by a daemon: each test has a daemon of its own, its hooks being its user config.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, makeHome, startDaemon } from './helpers/daemon.ts';
-import { makeRepo, makeTempDir } from './helpers/git.ts';
-import { waitPidGone } from './helpers/state.ts';
+import { addProject, makeHome, startDaemon } from '../helpers/daemon.ts';
+import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import { waitPidGone } from '../helpers/state.ts';
 
 // Resolves once `file` has at least `n` lines.
 async function linesOf(file: string, n: number): Promise<string[]> {
@@ -69,7 +70,7 @@ test('hooks: the event on stdin, one at a time per hook and in order; a failing 
 });
 
 test('hooks: an invalid hook in the user config stops the daemon at start, naming it', async (t) => {
-  const { spawnDaemon, stopProcess } = await import('./helpers/daemon.ts');
+  const { spawnDaemon, stopProcess } = await import('../helpers/daemon.ts');
   for (const hooks of [[{ on: ['task.exploded'], command: ['true'] }], [{ on: ['*'], command: [] }], [{ on: [], command: ['true'] }]]) {
     const home = makeHome(t);
     writeFileSync(path.join(home, 'config.json'), JSON.stringify({ hooks }));

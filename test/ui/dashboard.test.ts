@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, ROOT, startDaemon } from './helpers/daemon.ts';
-import { git, makeRepo } from './helpers/git.ts';
-import { openPage, sharedBrowser } from './helpers/browser.ts';
-import { agentHome, gate } from './helpers/sessions.ts';
+import { ROOT, startDaemon } from '../helpers/daemon.ts';
+import { git, makeRepo } from '../helpers/git.ts';
+import { openPage, sharedBrowser } from '../helpers/browser.ts';
+import { agentHome, gate } from '../helpers/sessions.ts';
 
 const browser = sharedBrowser();
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
