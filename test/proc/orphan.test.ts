@@ -1,32 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import test from 'node:test';
 import { groupMembers } from '../../daemon/proc/group.ts';
 import { stopOrphanGroup } from '../../daemon/proc/orphan.ts';
 import { processStartTime } from '../../daemon/proc/stat.ts';
-
-// A shell leading its own process group, as a setup command or a hook runs; its first stdout
-// line is awaited. Whatever is left of the group is killed after the test.
-async function group(t: test.TestContext, script: string) {
-  const child = spawn('sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
-  const pgid = child.pid!;
-  t.after(() => {
-    try {
-      process.kill(-pgid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  });
-  const exited = once(child, 'exit');
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
-  return { pgid, start: processStartTime(pgid)!, firstLine: chunk.toString().trim(), exited };
-}
+import { shellGroup as group } from '../helpers/group.ts';
 
 test('orphan group: a leader with its recorded start time is ours, and its whole group is stopped', async (t) => {
   const g = await group(t, 'sleep 300 & echo up; wait');
   assert.equal(groupMembers(g.pgid).length, 2);
-  await stopOrphanGroup(g.pgid, g.start);
+  await stopOrphanGroup(g.pgid, g.start!);
   assert.deepEqual(groupMembers(g.pgid), []);
 });
 
@@ -34,7 +16,7 @@ test('orphan group: a pid whose start time is not the recorded one is another pr
   const g = await group(t, 'echo up; exec sleep 300');
   await stopOrphanGroup(g.pgid, `${g.start}1`);
   await stopOrphanGroup(g.pgid, null);
-  await stopOrphanGroup(null, g.start);
+  await stopOrphanGroup(null, g.start!);
   assert.deepEqual(groupMembers(g.pgid), [g.pgid], 'still running');
 });
 
@@ -44,7 +26,7 @@ test('orphan group: a leader gone whose group still has members is ours too (the
   await g.exited;
   const member = Number(g.firstLine);
   assert.deepEqual(groupMembers(g.pgid), [member]);
-  await stopOrphanGroup(g.pgid, g.start);
+  await stopOrphanGroup(g.pgid, g.start!);
   assert.deepEqual(groupMembers(g.pgid), []);
   assert.equal(processStartTime(member), null);
 });

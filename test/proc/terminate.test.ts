@@ -1,24 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import test from 'node:test';
 import { groupMembers, strayDescendants } from '../../daemon/proc/group.ts';
 import { processStartTime } from '../../daemon/proc/stat.ts';
 import { terminate } from '../../daemon/proc/terminate.ts';
-
-// A shell leading its own process group, running `script`; its first stdout line is awaited.
-async function group(t: test.TestContext, script: string): Promise<{ pgid: number; firstLine: string }> {
-  const child = spawn('sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
-  t.after(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  });
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
-  return { pgid: child.pid!, firstLine: chunk.toString().trim() };
-}
+import { shellGroup as group } from '../helpers/group.ts';
 
 test('terminate: TERM reaches the group and a child that left it with setsid; everything is gone when it resolves', async (t) => {
   const { pgid, firstLine } = await group(t, `setsid sh -c 'echo $$; exec sleep 300' & sleep 300 & wait`);
