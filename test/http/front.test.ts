@@ -22,8 +22,12 @@ test('the TCP front serves at most maxStreams event streams at once, refuses the
   });
   api.listen(socketPath);
   await once(api, 'listening');
-  t.after(() => new Promise((resolve) => api.close(resolve)));
-  api.on('connection', (s) => t.after(() => s.destroy()));
+  // After hooks run in the order they were added: the API's connections are cut here, or its
+  // close would wait for the front's streams, which go only later.
+  t.after(() => {
+    api.closeAllConnections();
+    return new Promise((resolve) => api.close(resolve));
+  });
   const front = await startFront({ port: 0, socketPath, log: pino({ level: 'silent' }), maxStreams: 3 });
   t.after(() => front.close());
 
