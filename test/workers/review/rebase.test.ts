@@ -4,22 +4,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import { rebaseTask } from '../../../workers/review/rebase.ts';
-import { git, makeRepo, makeTempDir } from '../../helpers/git.ts';
-
-// A task's worktree with one commit of its own on `file`, and its base moved on with a commit on `baseFile`.
-function forked(t: test.TestContext, file: string, baseFile: string) {
-  const repo = makeRepo(t, { files: { 'a.txt': 'a\n', 'b.txt': 'b\n' } });
-  const wt = path.join(makeTempDir(t), 'wt');
-  git(repo, 'worktree', 'add', '-q', '-b', 'grove/x', wt);
-  writeFileSync(path.join(wt, file), 'from the task\n');
-  git(wt, 'commit', '-q', '-am', 'task work');
-  writeFileSync(path.join(repo, baseFile), 'from main\n');
-  git(repo, 'commit', '-q', '-am', 'main moves');
-  return { repo, wt, head: git(wt, 'rev-parse', 'HEAD') };
-}
+import { git, makeTempDir } from '../../helpers/git.ts';
+import { forkedTask } from '../../helpers/review.ts';
 
 test("rebase: the task's branch onto its base's tip, the intent recorded before git runs", async (t) => {
-  const { repo, wt, head } = forked(t, 'a.txt', 'b.txt');
+  const { repo, wt, head } = forkedTask(t, 'a.txt', 'b.txt');
   const file = path.join(makeTempDir(t), 'land', 'rebase-x.json');
   const res = await rebaseTask({ worktree: wt, base: 'main', intent: { file, task: 'x', repo } });
   assert.deepEqual(res, { ok: true, head: git(wt, 'rev-parse', 'HEAD') });
@@ -29,12 +18,12 @@ test("rebase: the task's branch onto its base's tip, the intent recorded before 
 });
 
 test('rebase: uncommitted work is WORKTREE_DIRTY; a conflict is aborted, named, and leaves the branch as it was', async (t) => {
-  const dirty = forked(t, 'a.txt', 'b.txt');
+  const dirty = forkedTask(t, 'a.txt', 'b.txt');
   writeFileSync(path.join(dirty.wt, 'new.txt'), 'x\n');
   const refused = await rebaseTask({ worktree: dirty.wt, base: 'main' });
   assert.deepEqual(refused, { ok: false, code: 'WORKTREE_DIRTY', message: 'the worktree has uncommitted or untracked changes (new.txt); commit them first' });
 
-  const clash = forked(t, 'a.txt', 'a.txt');
+  const clash = forkedTask(t, 'a.txt', 'a.txt');
   const res = await rebaseTask({ worktree: clash.wt, base: 'main' });
   assert.deepEqual(res, { ok: false, code: 'CONFLICT', message: 'rebasing onto main conflicts in a.txt; the rebase was aborted and the branch is as it was', files: ['a.txt'] });
   assert.equal(git(clash.wt, 'rev-parse', 'HEAD'), clash.head);
