@@ -62,3 +62,10 @@ test('pendingIntents reads the files whose names match, a torn one as null; no f
     ].sort((a, b) => a.name.localeCompare(b.name)),
   );
 });
+
+test('recordIntent of an intent JSON cannot hold answers INTERNAL and removes the opened, empty file', (t) => {
+  const torn = path.join(makeTempDir(t), 'journal', 'x.json');
+  const res = recordIntent(torn, { ...creation('x'), size: 1n } as unknown as CreationIntent);
+  assert.deepEqual(res, { ok: false, code: 'INTERNAL', message: 'recording what git is about to do failed: Do not know how to serialize a BigInt' });
+  assert.equal(existsSync(torn), false);
+});

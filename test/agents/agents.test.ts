@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { agentModes, agentsOf, BUILTIN_AGENTS, buildCommand, modeArgs, pinsSession } from '../../daemon/agents/agents.ts';
+import { GroveError } from '../../daemon/errors.ts';
+import { SettingsError } from '../../daemon/runtime/settings.ts';
+
+test('buildCommand: mode and request args just before {prompt} (before its --), the prompt as one argument, dropped with its -- when absent', () => {
+  const def = { command: ['tool', '-x', '--', '{prompt}', '--tail'] };
+  assert.deepEqual(buildCommand(def.command, { prompt: '--version', before: ['--m', 'a'] }), ['tool', '-x', '--m', 'a', '--', '--version', '--tail']);
+  assert.deepEqual(buildCommand(def.command, { prompt: undefined, before: ['--m'] }), ['tool', '-x', '--m', '--tail']);
+  assert.deepEqual(buildCommand(def.command, { prompt: '', before: [] }), ['tool', '-x', '--tail'], 'an empty prompt is no prompt');
+  assert.deepEqual(buildCommand(['tool', '{prompt}'], { prompt: '- a', before: ['b'] }), ['tool', 'b', '- a'], 'no -- in the template: right before the prompt');
+  assert.deepEqual(buildCommand(['tool', 'run'], { prompt: 'ignored', before: ['b'] }), ['tool', 'run', 'b'], 'no {prompt}: at the end');
+  assert.deepEqual(buildCommand(['{prompt}'], { prompt: 'p', before: [] }), ['p']);
+  // Attached, for CLIs that would read a separate `- x` as an option.
+  const attached = { command: ['gem', '-o', 'json', '--prompt={prompt}'] };
+  assert.deepEqual(buildCommand(attached.command, { prompt: '- fix', before: ['--m'] }), ['gem', '-o', 'json', '--m', '--prompt=- fix']);
+  assert.deepEqual(buildCommand(attached.command, { prompt: undefined, before: ['--m'] }), ['gem', '-o', 'json', '--m']);
+});
+
+test('built-ins: the prompt after `--` or attached, the mode flags before it, as each CLI was checked (docs/agents.md)', () => {
+  const build = (name: string, mode: 'read' | 'edit' | 'full', prompt = '- fix the failing test') =>
+    buildCommand(BUILTIN_AGENTS[name]!.command, { prompt, before: modeArgs(BUILTIN_AGENTS[name]!, name, mode), session: 'S' });
+  assert.deepEqual(build('claude', 'edit'), ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', 'S', '--permission-mode', 'acceptEdits', '--', '- fix the failing test']);
+  assert.deepEqual(build('codex', 'read', '--version'), ['codex', 'exec', '--json', '-c', 'sandbox_mode=read-only', '--', '--version']);
+  assert.deepEqual(build('codex', 'full'), ['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--', '- fix the failing test']);
+  assert.deepEqual(build('gemini', 'edit'), ['gemini', '--output-format', 'stream-json', '--skip-trust', '--session-id', 'S', '--approval-mode', 'auto_edit', '--prompt=- fix the failing test']);
+  assert.deepEqual(build('amp', 'full'), ['amp', '--stream-json', '--dangerously-allow-all', '--execute=- fix the failing test']);
+  assert.throws(() => build('amp', 'read'), /MODE_UNSUPPORTED|cannot run in mode read/);
+  assert.throws(() => build('opencode', 'read'), /cannot run in mode read/);
+  for (const [name, def] of Object.entries(BUILTIN_AGENTS)) {
+    for (const mode of Object.keys(agentModes(def)) as Array<'read' | 'edit' | 'full'>) {
+      assert.ok(build(name, mode).some((a) => a.endsWith('- fix the failing test')), `${name} ${mode} carries the prompt`);
+      assert.equal(build(name, mode).at(-1)!.endsWith('- fix the failing test'), true, `${name} ${mode}: the prompt is last`);
+    }
+  }
+});
+
+test('resume: each built-in that can continue a conversation puts its id where its CLI reads it, the mode again, the prompt last', () => {
+  const resume = (name: string, mode: 'read' | 'edit' | 'full') =>
+    buildCommand(BUILTIN_AGENTS[name]!.resume!, { prompt: '- go on', before: modeArgs(BUILTIN_AGENTS[name]!, name, mode), session: 'abc-1' });
+  assert.deepEqual(resume('claude', 'edit'), ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', 'abc-1', '--permission-mode', 'acceptEdits', '--', '- go on']);
+  assert.deepEqual(resume('codex', 'edit'), ['codex', 'exec', 'resume', '--json', 'abc-1', '-c', 'sandbox_mode=workspace-write', '--', '- go on']);
+  assert.deepEqual(resume('opencode', 'edit'), ['opencode', 'run', '--format', 'json', '--session', 'abc-1', '--agent', 'build', '--', '- go on']);
+  assert.deepEqual(resume('amp', 'edit'), ['amp', 'threads', 'continue', 'abc-1', '--stream-json', '--execute=- go on']);
+  assert.deepEqual(resume('gemini', 'read'), ['gemini', '--output-format', 'stream-json', '--skip-trust', '--resume', 'abc-1', '--approval-mode', 'default', '--prompt=- go on']);
+  assert.equal(BUILTIN_AGENTS.aider!.resume, undefined, 'aider cannot continue a conversation');
+  assert.deepEqual(pinsSession(BUILTIN_AGENTS.claude!.command), true);
+  assert.deepEqual(pinsSession(BUILTIN_AGENTS.codex!.command), false);
+});
+
+test('modes: an agent without modes has edit only; a mode it does not list is MODE_UNSUPPORTED', () => {
+  assert.deepEqual(agentModes({ command: ['x'] }), { edit: [] });
+  assert.deepEqual(modeArgs({ command: ['x'] }, 'x', 'edit'), []);
+  assert.throws(() => modeArgs({ command: ['x'] }, 'x', 'full'), (e: unknown) => e instanceof GroveError && e.code === 'MODE_UNSUPPORTED' && e.status === 422);
+  const def = { command: ['x'], modes: { read: ['--ro'], full: ['--yolo'] } };
+  assert.deepEqual(modeArgs(def, 'x', 'read'), ['--ro']);
+  assert.throws(() => modeArgs(def, 'x', 'edit'), /x cannot run in mode edit; it supports read, full/);
+});
+
+test("agentsOf: the settings' agents, with the user's; a default_agent naming none of them is a SettingsError naming the file", () => {
+  const configFile = '/home/u/.config/grove/config.json';
+  const agents = agentsOf({ configFile, config: { agents: { mine: { command: ['mine', '{prompt}'] } }, default_agent: 'mine' } });
+  assert.equal(agents.has('mine'), true);
+  assert.equal(agents.has('codex'), true);
+  assert.equal(agentsOf({ configFile, config: { default_agent: 'codex' } }).has('codex'), true);
+  assert.equal(agentsOf({ configFile, config: {} }).has('claude'), true, 'no default_agent: nothing to check');
+  // `constructor` is a member of every object, not an agent.
+  for (const name of ['nobody', 'constructor']) {
+    assert.throws(() => agentsOf({ configFile, config: { default_agent: name } }), (err: unknown) => {
+      assert.ok(err instanceof SettingsError);
+      assert.equal(err.message, `config file ${configFile} is invalid: /default_agent ${JSON.stringify(name)} is neither a built-in agent nor one of /agents`);
+      return true;
+    });
+  }
+});

@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { nextClockTime, outputReader, type Reading } from '../../daemon/agents/dialects.ts';
+
+const AT = '2026-11-23T20:00:00.000Z';
+const START: Reading = { agent_session_id: null, result: null, limit_resets_at: null };
+const read = (def: Parameters<typeof outputReader>[0], lines: unknown[], from = START) =>
+  outputReader(def)!(from, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))), AT);
+
+test('claude: session_id of the first line that has one, the final result, a rejected rate_limit_event or the older "usage limit reached|<epoch>"', () => {
+  const r = read({ format: 'claude' }, [
+    'not json',
+    '{"broken',
+    { type: 'system', subtype: 'init', session_id: 'aaa-1' },
+    { type: 'assistant', session_id: 'bbb-2' },
+    { type: 'rate_limit_event', rate_limit_info: { status: 'allowed', resetsAt: 1 } },
+    { type: 'result', is_error: false, result: 'done', total_cost_usd: 0.5, usage: { input_tokens: 3, output_tokens: 4 } },
+  ]);
+  assert.deepEqual(r, { agent_session_id: 'aaa-1', result: { text: 'done', is_error: false, cost_usd: 0.5, input_tokens: 3, output_tokens: 4 }, limit_resets_at: null });
+  const limited = read({ format: 'claude' }, [{ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: 1795000000 } }]);
+  assert.equal(limited.limit_resets_at, new Date(1795000000 * 1000).toISOString());
+  const old = read({ format: 'claude' }, [{ type: 'result', is_error: true, result: 'Claude AI usage limit reached|1795000000' }]);
+  assert.equal(old.limit_resets_at, new Date(1795000000 * 1000).toISOString());
+  assert.equal(old.result!.cost_usd, null, 'a field the agent does not report is null');
+  // An id that would read as an option, or is not a plain token, is not taken.
+  assert.equal(read({ format: 'claude' }, [{ session_id: '--evil' }, { session_id: 'a b' }]).agent_session_id, null);
+  // Unchanged: the same object, so the pump stores nothing extra.
+  assert.equal(outputReader({ format: 'claude' })!(START, ['plain text', '{"type":"assistant"}'], AT), START);
+});
+
+test('codex: thread.started, the last agent message, tokens of its turns, a failed turn and its usage limit clock time', () => {
+  const r = read({ format: 'codex' }, [
+    { type: 'thread.started', thread_id: '0199-abc' },
+    { type: 'item.completed', item: { type: 'reasoning', text: 'hmm' } },
+    { type: 'item.completed', item: { type: 'agent_message', text: 'first' } },
+    { type: 'item.completed', item: { type: 'agent_message', text: 'final answer' } },
+    { type: 'turn.completed', usage: { input_tokens: 100, cached_input_tokens: 50, output_tokens: 7 } },
+  ]);
+  assert.deepEqual(r, { agent_session_id: '0199-abc', result: { text: 'final answer', is_error: false, cost_usd: null, input_tokens: 100, output_tokens: 7 }, limit_resets_at: null });
+  const failed = read({ format: 'codex' }, [{ type: 'turn.failed', error: { message: "You've hit your usage limit. Upgrade or try again at 9:37 PM." } }]);
+  assert.equal(failed.result!.is_error, true);
+  assert.equal(failed.limit_resets_at, nextClockTime('try again at 9:37 PM', AT));
+  // A passing error is not a result; a limit in one still counts.
+  const retrying = read({ format: 'codex' }, [{ type: 'error', message: 'Reconnecting... 2/5 (stream disconnected)' }]);
+  assert.equal(retrying.result, null);
+  assert.ok(read({ format: 'codex' }, [{ type: 'error', message: 'You hit your usage limit, try again at 9:37 PM.' }]).limit_resets_at);
+});
+
+test('nextClockTime: the next time the local clock shows it, after the line', () => {
+  const at = new Date(2026, 10, 23, 20, 0, 0).toISOString(); // 20:00 local
+  assert.equal(nextClockTime('try again at 9:37 PM.', at), new Date(2026, 10, 23, 21, 37).toISOString());
+  assert.equal(nextClockTime('try again at 7:05 PM', at), new Date(2026, 10, 24, 19, 5).toISOString(), 'past today: tomorrow');
+  assert.equal(nextClockTime('try again at 12:10 AM', at), new Date(2026, 10, 24, 0, 10).toISOString());
+  assert.equal(nextClockTime('try again at 21:37', at), new Date(2026, 10, 23, 21, 37).toISOString(), 'a 24-hour clock');
+  assert.equal(nextClockTime('try again later', at), null);
+});
+
+test('gemini: init.session_id, the assistant message after the last tool call, the result stats, "retry after Ns"', () => {
+  const r = read({ format: 'gemini' }, [
+    { type: 'init', session_id: 'g-1', model: 'm' },
+    { type: 'message', role: 'user', content: 'hi' },
+    { type: 'message', role: 'assistant', content: 'Let me look', delta: true },
+    { type: 'tool_use', tool_name: 'read_file' },
+    { type: 'message', role: 'assistant', content: 'All ', delta: true },
+    { type: 'message', role: 'assistant', content: 'good.', delta: true },
+    { type: 'result', status: 'success', stats: { total_tokens: 30, input_tokens: 20, output_tokens: 10 } },
+  ]);
+  assert.deepEqual(r, { agent_session_id: 'g-1', result: { text: 'All good.', is_error: false, cost_usd: null, input_tokens: 20, output_tokens: 10 }, limit_resets_at: null });
+  const quota = read({ format: 'gemini' }, [{ type: 'result', status: 'error', error: { message: 'Quota exceeded. Suggested retry after 3600s.' } }]);
+  assert.equal(quota.result!.is_error, true);
+  assert.equal(quota.limit_resets_at, '2026-11-23T21:00:00.000Z');
+});
+
+test('opencode: sessionID, the last text part, tokens and cost summed over steps, an error', () => {
+  const r = read({ format: 'opencode' }, [
+    { type: 'step_start', sessionID: 'ses_1', part: {} },
+    { type: 'text', sessionID: 'ses_1', part: { type: 'text', text: 'done' } },
+    { type: 'step_finish', sessionID: 'ses_1', part: { cost: 0.25, tokens: { input: 5, output: 2 } } },
+    { type: 'step_finish', sessionID: 'ses_1', part: { cost: 0.25, tokens: { input: 1, output: 1 } } },
+  ]);
+  assert.deepEqual(r, { agent_session_id: 'ses_1', result: { text: 'done', is_error: false, cost_usd: 0.5, input_tokens: 6, output_tokens: 3 }, limit_resets_at: null });
+  assert.equal(read({ format: 'opencode' }, [{ type: 'error', error: { name: 'APIError', data: { message: 'no key' } } }]).result!.text, 'no key');
+});
+
+test('a custom agent: session_id_field names the field, with or without a format; neither: nothing is parsed', () => {
+  assert.equal(read({ session_id_field: 'conv' }, [{ type: 'x' }, { conv: 'c-9' }, { conv: 'c-10' }]).agent_session_id, 'c-9');
+  assert.equal(read({ format: 'claude', session_id_field: 'thread' }, [{ session_id: 'no' }, { thread: 't-1' }]).agent_session_id, 't-1');
+  assert.equal(outputReader({}), null);
+  // Once read, an id stays: a later reading starts from the stored one.
+  assert.equal(read({ format: 'claude' }, [{ session_id: 'new' }], { ...START, agent_session_id: 'kept' }).agent_session_id, 'kept');
+});

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import test from 'node:test';
+import { pino } from 'pino';
+import { MAX_ARG_BYTES } from '../../schemas/common.ts';
+import { MAX_CONFIG_BYTES } from '../../schemas/project-config.ts';
+import { CONFIG_FILE, createProjectConfigs } from '../../daemon/projects/config.ts';
+import { makeTempDir } from '../helpers/git.ts';
+import { memoryLog, until } from '../helpers/store.ts';
+
+function configs(t: test.TestContext, log = pino({ level: 'silent' })) {
+  const c = createProjectConfigs({ log });
+  t.after(() => c.close());
+  return c;
+}
+
+// What load() refuses with: the code, the detail without the file's path, and the issues.
+function refusal(load: () => unknown, file: string) {
+  try {
+    load();
+  } catch (err) {
+    const e = err as { code: string; detail: string; errors: unknown };
+    return { code: e.code, detail: e.detail.replace(file, '<file>'), errors: e.errors };
+  }
+  assert.fail('load() did not refuse');
+}
+
+test('project config: none is an empty config; a valid one is read afresh at every load', (t) => {
+  const c = configs(t);
+  const project = makeTempDir(t);
+  assert.deepEqual(c.load(project), {});
+  writeFileSync(path.join(project, CONFIG_FILE), JSON.stringify({ setup: ['npm ci'], ports: [3000] }));
+  assert.deepEqual(c.load(project), { setup: ['npm ci'], ports: [3000] });
+  writeFileSync(path.join(project, CONFIG_FILE), JSON.stringify({ env: { A: 'b' } }));
+  assert.deepEqual(c.load(project), { env: { A: 'b' } }, 'the edit applies at once, no watcher needed');
+});
+
+test('project config: bad JSON, a bad field or a command too long for an argument is CONFIG_INVALID with its JSON path', (t) => {
+  const c = configs(t);
+  const project = makeTempDir(t);
+  const file = path.join(project, CONFIG_FILE);
+  const load = () => c.load(project);
+  writeFileSync(file, '{"setup": [');
+  const broken = refusal(load, file);
+  assert.equal(broken.code, 'CONFIG_INVALID');
+  assert.match(broken.detail, /^<file> is not valid JSON: /);
+  assert.deepEqual(broken.errors, [{ path: '/', message: 'is not valid JSON' }]);
+  writeFileSync(file, JSON.stringify({ setup: ['   '], ports: [0], colour: 'red' }));
+  assert.deepEqual((refusal(load, file).errors as Array<{ path: string }>).map((e) => e.path).sort(), ['/colour', '/ports/0', '/setup/0']);
+  writeFileSync(file, JSON.stringify({ setup: ['x'.repeat(MAX_ARG_BYTES + 1)] }));
+  assert.deepEqual(refusal(load, file), {
+    code: 'CONFIG_INVALID',
+    detail: `<file> is invalid: /setup/0 is longer than ${MAX_ARG_BYTES} bytes, the most one command may hold`,
+    errors: [{ path: '/setup/0', message: `is longer than ${MAX_ARG_BYTES} bytes, the most one command may hold` }],
+  });
+});
+
+test('project config: only a regular file of the project, of bounded size, in UTF-8 is read', (t) => {
+  const c = configs(t);
+  const why = (project: string) => refusal(() => c.load(project), path.join(project, CONFIG_FILE)).detail;
+
+  const fifo = makeTempDir(t);
+  execFileSync('mkfifo', [path.join(fifo, CONFIG_FILE)]);
+  assert.equal(why(fifo), '<file> is not a regular file', 'a FIFO would block the daemon');
+
+  const outside = makeTempDir(t);
+  writeFileSync(path.join(outside, 'secret'), '{}');
+  const linked = makeTempDir(t);
+  symlinkSync(path.join(outside, 'secret'), path.join(linked, CONFIG_FILE));
+  assert.equal(why(linked), `<file> is a symlink to ${path.join(outside, 'secret')}, outside the project`);
+
+  const within = makeTempDir(t);
+  mkdirSync(path.join(within, 'conf'));
+  writeFileSync(path.join(within, 'conf', 'grove.json'), '{"ports":[4000]}');
+  symlinkSync('conf/grove.json', path.join(within, CONFIG_FILE));
+  assert.deepEqual(c.load(within), { ports: [4000] }, 'a link within the project is fine');
+
+  const dangling = makeTempDir(t);
+  symlinkSync('nowhere.json', path.join(dangling, CONFIG_FILE));
+  assert.equal(why(dangling), '<file> cannot be read (ENOENT)', 'a dangling link is an error, not a missing config');
+
+  const big = makeTempDir(t);
+  writeFileSync(path.join(big, CONFIG_FILE), Buffer.alloc(MAX_CONFIG_BYTES + 1, ' '));
+  assert.equal(why(big), `<file> is ${MAX_CONFIG_BYTES + 1} bytes; the limit is ${MAX_CONFIG_BYTES}`);
+
+  const latin = makeTempDir(t);
+  writeFileSync(path.join(latin, CONFIG_FILE), Buffer.from('{"setup":["echo \xe9"]}', 'latin1'));
+  assert.equal(why(latin), '<file> is not valid UTF-8');
+});
+
+test('project config: a watched project logs an invalid save at once, and a fix; unwatched, nothing', async (t) => {
+  const { log, records } = memoryLog();
+  const c = configs(t, log);
+  const project = makeTempDir(t);
+  const file = path.join(project, CONFIG_FILE);
+  c.watch(project);
+  c.watch(project);
+  // chokidar is ready once it has listed the folder, and it may fold saves close together:
+  // each wait saves again until the log shows it.
+  await until(() => {
+    writeFileSync(file, '{"ports": [1');
+    return records.some((r) => r.level === 40);
+  }, 'the invalid save logged');
+  const warning = records.find((r) => r.level === 40);
+  assert.equal(warning.file, file);
+  assert.match(warning.msg, /^\.grove\.json is invalid; tasks of this project will be refused until it is fixed: /);
+  await until(() => {
+    writeFileSync(file, '{"ports": [1]}');
+    return records.some((r) => r.level === 30 && r.msg === '.grove.json loaded');
+  }, 'the fix logged');
+
+  c.unwatch(project);
+  const seen = records.length;
+  writeFileSync(file, 'not json');
+  // Another watched project's save shows the watcher still runs, and that the unwatched one was not reported.
+  const other = makeTempDir(t);
+  c.watch(other);
+  await until(() => {
+    writeFileSync(path.join(other, CONFIG_FILE), '{}');
+    return records.slice(seen).some((r) => r.file === path.join(other, CONFIG_FILE));
+  }, 'the other project logged');
+  assert.deepEqual(records.slice(seen).filter((r) => r.file === file), []);
+  await c.close();
+  await c.close();
+});

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import test, { type TestContext } from 'node:test';
+import { processStartTime } from '../../daemon/proc/stat.ts';
+import { recoverTasks } from '../../daemon/tasks/recover.ts';
+import { repoState, waitPidGone } from '../helpers/state.ts';
+import { taskParts, type TaskParts } from '../helpers/tasks.ts';
+
+// A process group of its own, as a setup command runs: a shell leading a background sleep.
+function spawnGroup(t: TestContext): number {
+  const child = spawn('sh', ['-c', 'sleep 60 & wait'], { detached: true, stdio: 'ignore' });
+  child.unref();
+  t.after(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+  return child.pid!;
+}
+
+// A task left `setting_up` by a stopped daemon, its first command recorded as running `pid`.
+async function interruptedSetup(parts: TaskParts, pid: number, pidStart: string | null) {
+  const project = await parts.project();
+  const id = randomUUID();
+  await parts.tasks.insert(
+    { id, project_id: project.id, name: 'cut', branch: 'grove/cut', worktree_path: '.grove/worktrees/cut/', base: 'main', base_commit: 'a'.repeat(40), status: 'setting_up' },
+    {},
+  );
+  await parts.setupLog.commandStarted(id, 0, 'sleep 60', new Date().toISOString());
+  await parts.setupLog.commandSpawned(id, 0, pid, pidStart);
+  return id;
+}
+
+test('tasks/recover: what a killed daemon left is undone or stopped', async (t) => {
+  const parts = await taskParts(t);
+  // No archive is left under way in these cases (the end-to-end teardown test covers that).
+  const recover = () => recoverTasks({ ...parts, finishArchive: async (id) => assert.fail(`nothing to finish, got ${id}`), gitTimeoutS: 60 });
+
+  await t.test('a creation without a row is undone from its intent: no branch, no worktree, no intent', async () => {
+    const project = await parts.project();
+    const id = randomUUID();
+    const made = await parts.pool.run('createWorktree', { repo: project.path, slug: 'cut-short', taken: [], intent: { id, file: parts.journal.fileFor(id) }, timeout: { ms: 60_000, detail: 'took too long' } });
+    assert.ok(made.ok);
+    assert.deepEqual(repoState(project.path).branches, ['grove/cut-short', 'main']);
+    await recover();
+    assert.deepEqual(repoState(project.path), { branches: ['main'], worktrees: [], folders: [] });
+    assert.deepEqual(parts.journal.pending(), []);
+  });
+
+  await t.test('an intent whose row was stored is only forgotten; a torn intent too', async () => {
+    const project = await parts.project();
+    const id = randomUUID();
+    const made = await parts.pool.run('createWorktree', { repo: project.path, slug: 'kept', taken: [], intent: { id, file: parts.journal.fileFor(id) }, timeout: { ms: 60_000, detail: 'took too long' } });
+    assert.ok(made.ok);
+    const { branch, worktree_path, base, base_commit } = made;
+    await parts.tasks.insert({ id, project_id: project.id, name: 'kept', branch, worktree_path, base, base_commit, status: 'ready' }, {});
+    writeFileSync(parts.journal.fileFor(randomUUID()), '{"id":');
+    await recover();
+    assert.deepEqual(parts.journal.pending(), []);
+    assert.deepEqual(repoState(project.path), { branches: ['grove/kept', 'main'], worktrees: ['.grove/worktrees/kept/'], folders: ['kept'] });
+  });
+
+  await t.test("an interrupted setup: its process group is stopped, the task setup_failed, the log says why", async (t) => {
+    const pid = spawnGroup(t);
+    const id = await interruptedSetup(parts, pid, processStartTime(pid));
+    await recover();
+    await waitPidGone(pid, 10_000);
+    assert.equal((await parts.tasks.get(id))?.status, 'setup_failed');
+    const [cmd] = await parts.setupLog.commands(id);
+    assert.ok(cmd?.ended_at, 'the command is ended');
+    assert.match((await parts.setupLog.lines(id)).at(-1)?.text ?? '', /setup interrupted/);
+  });
+
+  await t.test('a recorded pid now used by another process (start time differs) is never signalled', async (t) => {
+    const pid = spawnGroup(t);
+    const id = await interruptedSetup(parts, pid, 'not-its-start-time');
+    await recover();
+    assert.equal((await parts.tasks.get(id))?.status, 'setup_failed');
+    assert.notEqual(processStartTime(pid), null, 'the process lives on');
+  });
+});
