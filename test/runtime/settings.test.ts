@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
+import { agentsOf } from '../../daemon/agents/agents.ts';
 import { DEFAULT_PORT, loadSettings, loadUserConfig, SettingsError } from '../../daemon/runtime/settings.ts';
 import { makeTempDir } from '../helpers/git.ts';
 
@@ -48,7 +49,9 @@ test('settings: a bad variable or config file is a SettingsError naming the vari
     return true;
   });
   assert.throws(() => loadUserConfig(file({ port_range: [30010, 30000] })), /\/port_range must be \[from, to\] with from <= to/);
-  assert.throws(() => loadUserConfig(file({ default_agent: 'nobody' })), /\/default_agent "nobody" is neither a built-in agent nor one of \/agents/);
+  // An unknown default_agent is refused when the agents are made from the settings (agentsOf).
+  const unknownAgent = file({ default_agent: 'nobody' });
+  assert.throws(() => agentsOf({ configFile: unknownAgent, config: loadUserConfig(unknownAgent) }), /\/default_agent "nobody" is neither a built-in agent nor one of \/agents/);
   assert.deepEqual(loadUserConfig(file({ default_agent: 'mine', agents: { mine: { command: ['echo', '{prompt}'] } } })).default_agent, 'mine');
 
   // A config that is there but cannot be read is not taken for a missing one.
