@@ -32,7 +32,7 @@ export async function sessionOutput(opts: { id: string; after: number; sessions:
           yield lines.map((line) => ({ event: 'line', data: line, id: line.seq }));
         }
         if (lines.length === PAGE) continue;
-        if (sessions.isLive(status)) {
+        if (sessions.isBusy(status)) {
           await wake.wait();
           continue;
         }

@@ -85,7 +85,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     },
 
     // Not ended yet: running, or waiting to (an output stream follows it on).
-    isLive: (s: Session) => isBusy(s.status),
+    isBusy: (s: Session) => isBusy(s.status),
 
     async lines(id: string, after: number, limit: number) {
       await findSession(sessions, id);

@@ -61,7 +61,7 @@ test('killing all of a task’s sessions kills the live ones and leaves the ende
     ],
   );
   for (const x of [a, b]) assert.deepEqual(liveGroupMembers(x.pid!), []);
-  assert.ok(service.isLive(await service.get(elsewhere.id)), 'another task’s session is untouched');
+  assert.ok(service.isBusy(await service.get(elsewhere.id)), 'another task’s session is untouched');
   assert.ok(liveGroupMembers(elsewhere.pid!).length >= 2);
   assert.deepEqual(await service.kill(elsewhere.id), { status: 'killed' });
 });

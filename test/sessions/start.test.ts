@@ -22,7 +22,7 @@ const sessionDirs = () => (existsSync(path.join(s.dataDir, 'sessions')) ? readdi
 
 // Waits for a session's end (the service's event), then returns its row and stored lines.
 async function ended(service: SessionService, id: string) {
-  await until(async () => !service.isLive(await service.get(id)), `session ${id} to end`, 20_000);
+  await until(async () => !service.isBusy(await service.get(id)), `session ${id} to end`, 20_000);
   return { session: await service.get(id), lines: (await service.lines(id, 0, 1000)).lines };
 }
 
