@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TEXT_PATTERN } from './common.ts';
 import { EventType } from './event.ts';
+import { MODES } from './modes.ts';
 
 export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 
@@ -10,7 +11,7 @@ const EnvMap = Type.Record(Type.String({ pattern: ENV_NAME_PATTERN }), Type.Stri
 
 // What a session may do in its worktree (DESIGN §8): read and answer, edit files, or the
 // agent's own no-prompt mode.
-export const Mode = Type.Union([Type.Literal('read'), Type.Literal('edit'), Type.Literal('full')]);
+export const Mode = Type.Union(MODES.map((m) => Type.Literal(m)));
 export type Mode = Static<typeof Mode>;
 
 const Arg = Type.String({ minLength: 1, pattern: '^[^\\u0000]*$' });

@@ -57,6 +57,14 @@ test('the session status groups: live is starting|running, busy adds queued; bot
   assert.deepEqual([...BUSY_STATUSES], ['queued', 'starting', 'running']);
 });
 
+// The dashboard's mode picker offers MODES: the list the schema is built from.
+test('the session modes: the schema takes exactly MODES, in the order the picker shows them', async () => {
+  const { Mode } = await import('../../schemas/config.ts');
+  const { MODES } = await import('../../schemas/modes.ts');
+  assert.deepEqual(Mode.anyOf.map((s) => s.const), ['read', 'edit', 'full']);
+  assert.deepEqual([...MODES], ['read', 'edit', 'full']);
+});
+
 // The page limits are the schemas' own: a client that pages by them is never refused.
 test('output and event pages: the schema takes a page of OUTPUT_PAGE_MAX / EVENT_PAGE_MAX and refuses one more', async () => {
   const { OutputQuery, OUTPUT_PAGE_MAX } = await import('../../schemas/session.ts');

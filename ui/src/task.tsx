@@ -1,7 +1,7 @@
 // A task's page: its state and actions, setup and teardown logs, services, conversations with
 // live output and a follow-up box, and its changes with a diff.
 import { useEffect, useState } from 'preact/hooks';
-import type { Mode } from '../../schemas/config.ts';
+import { MODES } from '../../schemas/modes.ts';
 import type { AgentList, ServiceList, Session } from '../../schemas/session.ts';
 import { isBusy } from '../../schemas/session-status.ts';
 import type { Changes, CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
@@ -14,7 +14,6 @@ import { useLive, useLoad } from './hooks.ts';
 import type { Live } from './live.ts';
 import { OutputView } from './output.tsx';
 
-const MODES: Mode[] = ['read', 'edit', 'full'];
 
 export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
   useLive(live);
