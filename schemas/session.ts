@@ -9,6 +9,14 @@ export { BUSY_STATUSES, isBusy, isLive, LIVE_STATUSES, SESSION_STATUSES, type Bu
 export const SessionStatus = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s)));
 export type SessionStatus = Static<typeof SessionStatus>;
 
+// A tool call the agent refused by itself, without asking (DESIGN §15, "No silent denials"):
+// the tool's name and its whole input, as the agent reported them.
+export const Denial = Type.Object({
+  tool: Type.String({ description: "the tool's name, e.g. Bash" }),
+  input: Type.Record(Type.String(), Type.Unknown(), { description: "the tool's whole input, e.g. {command}" }),
+});
+export type Denial = Static<typeof Denial>;
+
 // What an agent reported at its end (DESIGN §8); a field it does not report is null.
 export const SessionResult = Type.Object(
   {
@@ -17,6 +25,7 @@ export const SessionResult = Type.Object(
     cost_usd: Type.Union([Type.Number(), Type.Null()]),
     input_tokens: Type.Union([Type.Integer(), Type.Null()]),
     output_tokens: Type.Union([Type.Integer(), Type.Null()]),
+    denials: Type.Array(Denial, { description: 'the calls the agent denied by itself (none: empty); a turn with any is not a plain success' }),
   },
   { $id: 'SessionResult' },
 );

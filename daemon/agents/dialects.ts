@@ -1,5 +1,5 @@
 import type { AgentDefinition, Format } from '../../schemas/config.ts';
-import type { SessionReading, SessionResult } from '../../schemas/session.ts';
+import type { Denial, SessionReading, SessionResult } from '../../schemas/session.ts';
 
 // What a session's output has said so far (DESIGN §8). The pump stores it with the lines it came
 // from, so a restart reads on with it and nothing is read twice or missed.
@@ -10,7 +10,7 @@ type Line = { json: Record<string, unknown>; at: string };
 // A dialect's reading of one line: the fields it changes.
 type Rule = (r: Reading, line: Line) => Partial<Reading>;
 
-const EMPTY_RESULT: SessionResult = { text: null, is_error: null, cost_usd: null, input_tokens: null, output_tokens: null };
+const EMPTY_RESULT: SessionResult = { text: null, is_error: null, cost_usd: null, input_tokens: null, output_tokens: null, denials: [] };
 
 // An agent's session id goes into a command line: only a plain token, never one that reads as an option.
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
@@ -44,8 +44,19 @@ export function nextClockTime(text: string, at: string): string | null {
   return t.toISOString();
 }
 
+// Claude Code's `permission_denials` ([{tool_name, tool_use_id, tool_input}]): the calls it refused
+// by itself, which its result still calls a success (DESIGN §15).
+function claudeDenials(v: unknown): Denial[] {
+  if (!Array.isArray(v)) return [];
+  return v.map(obj).flatMap((d) => {
+    const tool = str(d.tool_name);
+    return tool === null ? [] : [{ tool, input: obj(d.tool_input) }];
+  });
+}
+
 // Claude Code's stream-json (also Amp's and Cursor's): `session_id` on the first line, a final
-// `result`, and a usage limit as a rejected `rate_limit_event` or `…usage limit reached|<epoch>`.
+// `result` (with the calls it denied), and a usage limit as a rejected `rate_limit_event` or
+// `…usage limit reached|<epoch>`.
 const claude: Rule = (r, { json }) => {
   if (json.type === 'rate_limit_event') {
     const info = obj(json.rate_limit_info);
@@ -63,6 +74,7 @@ const claude: Rule = (r, { json }) => {
       cost_usd: num(json.total_cost_usd),
       input_tokens: int(usage.input_tokens),
       output_tokens: int(usage.output_tokens),
+      denials: claudeDenials(json.permission_denials),
     }),
     ...(limit ? { limit_resets_at: epoch(Number(limit[1])) } : {}),
   };

@@ -26,7 +26,7 @@ interface Row {
   conversation_id: string;
   parent_id: string | null;
   agent_session_id: string | null;
-  result: SessionResult | null;
+  result: (Omit<SessionResult, 'denials'> & Partial<Pick<SessionResult, 'denials'>>) | null;
   limit_resets_at: Date | null;
   not_before: Date | null;
   args: string[];
@@ -63,7 +63,8 @@ function toRecord(r: Row): SessionRecord {
     conversation_id: r.conversation_id,
     parent_id: r.parent_id,
     agent_session_id: r.agent_session_id,
-    result: r.result,
+    // A result stored before denials were read has none (jsonb keeps what was written).
+    result: r.result && { ...r.result, denials: r.result.denials ?? [] },
     limit_resets_at: iso(r.limit_resets_at),
     not_before: iso(r.not_before),
     timeout_s: r.timeout_s,

@@ -16,7 +16,7 @@ test('claude: session_id of the first line that has one, the final result, a rej
     { type: 'rate_limit_event', rate_limit_info: { status: 'allowed', resetsAt: 1 } },
     { type: 'result', is_error: false, result: 'done', total_cost_usd: 0.5, usage: { input_tokens: 3, output_tokens: 4 } },
   ]);
-  assert.deepEqual(r, { agent_session_id: 'aaa-1', result: { text: 'done', is_error: false, cost_usd: 0.5, input_tokens: 3, output_tokens: 4 }, limit_resets_at: null });
+  assert.deepEqual(r, { agent_session_id: 'aaa-1', result: { text: 'done', is_error: false, cost_usd: 0.5, input_tokens: 3, output_tokens: 4, denials: [] }, limit_resets_at: null });
   const limited = read({ format: 'claude' }, [{ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: 1795000000 } }]);
   assert.equal(limited.limit_resets_at, new Date(1795000000 * 1000).toISOString());
   const old = read({ format: 'claude' }, [{ type: 'result', is_error: true, result: 'Claude AI usage limit reached|1795000000' }]);
@@ -36,7 +36,7 @@ test('codex: thread.started, the last agent message, tokens of its turns, a fail
     { type: 'item.completed', item: { type: 'agent_message', text: 'final answer' } },
     { type: 'turn.completed', usage: { input_tokens: 100, cached_input_tokens: 50, output_tokens: 7 } },
   ]);
-  assert.deepEqual(r, { agent_session_id: '0199-abc', result: { text: 'final answer', is_error: false, cost_usd: null, input_tokens: 100, output_tokens: 7 }, limit_resets_at: null });
+  assert.deepEqual(r, { agent_session_id: '0199-abc', result: { text: 'final answer', is_error: false, cost_usd: null, input_tokens: 100, output_tokens: 7, denials: [] }, limit_resets_at: null });
   const failed = read({ format: 'codex' }, [{ type: 'turn.failed', error: { message: "You've hit your usage limit. Upgrade or try again at 9:37 PM." } }]);
   assert.equal(failed.result!.is_error, true);
   assert.equal(failed.limit_resets_at, nextClockTime('try again at 9:37 PM', AT));
@@ -65,7 +65,7 @@ test('gemini: init.session_id, the assistant message after the last tool call, t
     { type: 'message', role: 'assistant', content: 'good.', delta: true },
     { type: 'result', status: 'success', stats: { total_tokens: 30, input_tokens: 20, output_tokens: 10 } },
   ]);
-  assert.deepEqual(r, { agent_session_id: 'g-1', result: { text: 'All good.', is_error: false, cost_usd: null, input_tokens: 20, output_tokens: 10 }, limit_resets_at: null });
+  assert.deepEqual(r, { agent_session_id: 'g-1', result: { text: 'All good.', is_error: false, cost_usd: null, input_tokens: 20, output_tokens: 10, denials: [] }, limit_resets_at: null });
   const quota = read({ format: 'gemini' }, [{ type: 'result', status: 'error', error: { message: 'Quota exceeded. Suggested retry after 3600s.' } }]);
   assert.equal(quota.result!.is_error, true);
   assert.equal(quota.limit_resets_at, '2026-11-23T21:00:00.000Z');
@@ -78,7 +78,7 @@ test('opencode: sessionID, the last text part, tokens and cost summed over steps
     { type: 'step_finish', sessionID: 'ses_1', part: { cost: 0.25, tokens: { input: 5, output: 2 } } },
     { type: 'step_finish', sessionID: 'ses_1', part: { cost: 0.25, tokens: { input: 1, output: 1 } } },
   ]);
-  assert.deepEqual(r, { agent_session_id: 'ses_1', result: { text: 'done', is_error: false, cost_usd: 0.5, input_tokens: 6, output_tokens: 3 }, limit_resets_at: null });
+  assert.deepEqual(r, { agent_session_id: 'ses_1', result: { text: 'done', is_error: false, cost_usd: 0.5, input_tokens: 6, output_tokens: 3, denials: [] }, limit_resets_at: null });
   assert.equal(read({ format: 'opencode' }, [{ type: 'error', error: { name: 'APIError', data: { message: 'no key' } } }]).result!.text, 'no key');
 });
 
@@ -88,4 +88,33 @@ test('a custom agent: session_id_field names the field, with or without a format
   assert.equal(outputReader({}), null);
   // Once read, an id stays: a later reading starts from the stored one.
   assert.equal(read({ format: 'claude' }, [{ session_id: 'new' }], { ...START, agent_session_id: 'kept' }).agent_session_id, 'kept');
+});
+
+test("claude: the result's permission_denials are result.denials, {tool, input}; a result without them has none", () => {
+  const r = read({ format: 'claude' }, [
+    { type: 'system', subtype: 'init', session_id: 'd-1' },
+    {
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: 'I could not run it.',
+      permission_denials: [
+        { tool_name: 'Bash', tool_use_id: 'toolu_1', tool_input: { command: 'tee ran.txt </dev/null && echo done', description: 'Run' } },
+        { tool_name: 'Write', tool_use_id: 'toolu_2', tool_input: { file_path: '/w/a.txt', content: 'x\n' } },
+        // Not a denial it can name: left out rather than shown as an unnamed tool.
+        { tool_use_id: 'toolu_3', tool_input: {} },
+        'junk',
+        // An input that is not an object is shown as none.
+        { tool_name: 'Odd', tool_use_id: 'toolu_4', tool_input: 'ls' },
+      ],
+    },
+  ]);
+  assert.deepEqual(r.result!.denials, [
+    { tool: 'Bash', input: { command: 'tee ran.txt </dev/null && echo done', description: 'Run' } },
+    { tool: 'Write', input: { file_path: '/w/a.txt', content: 'x\n' } },
+    { tool: 'Odd', input: {} },
+  ]);
+  assert.equal(r.result!.is_error, false, 'the agent still calls it a success; the denials say otherwise');
+  assert.deepEqual(read({ format: 'claude' }, [{ type: 'result', is_error: false, result: 'ok' }]).result!.denials, []);
+  assert.deepEqual(read({ format: 'claude' }, [{ type: 'result', is_error: false, result: 'ok', permission_denials: null }]).result!.denials, []);
 });

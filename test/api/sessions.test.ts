@@ -22,6 +22,8 @@ const AGENTS = {
   stream: { command: [STREAM, '--json', '--', '{prompt}', '--after'], modes: { read: ['--read-only'], edit: [], full: ['--yolo', '--no-ask'] } },
   // no modes: `edit` only, its prompt last
   plain: { command: [STREAM, '{prompt}'] },
+  // read as Claude Code's output
+  claudish: { command: [STREAM, '--', '{prompt}'], format: 'claude' },
 };
 const daemon = sharedAgentDaemon({ agents: AGENTS });
 
@@ -431,4 +433,28 @@ test('a mode the agent cannot honour is 422 MODE_UNSUPPORTED, an unknown mode 40
   assert.equal(invalid.json.code, 'CONFIG_INVALID');
   assert.ok(invalid.json.errors.some((e: any) => e.path === '/mode'), invalid.text);
   await nothingStarted();
+});
+
+test('a call the agent denied by itself is in result.denials: on GET, in the session.result and session.status events and at the end of its SSE; none is []', async (t) => {
+  const { d, task } = await readyTaskOn(await daemon(), t);
+  const command = 'tee ran.txt </dev/null && echo done';
+  const s = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claudish', prompt: `deny:${command}` } })).json;
+  await waitSessionEnd(d, s.id);
+  const got = (await d.socket('GET', `/api/sessions/${s.id}`)).json;
+  // The agent said success and exited 0: the denial is what tells.
+  assert.equal(got.status, 'exited');
+  assert.equal(got.exit_code, 0);
+  assert.equal(got.result.is_error, false);
+  assert.deepEqual(got.result.denials, [{ tool: 'Bash', input: { command, description: 'Run the command' } }]);
+
+  const events = (await d.socket('GET', `/api/events?task_id=${task.id}&limit=1000`)).json.events.filter((e: any) => e.session_id === s.id);
+  assert.deepEqual(events.findLast((e: any) => e.type === 'session.result').data.result, got.result);
+  assert.deepEqual(events.findLast((e: any) => e.type === 'session.status').data, got);
+  const end = (await readSse(`http://localhost/api/sessions/${s.id}/output`, { socketPath: d.socketPath })).at(-1)!;
+  assert.equal(end.event, 'end');
+  assert.deepEqual(end.data.result.denials, got.result.denials);
+
+  const plain = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claudish', prompt: 'hello' } })).json;
+  await waitSessionEnd(d, plain.id);
+  assert.deepEqual((await d.socket('GET', `/api/sessions/${plain.id}`)).json.result.denials, []);
 });
