@@ -9,6 +9,7 @@ import type { Project } from '../../schemas/project.ts';
 import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult } from '../../schemas/review.ts';
 import { isLive, OUTPUT_PAGE_MAX, type AgentList, type KillResult, type OutputPage, type Service, type Session } from '../../schemas/session.ts';
 import type { CreateTask, Task, TaskSetup } from '../../schemas/task.ts';
+import { deniedCount, denialSummary, describeDenial } from '../../schemas/denials.ts';
 import { resolvePaths } from '../runtime/paths.ts';
 import { CliError, createClient, EXIT, sse, type Client } from './client.ts';
 import { duration, shortId, table } from './format.ts';
@@ -27,6 +28,7 @@ const USAGE = `usage: grove <command> [options]
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
   session start <task> [--agent A] [--mode read|edit|full] [--prompt P] [--timeout S] [-- args…]
   session ls <task> [--conversation C]     a task's sessions: conversation, mode, status, result
+  session show <id>                        one session: its status, result and the calls its agent denied
   service ls <task>                        the services of its .grove.json and their sessions
   service start|stop <task> <name>         start a service (a session of kind service), or stop it
   say <session> <prompt>|--prompt=P [--mode M] [--timeout S] [-- args…]
@@ -102,10 +104,11 @@ function serviceRow(s: Service): Record<string, unknown> {
   return { ...s, status: s.session ? s.session.status : 'never started', pid: live ? live.pid : null, session: s.session ? shortId(s.session.id) : null };
 }
 
-// A session as a table row: short ids, and its result (or why it waits) in a few words.
+// A session as a table row: short ids, and its result (or why it waits) in a few words; calls its
+// agent denied come first, so such a turn never reads as a plain success (DESIGN §15).
 function sessionRow(s: Session): Record<string, unknown> {
   const r = s.result;
-  const words = r ? [r.is_error ? 'error:' : '', (r.text ?? '').replace(/\s+/g, ' ').slice(0, 40), r.cost_usd !== null ? `$${r.cost_usd.toFixed(4)}` : ''] : [];
+  const words = r ? [denialSummary(r.denials, 40) ?? '', r.is_error ? 'error:' : '', (r.text ?? '').replace(/\s+/g, ' ').slice(0, 40), r.cost_usd !== null ? `$${r.cost_usd.toFixed(4)}` : ''] : [];
   if (s.limit_resets_at) words.push(`limit until ${s.limit_resets_at}`);
   if (s.status === 'queued' && s.not_before) words.push(`not before ${s.not_before}`);
   if (s.timed_out) words.push('timed out');
@@ -126,6 +129,12 @@ function sessionOptions(c: Ctx): Record<string, unknown> {
   return body;
 }
 
+// How a session ended, in one line: "exited (exit 0) · 1 call denied: Bash tee ran.txt".
+function endLine(s: Session): string {
+  const denied = denialSummary(s.result?.denials, 200);
+  return `session ${s.status}${s.exit_code === null ? '' : ` (exit ${s.exit_code})`}${s.timed_out ? ' (timed out)' : ''}${denied ? ` · ${denied}` : ''}`;
+}
+
 // A session's output through SSE until it ends (a queued one once it ran); Ctrl-C ends this
 // process, not the session.
 async function followOutput(c: Ctx, id: string): Promise<void> {
@@ -133,7 +142,7 @@ async function followOutput(c: Ctx, id: string): Promise<void> {
   for await (const { event, data } of sse(body)) {
     if (event === 'line') c.out(c.json ? JSON.stringify(data) : data.text);
     if (event === 'end') {
-      if (!c.json) process.stderr.write(`session ${data.status}${data.exit_code === null ? '' : ` (exit ${data.exit_code})`}${data.timed_out ? ' (timed out)' : ''}\n`);
+      if (!c.json) process.stderr.write(`${endLine(data)}\n`);
       return;
     }
   }
@@ -300,6 +309,19 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const list = await c.api.call<Session[]>('GET', `/api/tasks/${t.id}/sessions${conv ? `?conversation_id=${conv}` : ''}`);
     print(c, list, () => table(list.map(sessionRow), SESSION_COLS));
   },
+  async 'session show'(c) {
+    const s = await c.api.call<Session>('GET', `/api/sessions/${(await session(c, arg(c, 0, 'id'))).id}`);
+    const r = s.result;
+    print(c, s, () =>
+      [
+        `session ${s.id} (${s.kind === 'service' ? 'service ' : ''}${s.agent}, ${s.mode}) ${s.status}${s.exit_code === null ? '' : `, exit ${s.exit_code}`}${s.timed_out ? ', timed out' : ''}`,
+        ...(s.prompt ? [`prompt: ${s.prompt}`] : []),
+        ...(r ? [`result: ${r.is_error ? 'error: ' : ''}${r.text ?? '-'}${r.cost_usd !== null ? ` ($${r.cost_usd.toFixed(4)})` : ''}`] : []),
+        ...(r && r.denials.length > 0 ? [`${deniedCount(r.denials.length)}:`, ...r.denials.map((d) => `  ${describeDenial(d)}`)] : []),
+        ...(s.limit_resets_at ? [`usage limit until ${s.limit_resets_at}`] : []),
+      ].join('\n'),
+    );
+  },
   async say(c) {
     const s = await session(c, arg(c, 0, 'session'));
     // A prompt that starts with `-` goes as --prompt=<text>, or it would read as an option here.
@@ -344,7 +366,8 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
       for (let after = 0; ; ) {
         const page = await c.api.call<OutputPage>('GET', `/api/sessions/${s.id}/output?after=${after}&limit=${OUTPUT_PAGE_MAX}`);
         for (const l of page.lines) emit(l);
-        if (page.lines.length < OUTPUT_PAGE_MAX) return;
+        // An ended session says how it ended, as -f does: denied calls are not left unseen.
+        if (page.lines.length < OUTPUT_PAGE_MAX) return void (s.ended_at !== null && !c.json && process.stderr.write(`${endLine(s)}\n`));
         after = page.next;
       }
     }

@@ -147,6 +147,33 @@ test('grove say continues a conversation and follows the new session; session ls
   assert.equal(bad.code, 2);
 });
 
+test('a turn whose agent denied calls by itself never reads as a plain success: session ls, session show and the end line of logs say them', async (t) => {
+  const d = await daemon();
+  const home = d.home;
+  const p = (await grove(home, ['project', 'add', makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'talk' }) } }), '--json'])).json;
+  const task = (await grove(home, ['task', 'new', p.name, 'denied', '--json'])).json;
+  const s = (await grove(home, ['session', 'start', task.id, '--prompt', 'deny:tee ran.txt </dev/null && echo done', '--json'])).json;
+  const plain = (await grove(home, ['session', 'start', task.id, '--prompt', 'hi', '--json'])).json;
+  await Promise.all([waitSessionEnd(d, s.id), waitSessionEnd(d, plain.id)]);
+
+  const ls = await grove(home, ['session', 'ls', task.id]);
+  assert.match(ls.stdout, new RegExp(`${s.id.slice(0, 8)}.*exited\\s+0\\s+1 call denied: Bash tee ran\\.txt </dev/null && echo done got 2 arguments`));
+  assert.match(ls.stdout, new RegExp(`${plain.id.slice(0, 8)}.*exited\\s+0\\s+got 2 arguments \\$`));
+
+  const show = await grove(home, ['session', 'show', s.id.slice(0, 8)]);
+  assert.equal(show.code, 0, show.stderr);
+  assert.match(show.stdout, /exited, exit 0\n[^]*result: got 2 arguments \(\$0\.0125\)\n1 call denied:\n {2}Bash tee ran\.txt <\/dev\/null && echo done\n/);
+  assert.doesNotMatch((await grove(home, ['session', 'show', plain.id])).stdout, /denied/);
+  assert.deepEqual((await grove(home, ['session', 'show', s.id, '--json'])).json.result.denials, [{ tool: 'Bash', input: { command: 'tee ran.txt </dev/null && echo done', description: 'Run the command' } }]);
+
+  for (const args of [['logs', s.id], ['logs', s.id, '-f']]) {
+    const logs = await grove(home, args);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.equal(logs.stderr, 'session exited (exit 0) · 1 call denied: Bash tee ran.txt </dev/null && echo done\n', args.join(' '));
+  }
+  assert.equal((await grove(home, ['logs', plain.id])).stderr, 'session exited (exit 0)\n');
+});
+
 test('grove changes, diff, commit, rebase, merge, push and conflicts: the review and landing of a task', async (t) => {
   const home = (await daemon()).home;
   const repo = makeRepo(t, { files: { 'f.txt': 'one\n' } });
