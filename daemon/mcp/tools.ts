@@ -6,6 +6,7 @@ import { UUID_PATTERN } from '../../schemas/common.ts';
 import { CommitBody, MergeBody } from '../../schemas/review.ts';
 import { CreateMessage, CreateSession, MAX_SEQ, OUTPUT_PAGE_MAX, type OutputPage, type Session } from '../../schemas/session.ts';
 import { CreateTask } from '../../schemas/task.ts';
+import { denialSummary } from '../../schemas/denials.ts';
 import { sse, type Client } from '../cli/client.ts';
 
 export interface Tool {
@@ -34,6 +35,21 @@ const LAST_LINES = 200;
 
 const q = (v: unknown) => encodeURIComponent(String(v));
 
+// A session as an agent reads it: whether it ended and how, with the calls its agent denied by
+// itself said in words, so a turn with denials never reads as a plain success (DESIGN §15).
+function sessionState(session: Session) {
+  const denied = denialSummary(session.result?.denials);
+  return {
+    ended: session.ended_at !== null,
+    status: session.status,
+    exit_code: session.exit_code,
+    ...(denied ? { denied: `${denied} (the agent refused them by itself; the work they were for was not done)` } : {}),
+    result: session.result,
+    limit_resets_at: session.limit_resets_at,
+    session,
+  };
+}
+
 // The session's end, or after `timeout_s` its state then: the output stream, asked to start
 // after the last possible line, says nothing until its `end` event, which carries the session.
 async function waitForSession(api: Client, args: { session_id: string; timeout_s?: number }) {
@@ -49,9 +65,7 @@ async function waitForSession(api: Client, args: { session_id: string; timeout_s
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
   try {
-    const session = (await Promise.race([ended, late])) ?? (await api.call<Session>('GET', `/api/sessions/${args.session_id}`));
-    const done = session.ended_at !== null;
-    return { ended: done, status: session.status, exit_code: session.exit_code, result: session.result, limit_resets_at: session.limit_resets_at, session };
+    return sessionState((await Promise.race([ended, late])) ?? (await api.call<Session>('GET', `/api/sessions/${args.session_id}`)));
   } finally {
     clearTimeout(timer);
     // A wait that timed out lets go of its stream: the client's few connections are not held.
@@ -116,11 +130,19 @@ export const TOOLS: Tool[] = [
   },
   {
     name: 'wait_for_session',
-    description: `Wait until a session ends, or until timeout_s (default ${WAIT_S}) passes. Answers ended (true or false), status, exit_code, result (the agent's final message, cost and tokens, when it reported one) and limit_resets_at when it hit a usage limit.`,
+    description: `Wait until a session ends, or until timeout_s (default ${WAIT_S}) passes. Answers ended (true or false), status, exit_code, result (the agent's final message, cost and tokens, when it reported one), denied (the tool calls the agent refused by itself, when there were any) and limit_resets_at when it hit a usage limit.`,
     input: input({ session_id: SessionId, timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: `seconds to wait at most (default ${WAIT_S})` })) }),
     readOnly: true,
     destructive: false,
     run: waitForSession,
+  },
+  {
+    name: 'get_session',
+    description: 'A session as it is now, without waiting: the same answer as wait_for_session (ended, status, exit_code, result, denied, limit_resets_at).',
+    input: input({ session_id: SessionId }),
+    readOnly: true,
+    destructive: false,
+    run: async (api, a) => sessionState(await api.call<Session>('GET', `/api/sessions/${a.session_id}`)),
   },
   {
     name: 'get_output',

@@ -13,7 +13,7 @@ import { gate, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } } };
 const CHANGING = ['create_task', 'start_session', 'send_message', 'commit_task', 'merge_task', 'archive_task', 'kill_session'];
-const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_output', 'get_changes', 'get_diff', 'conflicts'];
+const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'conflicts'];
 // The tests that need a daemon share one, each with a project of its own.
 const daemon = sharedAgentDaemon(config);
 
@@ -151,6 +151,28 @@ test('grove mcp: wait_for_session gives up after timeout_s with ended false, and
   const done = await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 60 });
   assert.equal(done.ended, true);
   assert.equal(done.status, 'exited');
+});
+
+test('grove mcp: wait_for_session and get_session say the calls the agent denied by itself in words; a turn without any says nothing of it', async (t) => {
+  const d = await daemon();
+  const project = await addProject(d, makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'stream' }) } }));
+  const client = await mcp(t, d.home);
+  const task = await call(client, 'create_task', { project_id: project.id, name: 'denied' });
+  const session = await call(client, 'start_session', { task_id: task.id, prompt: 'deny:tee ran.txt </dev/null && echo done' });
+  const waited = await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 60 });
+  assert.equal(waited.status, 'exited');
+  assert.equal(waited.result.is_error, false, 'the agent called it a success');
+  assert.equal(waited.denied, '1 call denied: Bash tee ran.txt </dev/null && echo done (the agent refused them by itself; the work they were for was not done)');
+  assert.deepEqual(waited.result.denials, [{ tool: 'Bash', input: { command: 'tee ran.txt </dev/null && echo done', description: 'Run the command' } }]);
+  const got = await call(client, 'get_session', { session_id: session.id });
+  assert.deepEqual(got, waited);
+
+  const plain = await call(client, 'start_session', { task_id: task.id, prompt: 'hello' });
+  const ok = await call(client, 'wait_for_session', { session_id: plain.id, timeout_s: 60 });
+  assert.equal(ok.status, 'exited');
+  assert.equal('denied' in ok, false);
+  assert.deepEqual(ok.result.denials, []);
+  assert.equal((await call(client, 'get_session', { session_id: crypto.randomUUID() })).error.code, 'NOT_FOUND');
 });
 
 test('grove mcp: a JSON-RPC line over 10 MiB is answered with an error and the next request is served', async (t) => {
