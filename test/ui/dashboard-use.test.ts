@@ -230,3 +230,45 @@ test('services, rebase, push, a usage limit on the board, and the teardown log o
   await teardown.locator('pre.log', { hasText: 'tearing down the worktree' }).waitFor();
   assert.deepEqual(errors, [], `no console errors (failed requests: ${failures.join(', ')})`);
 });
+
+test('calls the agent denied by itself: the turn shows a warning state with each call, not the plain end; the board says so, not "ended"', async (t) => {
+  const { d, project, page, errors, failures, base } = await setup(t);
+  const task = await newTask(d, project.id, 'refused');
+  const denied = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'stream', prompt: 'deny:tee ran.txt </dev/null && echo done' } })).json;
+  await waitSessionEnd(d, denied.id);
+
+  // On the board: the card needs you, in the warning colour, and is not among the plain ends.
+  await page.goto(`${base}/`);
+  const card = page.locator('.card[data-task="refused"]');
+  await card.locator('.badge.denied', { hasText: 'calls denied' }).waitFor();
+  assert.equal(await card.locator('.badge.ended').count(), 0);
+
+  // On the task's page: the status, a badge, the result and the denied call with its whole input.
+  await card.click();
+  const turn = page.locator(`.turn[data-session="${denied.id}"]`);
+  await turn.locator('.output[data-ended="true"]').waitFor();
+  await turn.locator('.status.exited.denied').waitFor();
+  assert.equal(await turn.locator('.badge.denied').textContent(), '1 call denied');
+  const list = turn.getByRole('region', { name: 'Denied calls' });
+  assert.match((await list.textContent())!, /1 call denied by stream itself/);
+  const call = list.locator('li code');
+  assert.equal(await call.textContent(), 'Bash tee ran.txt </dev/null && echo done');
+  assert.deepEqual(JSON.parse((await call.getAttribute('title'))!), { command: 'tee ran.txt </dev/null && echo done', description: 'Run the command' });
+  await turn.locator('p.result.denied').waitFor();
+
+  // A plain turn beside it keeps the plain look: the warning is the denial's alone.
+  const plain = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'stream', prompt: 'talk:1' } })).json;
+  const other = page.locator(`.turn[data-session="${plain.id}"]`);
+  await other.locator('.output[data-ended="true"]').waitFor();
+  assert.equal(await other.locator('.denied').count(), 0);
+  const colour = (l: typeof turn) => l.evaluate((el) => getComputedStyle(el).color);
+  const warn = await colour(turn.locator('.badge.denied'));
+  assert.equal(await colour(turn.locator('.status')), warn);
+  assert.notEqual(await colour(other.locator('.status')), warn);
+  const border = (l: typeof turn) => l.evaluate((el) => getComputedStyle(el).borderLeftColor);
+  assert.equal(await border(turn.locator('p.result')), warn);
+  assert.notEqual(await border(other.locator('p.result')), warn);
+  const { out } = await contrasts(page, [`.turn[data-session="${denied.id}"] .status`, `.turn[data-session="${denied.id}"] .badge.denied`, '.denials code', '.denials p']);
+  for (const [sel, ratio] of Object.entries(out)) assert.ok(ratio >= 4.5, `${sel} has contrast ${ratio}`);
+  assert.deepEqual(errors, [], `no console errors (failed requests: ${failures.join(', ')})`);
+});

@@ -1,4 +1,5 @@
-// What on a task needs the user: a session that ended, failed or hit its usage limit since they
+// What on a task needs the user: a session that ended, failed, hit its usage limit or had calls
+// denied by its agent (never shown as a plain end: DESIGN §15) since they
 // last opened the task, or a failed setup. "Last opened" is kept in this browser only.
 import { isLive } from '../../schemas/session-status.ts';
 import type { Session } from '../../schemas/session.ts';
@@ -21,7 +22,7 @@ export function markSeen(taskId: string): void {
   localStorage.setItem(KEY, JSON.stringify(m));
 }
 
-export type Badge = { kind: 'failed' | 'limit' | 'ended' | 'setup' | 'running' | 'queued'; text: string };
+export type Badge = { kind: 'failed' | 'limit' | 'denied' | 'ended' | 'setup' | 'running' | 'queued'; text: string };
 
 // The task's badges, most urgent first.
 export function badgesOf(task: Task, sessions: Session[]): Badge[] {
@@ -32,9 +33,11 @@ export function badgesOf(task: Task, sessions: Session[]): Badge[] {
   const fresh = agents.filter((s) => s.ended_at !== null && s.ended_at > seen);
   const limited = fresh.filter((s) => s.limit_resets_at !== null).length;
   const failed = fresh.filter((s) => s.limit_resets_at === null && (s.status === 'failed' || s.status === 'lost')).length;
-  const ended = fresh.length - limited - failed;
+  const denied = fresh.filter((s) => s.limit_resets_at === null && s.status !== 'failed' && s.status !== 'lost' && (s.result?.denials ?? []).length > 0).length;
+  const ended = fresh.length - limited - failed - denied;
   if (limited > 0) out.push({ kind: 'limit', text: limited > 1 ? `${limited} hit a limit` : 'hit a limit' });
   if (failed > 0) out.push({ kind: 'failed', text: failed > 1 ? `${failed} failed` : 'failed' });
+  if (denied > 0) out.push({ kind: 'denied', text: denied > 1 ? `${denied} had calls denied` : 'calls denied' });
   if (ended > 0) out.push({ kind: 'ended', text: ended > 1 ? `${ended} ended` : 'ended' });
   const running = agents.filter((s) => isLive(s.status)).length;
   if (running > 0) out.push({ kind: 'running', text: `${running} running` });

@@ -1,6 +1,7 @@
 // A task's page: its state and actions, setup and teardown logs, services, conversations with
 // live output and a follow-up box, and its changes with a diff.
 import { useEffect, useState } from 'preact/hooks';
+import { deniedCount, describeDenial } from '../../schemas/denials.ts';
 import { MODES } from '../../schemas/modes.ts';
 import type { AgentList, ServiceList, Session } from '../../schemas/session.ts';
 import { isBusy } from '../../schemas/session-status.ts';
@@ -330,6 +331,25 @@ function NewSession({ live, task }: { live: Live; task: Task }) {
   );
 }
 
+// The calls the agent refused by itself (DESIGN §15): each with what it would have done; the
+// whole input on hover.
+function Denials({ agent, denials }: { agent: string; denials: NonNullable<Session['result']>['denials'] }) {
+  return (
+    <section class="denials" aria-label="Denied calls">
+      <p>
+        {deniedCount(denials.length)} by {agent} itself: what {denials.length === 1 ? 'it was' : 'they were'} for was not done.
+      </p>
+      <ul>
+        {denials.map((d, i) => (
+          <li key={i}>
+            <code title={JSON.stringify(d.input, null, 2)}>{describeDenial(d)}</code>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
 // One conversation: its turns (prompt, then the agent's output), and a box for the next one.
 function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
   const last = turns[turns.length - 1]!;
@@ -353,8 +373,10 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
       {turns.map((s) => (
         <div class="turn" key={s.id} data-session={s.id}>
           <header>
-            <strong>{s.agent}</strong> <span class="muted small">{s.mode}</span> <span class={`status ${s.status}`}>{s.status}</span>
+            <strong>{s.agent}</strong> <span class="muted small">{s.mode}</span>{' '}
+            <span class={`status ${s.status}${s.result?.denials.length ? ' denied' : ''}`}>{s.status}</span>
             {s.exit_code !== null ? <span class="muted small">exit {s.exit_code}</span> : null}
+            {s.result?.denials.length ? <span class="badge denied">{deniedCount(s.result.denials.length)}</span> : null}
             {s.limit_resets_at ? <span class="badge limit">limit until {new Date(s.limit_resets_at).toLocaleString()}</span> : null}
             {s.timed_out ? <span class="badge failed">timed out</span> : null}
             {isBusy(s.status) ? (
@@ -365,7 +387,8 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
           </header>
           {s.prompt ? <p class="prompt">{s.prompt}</p> : null}
           {s.status === 'queued' ? <p class="muted small">queued{s.not_before ? ` until ${new Date(s.not_before).toLocaleString()}` : ''}</p> : <OutputView session={s} />}
-          {s.result?.text ? <p class="result">{s.result.text}</p> : null}
+          {s.result?.text ? <p class={`result${s.result.denials.length ? ' denied' : ''}`}>{s.result.text}</p> : null}
+          {s.result?.denials.length ? <Denials agent={s.agent} denials={s.result.denials} /> : null}
         </div>
       ))}
       <form class="form followup" onSubmit={send} aria-label="Follow-up">
