@@ -262,3 +262,26 @@ test('an MCP permission prompt tool that answers allow without updatedInput, or 
   assert.ok(!existsSync(path.join(run.worktree, 'slow.txt')));
   assert.deepEqual(run.result.permission_denials, [], 'such failures are not denials in Claude Code\'s result');
 });
+
+test('AskUserQuestion goes to the MCP permission prompt tool: allow with updatedInput.answers answers it (free text too), deny\'s message reaches the model', async (t) => {
+  const questions = [{ question: 'Which color?', header: 'Color', options: [{ label: 'red', description: 'warm' }, { label: 'blue', description: 'cool' }], multiSelect: false }];
+  const ask: Turn = { tool_use: { name: 'AskUserQuestion', input: { questions } } };
+  const permit = permitArgs(t, [
+    { behavior: 'allow', updatedInput: { questions, answers: { 'Which color?': 'green, actually' } } },
+    { behavior: 'deny', message: 'no answer from the person (test)' },
+  ]);
+  const run = await scripted(t, [ask, ask, { text: 'Green it is.' }], { mode: 'edit', args: permit.args });
+  assert.equal(run.s.status, 'exited', run.said);
+  const [answered, refused] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  assert.deepEqual(permit.calls(), [
+    { tool_name: 'AskUserQuestion', input: { questions }, tool_use_id: answered!.tool_use_id },
+    { tool_name: 'AskUserQuestion', input: { questions }, tool_use_id: refused!.tool_use_id },
+  ]);
+  assert.deepEqual(answered, {
+    tool_use_id: answered!.tool_use_id,
+    is_error: false,
+    text: 'Your questions have been answered: "Which color?"="green, actually". You can now continue with these answers in mind.',
+  });
+  assert.deepEqual(refused, { tool_use_id: refused!.tool_use_id, is_error: true, text: 'no answer from the person (test)' });
+  assert.deepEqual(run.result.permission_denials, [{ tool_name: 'AskUserQuestion', tool_use_id: refused!.tool_use_id, tool_input: { questions } }]);
+});
