@@ -3,10 +3,11 @@
 // credentials it prints a few stream-json lines and exits 1; grove must capture all of them,
 // with the session id it pinned, and a follow-up must run `claude … --resume <that id>`.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { after, before, test, type TestContext } from 'node:test';
 import { addProject, DAEMON_ENTRY, ROOT, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
@@ -284,4 +285,58 @@ test('AskUserQuestion goes to the MCP permission prompt tool: allow with updated
   });
   assert.deepEqual(refused, { tool_use_id: refused!.tool_use_id, is_error: true, text: 'no answer from the person (test)' });
   assert.deepEqual(run.result.permission_denials, [{ tool_name: 'AskUserQuestion', tool_use_id: refused!.tool_use_id, tool_input: { questions } }]);
+});
+
+// `--permission-prompt-tool stdio` with `--input-format stream-json`: Claude Code asks on its
+// stdout with a `control_request` and reads the answer from stdin, which must stay open until its
+// result. Run directly: grove's sessions write stdout to files and do not speak on stdin.
+test('permission prompt tool stdio: can_use_tool control requests on stdout, control_response answers on stdin (allow with updatedInput, deny with a message the model reads verbatim)', async (t) => {
+  const m = await startModelServer(t, [shTouch('asked.txt'), shTouch('denied.txt'), { text: 'done.' }]);
+  const cwd = makeRepo(t);
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${claudeBin()}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-claude-home-'), ...claudeModelEnv(m.url) };
+  delete env.CLAUDE_CODE_OAUTH_TOKEN;
+  const args = ['-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', '--permission-prompt-tool', 'stdio'];
+  const child = spawn('claude', args, { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL'));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  const answers = [
+    { behavior: 'allow', updatedInput: { command: 'sh -c "touch updated.txt"', description: 'Run it' } },
+    { behavior: 'deny', message: 'stdio says no (test)' },
+  ];
+  const asked: any[] = [];
+  let result: any;
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const event = JSON.parse(line);
+    if (event.type === 'control_request') {
+      asked.push(event.request);
+      send({ type: 'control_response', response: { subtype: 'success', request_id: event.request_id, response: answers[asked.length - 1] } });
+    }
+    if (event.type === 'result') {
+      result = event;
+      child.stdin.end();
+    }
+  });
+  send({ type: 'user', message: { role: 'user', content: 'do the scripted thing' }, parent_tool_use_id: null, session_id: '' });
+  assert.equal(await exited, 0);
+
+  const [first, second] = m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  const request = (command: string, id: string) => ({
+    subtype: 'can_use_tool',
+    tool_name: 'Bash',
+    display_name: 'Bash',
+    input: { command, description: 'Run it' },
+    description: 'Run it',
+    permission_suggestions: [{ type: 'addRules', rules: [{ toolName: 'Bash', ruleContent: command }], behavior: 'allow', destination: 'localSettings' }],
+    decision_reason: 'This command requires approval',
+    decision_reason_type: 'other',
+    tool_use_id: id,
+  });
+  assert.deepEqual(asked, [request('sh -c "touch asked.txt"', first!.tool_use_id), request('sh -c "touch denied.txt"', second!.tool_use_id)]);
+  assert.ok(existsSync(path.join(cwd, 'updated.txt')), 'the allowed call ran with its updated input');
+  assert.ok(!existsSync(path.join(cwd, 'asked.txt')) && !existsSync(path.join(cwd, 'denied.txt')));
+  assert.equal(first!.is_error, false);
+  assert.deepEqual(second, { tool_use_id: second!.tool_use_id, is_error: true, text: 'stdio says no (test)' });
+  assert.ok(toolNames(m.turns()[0]!).includes('AskUserQuestion'));
+  assert.deepEqual(result.permission_denials, [{ tool_name: 'Bash', tool_use_id: second!.tool_use_id, tool_input: { command: 'sh -c "touch denied.txt"', description: 'Run it' } }]);
 });
