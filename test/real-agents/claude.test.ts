@@ -140,7 +140,7 @@ async function scripted(t: TestContext, script: Turn[] | ((worktree: string) => 
   const d = await startDaemon(t, { env });
   const project = await addProject(d, makeRepo(t, { files: { 'README.md': '# fixture\n' } }));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'scripted' } })).json;
-  const worktree = path.join(project.path, task.worktree_path);
+  const worktree = path.resolve(project.path, task.worktree_path);
   turns.push(...(typeof script === 'function' ? script(worktree) : script));
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claude', prompt: 'do the scripted thing', ...body } });
   assert.equal(r.status, 201, r.text);
@@ -339,4 +339,33 @@ test('permission prompt tool stdio: can_use_tool control requests on stdout, con
   assert.deepEqual(second, { tool_use_id: second!.tool_use_id, is_error: true, text: 'stdio says no (test)' });
   assert.ok(toolNames(m.turns()[0]!).includes('AskUserQuestion'));
   assert.deepEqual(result.permission_denials, [{ tool_name: 'Bash', tool_use_id: second!.tool_use_id, tool_input: { command: 'sh -c "touch denied.txt"', description: 'Run it' } }]);
+});
+
+// A PreToolUse command hook given with `--settings` (test/fixtures/permit-hook.mjs answers from
+// PERMIT_ANSWERS); a PermissionRequest hook given beside it logs to the same file if ever run.
+test('a PreToolUse hook given with --settings: it gets the call, allow runs it, deny\'s reason reaches the model verbatim; the PermissionRequest hook is never run in -p, and AskUserQuestion is not offered', async (t) => {
+  const log = path.join(makeTempDir(t, 'grove-hook-'), 'events.jsonl');
+  writeFileSync(log, '');
+  const decide = (permissionDecision: string, permissionDecisionReason: string) => ({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, permissionDecisionReason } });
+  const hook = [{ matcher: '*', hooks: [{ type: 'command', command: `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(ROOT, 'test', 'fixtures', 'permit-hook.mjs'))}` }] }];
+  const settings = { hooks: { PreToolUse: hook, PermissionRequest: hook } };
+  const answers = [decide('allow', 'the hook allows it'), decide('deny', 'hook says no (test)'), decide('ask', 'the hook asks')];
+  const run = await scripted(t, [shTouch('allowed.txt'), shTouch('denied.txt'), shTouch('asked.txt'), { text: 'done.' }], { mode: 'edit', args: ['--settings', JSON.stringify(settings)] }, { PERMIT_LOG: log, PERMIT_ANSWERS: JSON.stringify(answers) });
+  assert.equal(run.s.status, 'exited', run.said);
+  const [allowed, denied, asked] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  const events = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.deepEqual(events.map((e) => [e.hook_event_name, e.tool_name, e.tool_input.command, e.tool_use_id, e.permission_mode, e.cwd]), [
+    ['PreToolUse', 'Bash', 'sh -c "touch allowed.txt"', allowed!.tool_use_id, 'acceptEdits', run.worktree],
+    ['PreToolUse', 'Bash', 'sh -c "touch denied.txt"', denied!.tool_use_id, 'acceptEdits', run.worktree],
+    ['PreToolUse', 'Bash', 'sh -c "touch asked.txt"', asked!.tool_use_id, 'acceptEdits', run.worktree],
+  ]);
+  assert.equal(events[0].session_id, run.s.agent_session_id);
+  assert.ok(existsSync(path.join(run.worktree, 'allowed.txt')));
+  assert.ok(!existsSync(path.join(run.worktree, 'denied.txt')) && !existsSync(path.join(run.worktree, 'asked.txt')));
+  assert.equal(allowed!.is_error, false, allowed!.text);
+  assert.deepEqual([denied!.is_error, denied!.text], [true, 'hook says no (test)']);
+  // `ask` in -p, with no one to ask: refused, its reason as the message.
+  assert.deepEqual([asked!.is_error, asked!.text], [true, 'the hook asks']);
+  assert.ok(!toolNames(run.m.turns()[0]!).includes('AskUserQuestion'));
+  assert.deepEqual(run.result.permission_denials.map((d: any) => d.tool_use_id), [denied!.tool_use_id, asked!.tool_use_id], 'both refusals are listed');
 });
