@@ -2,6 +2,8 @@
 // installed from npm into a temporary folder (never a dependency of grove). Without
 // credentials it prints a few stream-json lines and exits 1; grove must capture all of them,
 // with the session id it pinned, and a follow-up must run `claude … --resume <that id>`.
+// Against a scripted model (test/helpers/model-server.ts) it really calls tools: what each mode
+// lets run, and how its permission prompt tool (MCP, stdio) and PreToolUse hooks are asked and answered.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -149,7 +151,7 @@ async function scripted(t: TestContext, script: Turn[] | ((worktree: string) => 
   const lines = await allLines(d, r.json.id);
   const said = lines.map((l) => l.text).join('\n');
   const events = lines.filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
-  return { m, d, s, said, events, result: events.at(-1), worktree };
+  return { m, s, said, result: events.at(-1), worktree };
 }
 
 // A Bash call the model makes. `touch` is one of the file commands Claude Code's acceptEdits
@@ -167,6 +169,9 @@ test('full mode: the real Claude Code runs scripted Bash calls (one edit mode wo
   for (const turn of run.m.turns().slice(1)) assert.deepEqual(toolResults(turn).map((r) => [r.is_error, r.text]), [[false, '(Bash completed with no output)']]);
   assert.equal(run.result.type, 'result');
   assert.deepEqual(run.result.permission_denials, []);
+  // All Claude Code asked of the server besides the loop's turns was a HEAD /.
+  assert.deepEqual(run.m.requests.filter((r) => r.turn === null).map((r) => `${r.method} ${r.path}`), ['HEAD /']);
+  assert.deepEqual(run.m.turns().map((r) => `${r.method} ${r.path}${r.query} ${r.body.stream}`), Array(3).fill('POST /v1/messages?beta=true true'));
   // Field by field: the result gains fields (DESIGN §15's denials) that this test does not own.
   assert.equal(run.s.result.text, 'Created ran.txt.');
   assert.equal(run.s.result.is_error, false);
