@@ -2,14 +2,18 @@
 // installed from npm into a temporary folder (never a dependency of grove). Without
 // credentials it prints a few stream-json lines and exits 1; grove must capture all of them,
 // with the session id it pinned, and a follow-up must run `claude … --resume <that id>`.
+// Against a scripted model (test/helpers/model-server.ts) it really calls tools: what each mode
+// lets run, and how its permission prompt tool (MCP, stdio) and PreToolUse hooks are asked and answered.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { addProject, DAEMON_ENTRY, startDaemon } from '../helpers/daemon.ts';
+import { createInterface } from 'node:readline';
+import { after, before, test, type TestContext } from 'node:test';
+import { addProject, DAEMON_ENTRY, ROOT, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import { claudeModelEnv, startModelServer, toolNames, toolResults, type Turn } from '../helpers/model-server.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
 // The CLI, installed once for this file's tests (before the first) into a folder removed after
@@ -121,4 +125,252 @@ test('claude mcp add grove -- grove mcp: the real Claude Code takes grove\'s MCP
   const list = claude('mcp', 'list');
   assert.equal(list.status, 0, list.stderr);
   assert.match(list.stdout, /^grove: grove mcp - .*Connected$/m, list.stdout);
+});
+
+// grove runs the real Claude Code in a new task against a scripted model (test/helpers/
+// model-server.ts): the session's end, its worktree, its stdout events and what the CLI sent the model.
+// The script may be a function of the worktree, for tools that take absolute paths.
+async function scripted(t: TestContext, script: Turn[] | ((worktree: string) => Turn[]), body: { mode: string; args?: string[] }, extraEnv: Record<string, string> = {}) {
+  // The server reads its script as requests come: the turns are filled in once the worktree is known.
+  const turns: Turn[] = [];
+  const m = await startModelServer(t, turns);
+  const home = makeTempDir(t, 'grove-claude-home-');
+  // As root, Claude Code refuses `bypassPermissions` unless told it runs in a sandbox: a test
+  // machine's root is one (docs/agents.md says what a real root user sees).
+  const sandbox = process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {};
+  const env = { PATH: `${claudeBin()}:${process.env.PATH}`, HOME: home, CLAUDE_CODE_OAUTH_TOKEN: undefined, ...claudeModelEnv(m.url), ...sandbox, ...extraEnv };
+  const d = await startDaemon(t, { env });
+  const project = await addProject(d, makeRepo(t, { files: { 'README.md': '# fixture\n' } }));
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'scripted' } })).json;
+  const worktree = path.resolve(project.path, task.worktree_path);
+  turns.push(...(typeof script === 'function' ? script(worktree) : script));
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claude', prompt: 'do the scripted thing', ...body } });
+  assert.equal(r.status, 201, r.text);
+  await waitSessionEnd(d, r.json.id);
+  const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
+  const lines = await allLines(d, r.json.id);
+  const said = lines.map((l) => l.text).join('\n');
+  const events = lines.filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
+  return { m, s, said, result: events.at(-1), worktree };
+}
+
+// A Bash call the model makes. `touch` is one of the file commands Claude Code's acceptEdits
+// lets run in the worktree; the same through `sh -c` is a command it must ask about.
+const bash = (command: string): Turn => ({ text: 'Running it.', tool_use: { name: 'Bash', input: { command, description: 'Run it' } } });
+const touch = (file: string) => bash(`touch ${file}`);
+const shTouch = (file: string) => bash(`sh -c "touch ${file}"`);
+
+test('full mode: the real Claude Code runs scripted Bash calls (one edit mode would refuse) in the task\'s worktree, and the session exits with its result', async (t) => {
+  const run = await scripted(t, [touch('ran.txt'), shTouch('also.txt'), { text: 'Created ran.txt.' }], { mode: 'full' });
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.equal(run.s.exit_code, 0);
+  assert.ok(existsSync(path.join(run.worktree, 'ran.txt')), 'the command ran in the worktree');
+  assert.ok(existsSync(path.join(run.worktree, 'also.txt')));
+  for (const turn of run.m.turns().slice(1)) assert.deepEqual(toolResults(turn).map((r) => [r.is_error, r.text]), [[false, '(Bash completed with no output)']]);
+  assert.equal(run.result.type, 'result');
+  assert.deepEqual(run.result.permission_denials, []);
+  // All Claude Code asked of the server besides the loop's turns was a HEAD /.
+  assert.deepEqual(run.m.requests.filter((r) => r.turn === null).map((r) => `${r.method} ${r.path}`), ['HEAD /']);
+  assert.deepEqual(run.m.turns().map((r) => `${r.method} ${r.path}${r.query} ${r.body.stream}`), Array(3).fill('POST /v1/messages?beta=true true'));
+  // Field by field: the result gains fields (DESIGN §15's denials) that this test does not own.
+  assert.equal(run.s.result.text, 'Created ran.txt.');
+  assert.equal(run.s.result.is_error, false);
+  assert.equal(run.s.result.output_tokens, run.result.usage.output_tokens);
+});
+
+test('edit mode: Claude Code runs `touch` in the worktree but itself denies `sh -c …` (the model is told, the result lists it in permission_denials)', async (t) => {
+  const run = await scripted(t, [touch('ran.txt'), shTouch('denied.txt'), { text: 'I could not run the second.' }], { mode: 'edit' });
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.equal(run.s.exit_code, 0);
+  assert.ok(existsSync(path.join(run.worktree, 'ran.txt')), 'acceptEdits lets a file command run');
+  assert.ok(!existsSync(path.join(run.worktree, 'denied.txt')), 'the denied command did not run');
+  const [ran, denied] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  assert.equal(ran!.is_error, false, ran!.text);
+  assert.deepEqual(denied, { tool_use_id: denied!.tool_use_id, is_error: true, text: 'This command requires approval' });
+  assert.ok(!toolNames(run.m.turns()[0]!).includes('AskUserQuestion'), 'no question tool without a permission prompt tool');
+  assert.deepEqual(run.result.permission_denials, [{ tool_name: 'Bash', tool_use_id: denied!.tool_use_id, tool_input: { command: 'sh -c "touch denied.txt"', description: 'Run it' } }]);
+  // A denial does not make the run an error in Claude Code's eyes: grove has to say it (DESIGN §15).
+  assert.equal(run.result.is_error, false);
+  assert.equal(run.s.result.text, 'I could not run the second.');
+});
+
+test('edit mode: scripted Write and Edit calls really change files in the worktree', async (t) => {
+  const run = await scripted(
+    t,
+    (wt) => [
+      { tool_use: { name: 'Write', input: { file_path: path.join(wt, 'notes.md'), content: 'written by the scripted model\n' } } },
+      { tool_use: { name: 'Read', input: { file_path: path.join(wt, 'README.md') } } },
+      { tool_use: { name: 'Edit', input: { file_path: path.join(wt, 'README.md'), old_string: '# fixture', new_string: '# edited fixture' } } },
+      { text: 'Wrote notes.md and edited README.md.' },
+    ],
+    { mode: 'edit' },
+  );
+  assert.equal(run.s.status, 'exited', run.said);
+  for (const turn of run.m.turns().slice(1)) assert.equal(toolResults(turn)[0]!.is_error, false, toolResults(turn)[0]!.text);
+  assert.equal(readFileSync(path.join(run.worktree, 'notes.md'), 'utf8'), 'written by the scripted model\n');
+  assert.equal(readFileSync(path.join(run.worktree, 'README.md'), 'utf8'), '# edited fixture\n');
+  assert.deepEqual(run.result.permission_denials, []);
+  assert.equal(run.s.result.text, 'Wrote notes.md and edited README.md.');
+});
+
+// Claude Code's permission prompt tool through MCP: `--mcp-config` names the fixture's server
+// (with a per-server `timeout` in ms, if given), `--permission-prompt-tool mcp__permit__permit`
+// its tool, which answers from PERMIT_ANSWERS and logs each call.
+const PERMIT = path.join(ROOT, 'test', 'fixtures', 'permit-mcp.mjs');
+function permitArgs(t: TestContext, answers: unknown[], timeout?: number): { args: string[]; calls: () => any[] } {
+  const log = path.join(makeTempDir(t, 'grove-permit-'), 'calls.jsonl');
+  writeFileSync(log, '');
+  const server = { command: process.execPath, args: [PERMIT], env: { PERMIT_LOG: log, PERMIT_ANSWERS: JSON.stringify(answers) }, ...(timeout ? { timeout } : {}) };
+  return {
+    args: ['--mcp-config', JSON.stringify({ mcpServers: { permit: server } }), '--permission-prompt-tool', 'mcp__permit__permit'],
+    calls: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).arguments),
+  };
+}
+
+test('edit mode with an MCP permission prompt tool: it gets {tool_name, input, tool_use_id}; allow with updatedInput runs the updated call, deny\'s message reaches the model verbatim; AskUserQuestion is offered', async (t) => {
+  const deny = 'grove: the person said no to this (test)';
+  const permit = permitArgs(t, [
+    { behavior: 'allow', updatedInput: { command: 'sh -c "touch updated.txt"', description: 'Run it' } },
+    { behavior: 'deny', message: deny },
+  ]);
+  const run = await scripted(t, [touch('plain.txt'), shTouch('asked.txt'), shTouch('denied.txt'), { text: 'One ran, one was refused.' }], { mode: 'edit', args: permit.args });
+  assert.equal(run.s.status, 'exited', run.said);
+  const [plain, asked, denied] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  // What acceptEdits allows by itself is not asked about.
+  assert.deepEqual(permit.calls(), [
+    { tool_name: 'Bash', input: { command: 'sh -c "touch asked.txt"', description: 'Run it' }, tool_use_id: asked!.tool_use_id },
+    { tool_name: 'Bash', input: { command: 'sh -c "touch denied.txt"', description: 'Run it' }, tool_use_id: denied!.tool_use_id },
+  ]);
+  assert.equal(plain!.is_error, false);
+  assert.ok(existsSync(path.join(run.worktree, 'plain.txt')));
+  assert.equal(asked!.is_error, false, asked!.text);
+  assert.ok(existsSync(path.join(run.worktree, 'updated.txt')), 'the allowed call ran with its updated input');
+  assert.ok(!existsSync(path.join(run.worktree, 'asked.txt')));
+  assert.ok(!existsSync(path.join(run.worktree, 'denied.txt')));
+  assert.deepEqual(denied, { tool_use_id: denied!.tool_use_id, is_error: true, text: deny }, 'the deny message reached the model verbatim');
+  assert.deepEqual(run.result.permission_denials, [{ tool_name: 'Bash', tool_use_id: denied!.tool_use_id, tool_input: { command: 'sh -c "touch denied.txt"', description: 'Run it' } }]);
+  const offered = toolNames(run.m.turns()[0]!);
+  assert.ok(offered.includes('AskUserQuestion'), 'a permission prompt tool makes Claude Code offer AskUserQuestion');
+  assert.ok(!offered.some((name) => name.startsWith('mcp__permit')), 'the prompt tool itself is not offered to the model');
+  assert.equal(run.s.result.text, 'One ran, one was refused.');
+});
+
+test('an MCP permission prompt tool that answers allow without updatedInput, or not within the server\'s timeout: the call fails as a tool error, nothing runs, and permission_denials stays empty', async (t) => {
+  const permit = permitArgs(t, [{ behavior: 'allow' }, 'hang'], 2000);
+  const run = await scripted(t, [shTouch('bare.txt'), shTouch('slow.txt'), { text: 'Neither ran.' }], { mode: 'edit', args: permit.args });
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.equal(permit.calls().length, 2);
+  const [bare, slow] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  assert.equal(bare!.is_error, true);
+  assert.match(bare!.text, /^<tool_use_error>Error calling tool \(Bash\): .*updatedInput/s, bare!.text);
+  assert.deepEqual(slow, { tool_use_id: slow!.tool_use_id, is_error: true, text: '<tool_use_error>Error calling tool (Bash): MCP server "permit" tool "permit" timed out after 2s</tool_use_error>' });
+  assert.ok(!existsSync(path.join(run.worktree, 'bare.txt')));
+  assert.ok(!existsSync(path.join(run.worktree, 'slow.txt')));
+  assert.deepEqual(run.result.permission_denials, [], 'such failures are not denials in Claude Code\'s result');
+});
+
+test('AskUserQuestion goes to the MCP permission prompt tool: allow with updatedInput.answers answers it (free text too), deny\'s message reaches the model', async (t) => {
+  const questions = [{ question: 'Which color?', header: 'Color', options: [{ label: 'red', description: 'warm' }, { label: 'blue', description: 'cool' }], multiSelect: false }];
+  const ask: Turn = { tool_use: { name: 'AskUserQuestion', input: { questions } } };
+  const permit = permitArgs(t, [
+    { behavior: 'allow', updatedInput: { questions, answers: { 'Which color?': 'green, actually' } } },
+    { behavior: 'deny', message: 'no answer from the person (test)' },
+  ]);
+  const run = await scripted(t, [ask, ask, { text: 'Green it is.' }], { mode: 'edit', args: permit.args });
+  assert.equal(run.s.status, 'exited', run.said);
+  const [answered, refused] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  assert.deepEqual(permit.calls(), [
+    { tool_name: 'AskUserQuestion', input: { questions }, tool_use_id: answered!.tool_use_id },
+    { tool_name: 'AskUserQuestion', input: { questions }, tool_use_id: refused!.tool_use_id },
+  ]);
+  assert.deepEqual(answered, {
+    tool_use_id: answered!.tool_use_id,
+    is_error: false,
+    text: 'Your questions have been answered: "Which color?"="green, actually". You can now continue with these answers in mind.',
+  });
+  assert.deepEqual(refused, { tool_use_id: refused!.tool_use_id, is_error: true, text: 'no answer from the person (test)' });
+  assert.deepEqual(run.result.permission_denials, [{ tool_name: 'AskUserQuestion', tool_use_id: refused!.tool_use_id, tool_input: { questions } }]);
+});
+
+// `--permission-prompt-tool stdio` with `--input-format stream-json`: Claude Code asks on its
+// stdout with a `control_request` and reads the answer from stdin, which must stay open until its
+// result. Run directly: grove's sessions write stdout to files and do not speak on stdin.
+test('permission prompt tool stdio: can_use_tool control requests on stdout, control_response answers on stdin (allow with updatedInput, deny with a message the model reads verbatim)', async (t) => {
+  const m = await startModelServer(t, [shTouch('asked.txt'), shTouch('denied.txt'), { text: 'done.' }]);
+  const cwd = makeRepo(t);
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${claudeBin()}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-claude-home-'), ...claudeModelEnv(m.url) };
+  delete env.CLAUDE_CODE_OAUTH_TOKEN;
+  const args = ['-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', '--permission-prompt-tool', 'stdio'];
+  const child = spawn('claude', args, { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL'));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  const answers = [
+    { behavior: 'allow', updatedInput: { command: 'sh -c "touch updated.txt"', description: 'Run it' } },
+    { behavior: 'deny', message: 'stdio says no (test)' },
+  ];
+  const asked: any[] = [];
+  let result: any;
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const event = JSON.parse(line);
+    if (event.type === 'control_request') {
+      asked.push(event.request);
+      send({ type: 'control_response', response: { subtype: 'success', request_id: event.request_id, response: answers[asked.length - 1] } });
+    }
+    if (event.type === 'result') {
+      result = event;
+      child.stdin.end();
+    }
+  });
+  send({ type: 'user', message: { role: 'user', content: 'do the scripted thing' }, parent_tool_use_id: null, session_id: '' });
+  assert.equal(await exited, 0);
+
+  const [first, second] = m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  const request = (command: string, id: string) => ({
+    subtype: 'can_use_tool',
+    tool_name: 'Bash',
+    display_name: 'Bash',
+    input: { command, description: 'Run it' },
+    description: 'Run it',
+    permission_suggestions: [{ type: 'addRules', rules: [{ toolName: 'Bash', ruleContent: command }], behavior: 'allow', destination: 'localSettings' }],
+    decision_reason: 'This command requires approval',
+    decision_reason_type: 'other',
+    tool_use_id: id,
+  });
+  assert.deepEqual(asked, [request('sh -c "touch asked.txt"', first!.tool_use_id), request('sh -c "touch denied.txt"', second!.tool_use_id)]);
+  assert.ok(existsSync(path.join(cwd, 'updated.txt')), 'the allowed call ran with its updated input');
+  assert.ok(!existsSync(path.join(cwd, 'asked.txt')) && !existsSync(path.join(cwd, 'denied.txt')));
+  assert.equal(first!.is_error, false);
+  assert.deepEqual(second, { tool_use_id: second!.tool_use_id, is_error: true, text: 'stdio says no (test)' });
+  assert.ok(toolNames(m.turns()[0]!).includes('AskUserQuestion'));
+  assert.deepEqual(result.permission_denials, [{ tool_name: 'Bash', tool_use_id: second!.tool_use_id, tool_input: { command: 'sh -c "touch denied.txt"', description: 'Run it' } }]);
+});
+
+// A PreToolUse command hook given with `--settings` (test/fixtures/permit-hook.mjs answers from
+// PERMIT_ANSWERS); a PermissionRequest hook given beside it logs to the same file if ever run.
+test('a PreToolUse hook given with --settings: it gets the call, allow runs it, deny\'s reason reaches the model verbatim; the PermissionRequest hook is never run in -p, and AskUserQuestion is not offered', async (t) => {
+  const log = path.join(makeTempDir(t, 'grove-hook-'), 'events.jsonl');
+  writeFileSync(log, '');
+  const decide = (permissionDecision: string, permissionDecisionReason: string) => ({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, permissionDecisionReason } });
+  const hook = [{ matcher: '*', hooks: [{ type: 'command', command: `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(ROOT, 'test', 'fixtures', 'permit-hook.mjs'))}` }] }];
+  const settings = { hooks: { PreToolUse: hook, PermissionRequest: hook } };
+  const answers = [decide('allow', 'the hook allows it'), decide('deny', 'hook says no (test)'), decide('ask', 'the hook asks')];
+  const run = await scripted(t, [shTouch('allowed.txt'), shTouch('denied.txt'), shTouch('asked.txt'), { text: 'done.' }], { mode: 'edit', args: ['--settings', JSON.stringify(settings)] }, { PERMIT_LOG: log, PERMIT_ANSWERS: JSON.stringify(answers) });
+  assert.equal(run.s.status, 'exited', run.said);
+  const [allowed, denied, asked] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  const events = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.deepEqual(events.map((e) => [e.hook_event_name, e.tool_name, e.tool_input.command, e.tool_use_id, e.permission_mode, e.cwd]), [
+    ['PreToolUse', 'Bash', 'sh -c "touch allowed.txt"', allowed!.tool_use_id, 'acceptEdits', run.worktree],
+    ['PreToolUse', 'Bash', 'sh -c "touch denied.txt"', denied!.tool_use_id, 'acceptEdits', run.worktree],
+    ['PreToolUse', 'Bash', 'sh -c "touch asked.txt"', asked!.tool_use_id, 'acceptEdits', run.worktree],
+  ]);
+  assert.equal(events[0].session_id, run.s.agent_session_id);
+  assert.ok(existsSync(path.join(run.worktree, 'allowed.txt')));
+  assert.ok(!existsSync(path.join(run.worktree, 'denied.txt')) && !existsSync(path.join(run.worktree, 'asked.txt')));
+  assert.equal(allowed!.is_error, false, allowed!.text);
+  assert.deepEqual([denied!.is_error, denied!.text], [true, 'hook says no (test)']);
+  // `ask` in -p, with no one to ask: refused, its reason as the message.
+  assert.deepEqual([asked!.is_error, asked!.text], [true, 'the hook asks']);
+  assert.ok(!toolNames(run.m.turns()[0]!).includes('AskUserQuestion'));
+  assert.deepEqual(run.result.permission_denials.map((d: any) => d.tool_use_id), [denied!.tool_use_id, asked!.tool_use_id], 'both refusals are listed');
 });

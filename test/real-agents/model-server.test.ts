@@ -1,0 +1,98 @@
+// The scripted model server of the real agent tests (test/helpers/model-server.ts), alone: no
+// agent CLI, plain HTTP requests as the Anthropic SDK sends them.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { request } from 'undici';
+import { startModelServer, toolNames, toolResults } from '../helpers/model-server.ts';
+
+const post = async (url: string, body: unknown) => {
+  const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+  return { status: res.statusCode, type: String(res.headers['content-type']), text: await res.body.text() };
+};
+
+// SSE text as [event, data] pairs; each event's name must be its data's type, as the API sends it.
+const events = (text: string) =>
+  text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => {
+      const [event, data] = block.split('\n');
+      const parsed = JSON.parse(data!.slice('data: '.length));
+      assert.equal(event, `event: ${parsed.type}`);
+      return parsed;
+    });
+
+const loop = (messages: unknown[], extra: object = {}) => ({ model: 'claude-x', max_tokens: 100, tools: [{ name: 'Bash', input_schema: { type: 'object' } }], messages, ...extra });
+
+test('a streamed tool call is the API\'s SSE: message_start, the block in input_json_delta pieces, message_delta tool_use, message_stop; the next turn reads the tool_result sent back', async (t) => {
+  const m = await startModelServer(t, [{ text: 'Running it.', tool_use: { name: 'Bash', input: { command: 'touch ran.txt', description: 'Create ran.txt' } } }, { text: 'Done.' }]);
+  const first = await post(`${m.url}/v1/messages?beta=true`, loop([{ role: 'user', content: 'go' }], { stream: true }));
+  assert.equal(first.status, 200);
+  assert.equal(first.type, 'text/event-stream');
+  const evs = events(first.text);
+  assert.deepEqual(
+    evs.map((e) => e.type + (e.delta?.type ? `:${e.delta.type}` : '')),
+    ['message_start', 'ping', 'content_block_start', 'content_block_delta:text_delta', 'content_block_stop', 'content_block_start', 'content_block_delta:input_json_delta', 'content_block_delta:input_json_delta', 'content_block_stop', 'message_delta', 'message_stop'],
+  );
+  assert.equal(evs[0].message.model, 'claude-x');
+  assert.equal(evs[0].message.stop_reason, null);
+  const tool = evs[5].content_block;
+  assert.equal(tool.type, 'tool_use');
+  assert.equal(tool.name, 'Bash');
+  assert.match(tool.id, /^toolu_/);
+  const pieces = evs.filter((e) => e.delta?.type === 'input_json_delta').map((e) => e.delta.partial_json);
+  assert.ok(pieces.every((p) => p !== ''), 'two non-empty pieces');
+  assert.deepEqual(JSON.parse(pieces.join('')), { command: 'touch ran.txt', description: 'Create ran.txt' });
+  assert.equal(evs[9].delta.stop_reason, 'tool_use');
+
+  // The CLI sends the tool's result back; the next turn is plain text, not streamed here.
+  const back = [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: tool.id, name: 'Bash', input: {} }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: tool.id, is_error: true, content: [{ type: 'text', text: 'denied: not now' }] }] },
+  ];
+  const second = await post(`${m.url}/v1/messages`, loop(back));
+  assert.equal(second.status, 200);
+  const msg = JSON.parse(second.text);
+  assert.deepEqual(msg.content, [{ type: 'text', text: 'Done.' }]);
+  assert.equal(msg.stop_reason, 'end_turn');
+  assert.equal(msg.role, 'assistant');
+
+  assert.equal(m.turns().length, 2);
+  assert.equal(m.turns()[0]!.query, '?beta=true');
+  assert.deepEqual(toolNames(m.turns()[0]!), ['Bash']);
+  assert.deepEqual(toolResults(m.turns()[1]!), [{ tool_use_id: tool.id, is_error: true, text: 'denied: not now' }]);
+});
+
+test('side requests (no tools) do not use up the script; count_tokens, models and HEAD / answer; a loop past the script is a 400 naming it, an unknown path a 404', async (t) => {
+  const m = await startModelServer(t, [{ text: 'only turn' }], { side: (body) => `side for ${body.model}` });
+  const side = await post(`${m.url}/v1/messages`, { model: 'claude-haiku', max_tokens: 5, messages: [{ role: 'user', content: 'title?' }] });
+  assert.deepEqual(JSON.parse(side.text).content, [{ type: 'text', text: 'side for claude-haiku' }]);
+  const counted = await post(`${m.url}/v1/messages/count_tokens`, loop([{ role: 'user', content: 'hi' }]));
+  assert.equal(counted.status, 200);
+  assert.ok(JSON.parse(counted.text).input_tokens > 0);
+  assert.equal((await request(`${m.url}/`, { method: 'HEAD' })).statusCode, 200);
+  const models = await request(`${m.url}/v1/models`);
+  assert.equal(models.statusCode, 200);
+  assert.ok(Array.isArray(((await models.body.json()) as any).data));
+
+  const only = await post(`${m.url}/v1/messages`, loop([{ role: 'user', content: 'hi' }], { stream: true }));
+  assert.equal(events(only.text).find((e) => e.delta?.type === 'text_delta').delta.text, 'only turn');
+  const past = await post(`${m.url}/v1/messages`, loop([{ role: 'user', content: 'again' }]));
+  assert.equal(past.status, 400);
+  assert.equal(JSON.parse(past.text).error.type, 'invalid_request_error');
+  assert.match(JSON.parse(past.text).error.message, /the script has 1 turns/);
+  const bad = await post(`${m.url}/v1/messages`, { model: 'x' });
+  assert.equal(bad.status, 400);
+  const unknown = await post(`${m.url}/v1/complete`, {});
+  assert.equal(unknown.status, 404);
+  assert.equal(JSON.parse(unknown.text).type, 'error');
+
+  assert.equal(m.turns().length, 1, 'only the loop request with a turn counts');
+  assert.deepEqual(
+    m.requests.map((r) => `${r.method} ${r.path} ${r.turn}`),
+    ['POST /v1/messages null', 'POST /v1/messages/count_tokens null', 'HEAD / null', 'GET /v1/models null', 'POST /v1/messages 0', 'POST /v1/messages null', 'POST /v1/messages null', 'POST /v1/complete null'],
+  );
+  await m.close();
+  await m.close();
+});
