@@ -11,4 +11,6 @@ export const EVENT_TYPES = [
   'session.status',
   'session.result',
   'session.limit',
+  'approval.requested',
+  'approval.decided',
 ] as const;
