@@ -9,9 +9,6 @@ export type ApprovalStatus = Static<typeof ApprovalStatus>;
 export const ApprovalKind = Type.Union([Type.Literal('tool'), Type.Literal('question')]);
 export type ApprovalKind = Static<typeof ApprovalKind>;
 
-// The most a tool's input may hold (the request body's own bound is 1 MiB).
-const MAX_INPUT_BYTES = 512 * 1024;
-
 // Tool names as Claude Code names them (`Bash`, `Edit`, `mcp__server__tool`); bridges of other
 // agents map theirs to these.
 const ToolName = Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9_.:-]+$' });
@@ -92,7 +89,6 @@ export const ApprovalAsk = Type.Object(
   { additionalProperties: false, $id: 'ApprovalAsk' },
 );
 export type ApprovalAsk = Static<typeof ApprovalAsk>;
-export { MAX_INPUT_BYTES };
 
 // How long one wait for a decision may hold a request, in seconds.
 export const MAX_WAIT_S = 60;
