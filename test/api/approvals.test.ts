@@ -2,12 +2,18 @@
 // bridge does), listed, waited on, decided once; rules, remember, expiry, and a daemon restart.
 // Most tests share one daemon, each in a project of its own; the restart test starts its own.
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { agentHome, gate, readSse, readyTaskOn, sharedAgentDaemon } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 
 const USER_RULES = ['Bash(git status)'];
-const daemon = sharedAgentDaemon({ allow: USER_RULES });
+// A hook on both approval events appends each event (its JSON on stdin) to a file of the home.
+const HOOK_LOG = 'approval-hooks.jsonl';
+const HOOK = { on: ['approval.requested', 'approval.decided'], command: ['sh', '-c', `cat >> "$GROVE_HOME/${HOOK_LOG}"; echo >> "$GROVE_HOME/${HOOK_LOG}"`] };
+const daemon = sharedAgentDaemon({ allow: USER_RULES, hooks: [HOOK] });
 
 // A running session of the fixture agent in a project of its own (with `grove` as its
 // .grove.json), held until the test ends.
@@ -31,7 +37,7 @@ const ask = (d: TestDaemon, sessionId: string, body: unknown) => d.socket('POST'
 const decide = (d: TestDaemon, id: string, body: unknown) => d.socket('POST', `/api/approvals/${id}`, { body });
 const waitFor = (d: TestDaemon, id: string, s = 30) => d.socket('GET', `/api/approvals/${id}?wait=${s}`);
 
-test('asked: pending with the whole input, the session waiting; asked again: the same one; allowed once; events on /api/events', async (t) => {
+test('asked: pending with the whole input, the session waiting; asked again: the same one; allowed once; events on /api/events and to hooks', async (t) => {
   const { d, task, s } = await running(t);
   const input = { file_path: 'src/a.ts', old_string: 'a', new_string: 'b\n'.repeat(1000) };
   const r = await ask(d, s.id, { key: 'toolu_edit', tool: 'Edit', input });
@@ -71,6 +77,14 @@ test('asked: pending with the whole input, the session waiting; asked again: the
     ['approval.decided', 'allowed', s.id],
   ]);
   assert.deepEqual(events[0].data.input, input);
+
+  // The hooks got both, with the approval as the API shows it.
+  const hooked = await until(() => {
+    const file = path.join(d.home, HOOK_LOG);
+    const mine = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.data.id === a.id) : [];
+    return mine.length === 2 ? mine : null;
+  }, 'both approval events reach the hook');
+  assert.deepEqual(hooked.map((e: any) => [e.type, e.data.status]), [['approval.requested', 'pending'], ['approval.decided', 'allowed']]);
 });
 
 test('denied with a message: a waiter already waiting gets it; the SSE stream carries both events', async (t) => {
