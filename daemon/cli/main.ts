@@ -177,13 +177,15 @@ async function lastEvents(c: Ctx, q: string, n: number): Promise<{ recent: Grove
 
 // One event as a line: when, its seq and type, and what it is about.
 function describeEvent(e: GroveEvent): string {
-  // `data` is the project, task or session the event is about (the schema leaves it open).
+  // `data` is the project, task, session or approval the event is about (the schema leaves it open).
   const d: any = e.data ?? {};
   const what = e.type.startsWith('project.')
     ? `project ${d.name}`
-    : e.type.startsWith('task.')
-      ? `task ${d.name} ${d.status}${e.type === 'task.merged' ? ` (merged as ${String(d.merged_commit).slice(0, 12)})` : ''}`
-      : `session ${shortId(d.id ?? '')} ${d.kind === 'service' ? 'service ' : ''}${d.agent} ${d.status}${e.type === 'session.result' ? `: ${sessionRow(d).result}` : ''}${e.type === 'session.limit' ? ` until ${d.limit_resets_at}` : ''}`;
+    : e.type.startsWith('approval.')
+      ? `approval ${shortId(d.id ?? '')} ${d.tool} ${d.status} (session ${shortId(d.session_id ?? '')})`
+      : e.type.startsWith('task.')
+        ? `task ${d.name} ${d.status}${e.type === 'task.merged' ? ` (merged as ${String(d.merged_commit).slice(0, 12)})` : ''}`
+        : `session ${shortId(d.id ?? '')} ${d.kind === 'service' ? 'service ' : ''}${d.agent} ${d.status}${e.type === 'session.result' ? `: ${sessionRow(d).result}` : ''}${e.type === 'session.limit' ? ` until ${d.limit_resets_at}` : ''}${e.type === 'session.waiting' ? ` waiting: ${d.waiting ?? 'no'}` : ''}`;
   return `${e.at} ${e.seq} ${e.type} ${what}`;
 }
 

@@ -2,6 +2,7 @@ import type { Approval, ApprovalKind, ApprovalListQuery, ApprovalStatus, Approva
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
 import { iso } from './rows.ts';
+import { recordWaiting } from './sessions.ts';
 
 interface Row {
   id: string;
@@ -89,17 +90,14 @@ export interface Decision {
   rule: string | null;
 }
 
-// The session's `waiting`, written with every change of its approvals: it is what they say.
-const SET_WAITING = `UPDATE sessions SET waiting = CASE WHEN EXISTS (SELECT 1 FROM approvals a WHERE a.session_id = $1 AND a.status = 'pending')
-  THEN 'approval' END WHERE id = $1`;
-
 // The approvals and approval_rules tables (DESIGN §15); every change of an approval is recorded as
-// an event carrying it as GET /api/approvals/:id returns it, and sets its session's `waiting`.
+// an event carrying it as GET /api/approvals/:id returns it, and sets its session's `waiting`
+// (with a session.waiting event when that changed).
 export function approvalsTable(db: Db, events: EventsTable) {
   const recordApproval = async (tx: Db, record: RecordEvent, type: 'approval.requested' | 'approval.decided', r: Row) => {
-    await tx.query(SET_WAITING, [r.session_id]);
     const a = toRecord(r);
     await record({ type, project_id: a.project_id, task_id: a.task_id, session_id: a.session_id, data: publicApproval(a) });
+    await recordWaiting(tx, record, r.session_id);
   };
 
   return {

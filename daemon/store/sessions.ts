@@ -124,6 +124,18 @@ function recordSession(record: RecordEvent, type: Extract<EventType, `session.${
   return record({ type, project_id: row.project_id, task_id: row.task_id, session_id: row.id, data: publicSession(toRecord(row)) });
 }
 
+// A session's `waiting` (DESIGN §15) made what its approvals say, inside their change's
+// transaction; when it changed, a session.waiting event carries the session as it now is.
+export async function recordWaiting(tx: Db, record: RecordEvent, sessionId: string): Promise<void> {
+  const { rows } = await tx.query<Changed>(
+    `UPDATE sessions SET waiting = w.value
+     FROM (SELECT CASE WHEN EXISTS (SELECT 1 FROM approvals a WHERE a.session_id = $1 AND a.status = 'pending') THEN 'approval' END AS value) w
+     WHERE id = $1 AND waiting IS DISTINCT FROM w.value ${RETURNING}`,
+    [sessionId],
+  );
+  if (rows[0]) await recordSession(record, 'session.waiting', rows[0]);
+}
+
 // What a round of output changed of what the agent said about itself (see dialects.ts).
 export type ReadingChange = Extract<EventType, 'session.result' | 'session.limit'>;
 

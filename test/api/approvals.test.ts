@@ -77,6 +77,15 @@ test('asked: pending with the whole input, the session waiting; asked again: the
     ['approval.decided', 'allowed', s.id],
   ]);
   assert.deepEqual(events[0].data.input, input);
+  // The session's waiting changes with its own event, after the approval's, in the same order.
+  const all = (await d.socket('GET', `/api/events?task_id=${task.id}`)).json.events.filter((e: any) => e.type.startsWith('approval.') || e.type === 'session.waiting');
+  assert.deepEqual(all.map((e: any) => `${e.type}:${e.type === 'session.waiting' ? e.data.waiting : e.data.status}`), [
+    'approval.requested:pending',
+    'session.waiting:approval',
+    'approval.decided:allowed',
+    'session.waiting:null',
+  ]);
+  assert.equal(all[1].data.id, s.id);
 
   // The hooks got both, with the approval as the API shows it.
   const hooked = await until(() => {

@@ -66,7 +66,7 @@ test('a rule allows at once, with its reason and one approval.decided event; a t
   assert.equal(approval.status, 'allowed');
   assert.equal(approval.reason, 'allowed by the rule Bash(make)');
   assert.ok(approval.decided_at);
-  assert.deepEqual((await s.events.page({}, from, 10)).map((e) => e.type), ['approval.decided']);
+  assert.deepEqual((await s.events.page({}, from, 10)).map((e) => e.type), ['approval.decided'], 'its session never waited: no session.waiting');
   const timed = (await table.ask(asked({ timeout_s: 30 }))).approval;
   const ms = Date.parse(timed.expires_at!) - Date.parse(timed.created_at);
   assert.ok(ms >= 29_900 && ms <= 30_100, `deadline ${ms} ms after creation`);
