@@ -13,6 +13,9 @@ import { openApiRoute } from './routes/openapi.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { taskRoutes } from './routes/tasks.ts';
+import { approvalRoutes } from './routes/approvals.ts';
+import { createApprovalService } from './approvals/service.ts';
+import { approvalsTable } from './store/approvals.ts';
 import { acquireDataLock } from './runtime/lock.ts';
 import { createLimiter } from './runtime/limiter.ts';
 import { emptyScratch } from './runtime/scratch.ts';
@@ -91,9 +94,10 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
 
     // Session starts and archives of one task take turns through it (both services hold it).
     const gate = createTaskGate();
+    const sessionRows = sessionsTable(store.db, eventRows);
     const sessions = createSessionService({
       gate,
-      sessions: sessionsTable(store.db, eventRows),
+      sessions: sessionRows,
       getTask: read.get,
       getProject: projects.get,
       configs,
@@ -106,6 +110,20 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       log: child('sessions'),
     });
     started.push({ name: 'sessions', close: () => sessions.close() });
+
+    // Made before sessions re-attach: a session found ended then expires its approvals (DESIGN §15).
+    const approvals = createApprovalService({
+      approvals: approvalsTable(store.db, eventRows),
+      getSession: sessionRows.get,
+      getTask: read.get,
+      getProject: projects.get,
+      configs,
+      userAllow: settings.config.allow ?? [],
+      userTimeoutS: settings.config.approval_timeout_s,
+      committed: bus.committed,
+      log: child('approvals'),
+    });
+    started.push({ name: 'approvals', close: () => approvals.close() });
 
     const tasks = createTaskService({
       tasks: taskRows,
@@ -132,6 +150,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     for (const p of await projects.list()) configs.watch(p.path);
     await tasks.recover();
     await sessions.reattach();
+    await approvals.recover();
 
     const streamReads = createLimiter(STREAM_READS);
     const feed = createEventFeed({ bus, events: eventRows, streamReads, log: child('events'), stallMs: settings.eventStallMs });
@@ -147,6 +166,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       ...projectRoutes({ projects }),
       ...taskRoutes({ tasks }),
       ...sessionRoutes({ sessions, agents, streamReads }),
+      ...approvalRoutes({ approvals }),
       ...eventRoutes({ feed }),
     ];
     routes.push(...openApiRoute({ routes, version: VERSION }), ...uiRoutes({ dir: built('ui') }));
@@ -154,6 +174,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
 
     const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: child('api') });
     started.push({ name: 'api', close: () => api.close() });
+    // Before the socket closes: a bridge's long poll is answered now rather than cut after the grace.
+    started.push({ name: 'approval waits', close: () => approvals.close() });
 
     if (settings.port !== null) {
       const front = await startFront({ port: settings.port, socketPath: settings.socketPath, log: child('front') });

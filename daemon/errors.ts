@@ -23,6 +23,8 @@ export const ERRORS = {
   CONFLICT: { status: 409, title: 'The changes conflict' },
   SERVICE_RUNNING: { status: 409, title: 'The service is already running' },
   BASE_CHECKOUT_DIRTY: { status: 409, title: 'The checkout of the base branch has uncommitted changes' },
+  APPROVAL_DECIDED: { status: 409, title: 'The approval was already decided' },
+  APPROVAL_STALE: { status: 409, title: "The nonce is not the approval's: the decision was made on an out-of-date view" },
   RESUME_UNAVAILABLE: { status: 409, title: "The agent's session id is not known, so its conversation cannot be continued" },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },

@@ -24,6 +24,13 @@ export type Format = Static<typeof Format>;
 // How long a session may run before it is killed (DESIGN §8), in seconds.
 export const TimeoutS = Type.Number({ exclusiveMinimum: 0, maximum: 7 * 86400 });
 
+// How long an approval waits for the person before it expires (DESIGN §15), in seconds.
+export const ApprovalTimeoutS = Type.Number({ exclusiveMinimum: 0, maximum: 7 * 86400, description: 'a pending approval expires after this many seconds (default: it waits)' });
+
+// Claude Code's permission rules (DESIGN §15): `Bash(npm test:*)`, `Bash(git status)`, `Edit`,
+// `WebFetch(domain:docs.rs)`; daemon/approvals/rules.ts reads them.
+export const AllowRules = Type.Array(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[A-Za-z0-9_.*-]+(\\([^\\u0000]*\\))?$' }), { maxItems: 1000 });
+
 // An agent as data (DESIGN §5, §8): `{prompt}` in `command` is replaced by the prompt; a mode's
 // arguments, then the request's args, go just before it. An agent without `modes` has `edit` only.
 // `{session}` in `command` pins a fresh id; in `resume` it is the conversation's id.
@@ -76,6 +83,8 @@ export const UserConfig = Type.Object(
     auto_resume: Type.Optional(Type.Boolean({ description: 'continue a conversation when its usage limit resets (default true)' })),
     resume_prompt: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[^\\u0000]*$' })),
     hooks: Type.Optional(Type.Array(Hook, { maxItems: 100 })),
+    allow: Type.Optional(AllowRules),
+    approval_timeout_s: Type.Optional(ApprovalTimeoutS),
   },
   { additionalProperties: false, $id: 'UserConfig' },
 );

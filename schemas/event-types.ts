@@ -11,4 +11,7 @@ export const EVENT_TYPES = [
   'session.status',
   'session.result',
   'session.limit',
+  'session.waiting',
+  'approval.requested',
+  'approval.decided',
 ] as const;

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ENV_NAME_PATTERN, Mode, TimeoutS } from './config.ts';
+import { AllowRules, ApprovalTimeoutS, ENV_NAME_PATTERN, Mode, TimeoutS } from './config.ts';
 
 // A config is a few lines; past this it is a mistake or an attack, not a config (`.grove.json`,
 // and `.worktreeinclude` as well).
@@ -40,6 +40,8 @@ export const ProjectConfig = Type.Object(
     ),
     services: Type.Optional(Type.Record(Type.String({ pattern: SERVICE_NAME }), ServiceConfig, { additionalProperties: false })),
     teardown: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: COMMAND }))),
+    allow: Type.Optional(AllowRules),
+    approval_timeout_s: Type.Optional(ApprovalTimeoutS),
   },
   { additionalProperties: false, $id: 'ProjectConfig' },
 );

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, MAX_ARG_BYTES, Timestamp, UUID_PATTERN } from './common.ts';
-import { Mode, TimeoutS } from './config.ts';
+import { ApprovalTimeoutS, Mode, TimeoutS } from './config.ts';
 import { OutputLine } from './output.ts';
 import { SESSION_STATUSES } from './session-status.ts';
 
@@ -53,6 +53,7 @@ export const Session = Type.Object(
     not_before: Type.Union([Timestamp, Type.Null()], { description: 'a queued session starts no earlier than this' }),
     timeout_s: Type.Union([TimeoutS, Type.Null()]),
     timed_out: Type.Boolean({ description: 'killed because it ran longer than timeout_s' }),
+    waiting: Type.Union([Type.Literal('approval'), Type.Null()], { description: 'approval: one of its approvals waits for the person (DESIGN §15)' }),
   },
   { $id: 'Session' },
 );
@@ -81,6 +82,7 @@ export const CreateSession = Type.Object(
     args: Type.Optional(Args),
     mode: Type.Optional(Mode),
     timeout_s: Type.Optional(TimeoutS),
+    approval_timeout_s: Type.Optional(ApprovalTimeoutS),
   },
   { additionalProperties: false, $id: 'CreateSession' },
 );
@@ -88,7 +90,7 @@ export type CreateSession = Static<typeof CreateSession>;
 
 // A follow-up in a session's conversation (DESIGN §8): its agent is the conversation's.
 export const CreateMessage = Type.Object(
-  { prompt: Prompt, args: Type.Optional(Args), mode: Type.Optional(Mode), timeout_s: Type.Optional(TimeoutS) },
+  { prompt: Prompt, args: Type.Optional(Args), mode: Type.Optional(Mode), timeout_s: Type.Optional(TimeoutS), approval_timeout_s: Type.Optional(ApprovalTimeoutS) },
   { additionalProperties: false, $id: 'CreateMessage' },
 );
 export type CreateMessage = Static<typeof CreateMessage>;

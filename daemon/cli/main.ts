@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { EVENT_PAGE_MAX, type EventPage, type GroveEvent } from '../../schemas/event.ts';
+import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
 import type { Health } from '../../schemas/health.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Project } from '../../schemas/project.ts';
@@ -35,6 +36,10 @@ const USAGE = `usage: grove <command> [options]
                                            continue a session's conversation (followed on a terminal, or with -f)
   session kill <id>                        kill a session's process group
   logs <session> [-f]                      a session's output; -f follows it to its end
+  approvals [--task T] [--all]             what agents ask the person (pending ones; --all: every one)
+  approve <id> [--remember session|project] [--answer TEXT]
+                                           allow it (a question: answered with --answer)
+  deny <id> [-m why]                       deny it, telling the agent why
   changes <task>                           what the task changed: committed, uncommitted, untracked
   diff <task> [path]                       its diff against the merge-base (paged and coloured on a terminal)
   commit <task> -m <message>               commit everything uncommitted in its worktree
@@ -116,6 +121,23 @@ function sessionRow(s: Session): Record<string, unknown> {
 }
 const short = <T extends { id: string }>(rows: T[]) => rows.map((r) => ({ ...r, id: shortId(r.id) }));
 
+const APPROVAL_COLS = ['id', 'session', 'status', 'tool', 'asks', 'created_at'];
+// What an approval asks, in one line: the command, the file, the URL, the question (the whole
+// input is in --json and on the dashboard).
+function approvalRow(a: Approval): Record<string, unknown> {
+  const input = (a.input ?? {}) as Record<string, unknown>;
+  const first = ['command', 'file_path', 'notebook_path', 'url', 'question', 'path', 'pattern'].map((k) => input[k]).find((v) => typeof v === 'string') as string | undefined;
+  const asks = (first ?? JSON.stringify(a.input)).replace(/\s+/g, ' ');
+  return { ...a, id: shortId(a.id), session: shortId(a.session_id), asks: asks.length > 60 ? `${asks.slice(0, 59)}…` : asks };
+}
+
+// `approve` and `deny`: the approval by id prefix, decided with the nonce it has now.
+async function decideApproval(c: Ctx, body: Omit<ApprovalDecision, 'nonce'>): Promise<void> {
+  const a = pick(await c.api.call<Approval[]>('GET', '/api/approvals'), arg(c, 0, 'id'), 'approval');
+  const decided = await c.api.call<Approval>('POST', `/api/approvals/${a.id}`, { ...body, nonce: a.nonce });
+  print(c, decided, () => `approval ${shortId(decided.id)} (${decided.tool}) ${decided.status}${decided.remember ? `; remembered for the ${decided.remember}` : ''}`);
+}
+
 // What `session start` and `say` take besides the prompt: mode, time limit, the agent's own args.
 function sessionOptions(c: Ctx): Record<string, unknown> {
   const body: Record<string, unknown> = {};
@@ -164,13 +186,15 @@ async function lastEvents(c: Ctx, q: string, n: number): Promise<{ recent: Grove
 
 // One event as a line: when, its seq and type, and what it is about.
 function describeEvent(e: GroveEvent): string {
-  // `data` is the project, task or session the event is about (the schema leaves it open).
+  // `data` is the project, task, session or approval the event is about (the schema leaves it open).
   const d: any = e.data ?? {};
   const what = e.type.startsWith('project.')
     ? `project ${d.name}`
-    : e.type.startsWith('task.')
-      ? `task ${d.name} ${d.status}${e.type === 'task.merged' ? ` (merged as ${String(d.merged_commit).slice(0, 12)})` : ''}`
-      : `session ${shortId(d.id ?? '')} ${d.kind === 'service' ? 'service ' : ''}${d.agent} ${d.status}${e.type === 'session.result' ? `: ${sessionRow(d).result}` : ''}${e.type === 'session.limit' ? ` until ${d.limit_resets_at}` : ''}`;
+    : e.type.startsWith('approval.')
+      ? `approval ${shortId(d.id ?? '')} ${d.tool} ${d.status} (session ${shortId(d.session_id ?? '')})`
+      : e.type.startsWith('task.')
+        ? `task ${d.name} ${d.status}${e.type === 'task.merged' ? ` (merged as ${String(d.merged_commit).slice(0, 12)})` : ''}`
+        : `session ${shortId(d.id ?? '')} ${d.kind === 'service' ? 'service ' : ''}${d.agent} ${d.status}${e.type === 'session.result' ? `: ${sessionRow(d).result}` : ''}${e.type === 'session.limit' ? ` until ${d.limit_resets_at}` : ''}${e.type === 'session.waiting' ? ` waiting: ${d.waiting ?? 'no'}` : ''}`;
   return `${e.at} ${e.seq} ${e.type} ${what}`;
 }
 
@@ -354,6 +378,25 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const r = await c.api.call<KillResult>('DELETE', `/api/sessions/${svc.session.id}`);
     print(c, { id: svc.session.id, ...r }, () => `service ${name} stopped`);
   },
+  async approvals(c) {
+    const q = new URLSearchParams();
+    if (c.values.all !== true) q.set('status', 'pending');
+    if (typeof c.values.task === 'string') q.set('task_id', (await task(c, c.values.task)).id);
+    const list = await c.api.call<Approval[]>('GET', `/api/approvals?${q}`);
+    print(c, list, () => table(list.map(approvalRow), APPROVAL_COLS));
+  },
+  async approve(c) {
+    const remember = c.values.remember;
+    if (remember !== undefined && remember !== 'session' && remember !== 'project') usage(`--remember is session or project, not ${JSON.stringify(remember)}`);
+    await decideApproval(c, {
+      decision: 'allow',
+      ...(remember !== undefined ? { remember } : {}),
+      ...(typeof c.values.answer === 'string' ? { answer: c.values.answer } : {}),
+    });
+  },
+  async deny(c) {
+    await decideApproval(c, { decision: 'deny', ...(typeof c.values.message === 'string' ? { message: c.values.message } : {}) });
+  },
   async 'session kill'(c) {
     const s = await session(c, arg(c, 0, 'id'));
     const r = await c.api.call<KillResult>('DELETE', `/api/sessions/${s.id}`);
@@ -532,6 +575,9 @@ async function main(argv: string[]): Promise<number> {
         progress: { type: 'boolean' },
         platform: { type: 'string' },
         'read-only': { type: 'boolean' },
+        remember: { type: 'string' },
+        answer: { type: 'string' },
+        all: { type: 'boolean' },
       },
     });
   } catch (err) {

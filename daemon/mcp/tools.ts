@@ -2,7 +2,10 @@
 // from the daemon's own schemas, whether it only reads or removes something, and the API calls it
 // makes through the CLI's client.
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
+import { ApprovalDecision, type Approval } from '../../schemas/approval.ts';
 import { UUID_PATTERN } from '../../schemas/common.ts';
+import type { GroveEvent } from '../../schemas/event.ts';
+import type { Health } from '../../schemas/health.ts';
 import { CommitBody, MergeBody } from '../../schemas/review.ts';
 import { CreateMessage, CreateSession, MAX_SEQ, OUTPUT_PAGE_MAX, type OutputPage, type Session } from '../../schemas/session.ts';
 import { CreateTask } from '../../schemas/task.ts';
@@ -50,27 +53,47 @@ function sessionState(session: Session) {
   };
 }
 
-// The session's end, or after `timeout_s` its state then: the output stream, asked to start
-// after the last possible line, says nothing until its `end` event, which carries the session.
+// The session's end, a pending approval of it (DESIGN §15), or after `timeout_s` its state then.
+// Its end: the output stream, asked to start after the last possible line, says nothing until its
+// `end` event. An approval: one already pending, or `approval.requested` on the task's events
+// after the newest seq read before looking.
 async function waitForSession(api: Client, args: { session_id: string; timeout_s?: number }) {
   const ms = (args.timeout_s ?? WAIT_S) * 1000;
-  let body: (AsyncIterable<Buffer> & { destroy?: () => void }) | null = null;
+  const bodies: Array<AsyncIterable<Buffer> & { destroy?: () => void }> = [];
   let over = false;
+  const open = async (url: string, headers: Record<string, string>) => {
+    const body = (await api.stream(url, { accept: 'text/event-stream', ...headers })) as AsyncIterable<Buffer> & { destroy?: () => void };
+    bodies.push(body);
+    if (over) body.destroy?.();
+    return body;
+  };
+  const pendingOf = () => api.call<Approval[]>('GET', `/api/approvals?status=pending&session_id=${q(args.session_id)}`);
+  const [{ last_event_seq }, start] = await Promise.all([api.call<Health>('GET', '/api/health'), api.call<Session>('GET', `/api/sessions/${args.session_id}`)]);
   const ended = (async () => {
-    body = await api.stream(`/api/sessions/${args.session_id}/output`, { accept: 'text/event-stream', 'last-event-id': String(MAX_SEQ) });
-    if (over) return body.destroy?.(), null;
+    const body = await open(`/api/sessions/${args.session_id}/output`, { 'last-event-id': String(MAX_SEQ) });
     for await (const { event, data } of sse(body)) if (event === 'end') return data as Session;
     return null;
   })();
+  const asked = (async () => {
+    if ((await pendingOf()).length > 0) return null;
+    const body = await open(`/api/events?task_id=${q(start.task_id)}&after=${last_event_seq}`, {});
+    for await (const { event, data } of sse(body)) {
+      const e = data as GroveEvent;
+      if (event === 'approval.requested' && e.session_id === args.session_id) return null;
+    }
+    return new Promise<null>(() => {}); // the stream ended: the other waits decide
+  })().catch(() => new Promise<null>(() => {})); // a stream let go of, or lost: the other waits decide
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
   try {
-    return sessionState((await Promise.race([ended, late])) ?? (await api.call<Session>('GET', `/api/sessions/${args.session_id}`)));
+    const session = (await Promise.race([ended, asked, late])) ?? (await api.call<Session>('GET', `/api/sessions/${args.session_id}`));
+    const approvals = session.ended_at !== null ? [] : await pendingOf();
+    return { ...sessionState(session), waiting: approvals.length > 0 ? 'approval' : null, approvals };
   } finally {
     clearTimeout(timer);
-    // A wait that timed out lets go of its stream: the client's few connections are not held.
+    // A wait that ended lets go of its streams: the client's few connections are not held.
     over = true;
-    (body as { destroy?: () => void } | null)?.destroy?.();
+    for (const b of bodies) b.destroy?.();
   }
 }
 
@@ -130,7 +153,7 @@ export const TOOLS: Tool[] = [
   },
   {
     name: 'wait_for_session',
-    description: `Wait until a session ends, or until timeout_s (default ${WAIT_S}) passes. Answers ended (true or false), status, exit_code, result (the agent's final message, cost and tokens, when it reported one), denied (the tool calls the agent refused by itself, when there were any) and limit_resets_at when it hit a usage limit.`,
+    description: `Wait until a session ends, one of its approvals waits for a decision, or timeout_s (default ${WAIT_S}) passes. Answers ended (true or false), status, exit_code, result (the agent's final message, cost and tokens, when it reported one), denied (the tool calls the agent refused by itself, when there were any), limit_resets_at when it hit a usage limit, and waiting ("approval" or null) with the pending approvals (answer them with respond_to_approval).`,
     input: input({ session_id: SessionId, timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: `seconds to wait at most (default ${WAIT_S})` })) }),
     readOnly: true,
     destructive: false,
@@ -207,6 +230,36 @@ export const TOOLS: Tool[] = [
     readOnly: false,
     destructive: true,
     run: (api, a) => api.call('DELETE', `/api/sessions/${a.session_id}`),
+  },
+  {
+    name: 'list_approvals',
+    description:
+      "What agents ask the person (DESIGN §15): approvals with the tool and its whole input (the command, the file and its diff, the URL) or a question. status: pending (default), allowed, denied, expired; filter by task or session.",
+    input: input({
+      status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('allowed'), Type.Literal('denied'), Type.Literal('expired')], { description: 'default pending' })),
+      task_id: Type.Optional(TaskId),
+      session_id: Type.Optional(SessionId),
+    }),
+    readOnly: true,
+    destructive: false,
+    run: (api, a) => {
+      const query = new URLSearchParams({ status: a.status ?? 'pending' });
+      if (a.task_id) query.set('task_id', a.task_id);
+      if (a.session_id) query.set('session_id', a.session_id);
+      return api.call('GET', `/api/approvals?${query}`);
+    },
+  },
+  {
+    name: 'respond_to_approval',
+    description:
+      'Decide a pending approval, once: decision allow or deny (message: why, told to the agent); remember: session or project keeps an allow as a rule; a question is allowed with its answer. The nonce is read for you.',
+    input: input({ approval_id: id('the approval id from list_approvals or wait_for_session'), ...(({ nonce: _n, ...rest }) => rest)(ApprovalDecision.properties) }),
+    readOnly: false,
+    destructive: false,
+    run: async (api, { approval_id, ...body }) => {
+      const a = await api.call<Approval>('GET', `/api/approvals/${q(approval_id)}`);
+      return api.call('POST', `/api/approvals/${q(approval_id)}`, { ...body, nonce: a.nonce });
+    },
   },
   {
     name: 'conflicts',

@@ -27,6 +27,7 @@ export type StartDeps = SessionServiceDeps & { live: Live; signals: Pick<Session
 export type Ask = Pick<NewSession, 'agent' | 'mode' | 'prompt' | 'conversation_id' | 'parent_id'> & {
   args: string[];
   timeout_s: number | null;
+  approval_timeout_s: number | null;
   resume: string | null;
 };
 
@@ -179,7 +180,7 @@ export function createStart(deps: StartDeps) {
     const id = randomUUID();
     const mode: Mode = input.mode ?? at.config.mode ?? deps.defaultMode ?? 'edit';
     const timeout = input.timeout_s ?? at.config.timeout_s ?? deps.defaultTimeoutS ?? null;
-    const ask: Ask = { agent, mode, prompt: input.prompt ?? null, args: input.args ?? [], timeout_s: timeout, conversation_id: id, parent_id: null, resume: null };
+    const ask: Ask = { agent, mode, prompt: input.prompt ?? null, args: input.args ?? [], timeout_s: timeout, approval_timeout_s: input.approval_timeout_s ?? null, conversation_id: id, parent_id: null, resume: null };
     return publicSession((await launch(id, at, ask, { queued: false }))!);
   }
 
@@ -196,7 +197,7 @@ export function createStart(deps: StartDeps) {
       const running = all.find((s) => s.kind === 'service' && s.agent === name && isLive(s.status));
       if (running) throw new GroveError('SERVICE_RUNNING', `service ${name} is already running (session ${running.id}); stop it with DELETE /api/sessions/${running.id}`);
       const id = randomUUID();
-      const ask: Ask = { agent: name, mode: 'edit', prompt: null, args: [], timeout_s: null, conversation_id: id, parent_id: null, resume: null };
+      const ask: Ask = { agent: name, mode: 'edit', prompt: null, args: [], timeout_s: null, approval_timeout_s: null, conversation_id: id, parent_id: null, resume: null };
       const built: Built = { command: ['sh', '-c', svc.command], pinned: null, env: { GROVE_SERVICE: name } };
       return publicSession((await launch(id, at, ask, { queued: false, kind: 'service', built }))!);
     });

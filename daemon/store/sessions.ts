@@ -33,6 +33,8 @@ interface Row {
   timeout_s: number | null;
   deadline: Date | null;
   timed_out: boolean;
+  approval_timeout_s: number | null;
+  waiting: 'approval' | null;
 }
 
 export interface SessionRecord extends Session {
@@ -44,6 +46,8 @@ export interface SessionRecord extends Session {
   args: string[];
   /** when a session with timeout_s is killed */
   deadline: string | null;
+  /** the request's approval_timeout_s (DESIGN §15), or null: the project's or the user's applies */
+  approval_timeout_s: number | null;
 }
 
 function toRecord(r: Row): SessionRecord {
@@ -69,18 +73,20 @@ function toRecord(r: Row): SessionRecord {
     not_before: iso(r.not_before),
     timeout_s: r.timeout_s,
     timed_out: r.timed_out,
+    waiting: r.waiting,
     pid_start: r.pid_start,
     stdout_offset: Number(r.stdout_offset),
     stderr_offset: Number(r.stderr_offset),
     next_seq: r.next_seq,
     args: r.args,
     deadline: iso(r.deadline),
+    approval_timeout_s: r.approval_timeout_s,
   };
 }
 
 // The API's view of a session: the bookkeeping columns stay inside.
 export function publicSession(s: SessionRecord): Session {
-  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, args: _e, deadline: _f, ...pub } = s;
+  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, args: _e, deadline: _f, approval_timeout_s: _g, ...pub } = s;
   return pub;
 }
 
@@ -99,6 +105,7 @@ export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 
   timeout_s?: number | null;
   deadline?: string | null;
   not_before?: string | null;
+  approval_timeout_s?: number | null;
 };
 
 // What a launched queued session gets: its command and process.
@@ -108,8 +115,8 @@ export type Launch = Pick<SessionRecord, 'command' | 'agent_session_id' | 'deadl
 const RETURNING = 'RETURNING *, (SELECT t.project_id FROM tasks t WHERE t.id = sessions.task_id) AS project_id';
 
 const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start, conversation_id, parent_id,
-  agent_session_id, args, timeout_s, deadline, not_before, kind)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ${RETURNING}`;
+  agent_session_id, args, timeout_s, deadline, not_before, kind, approval_timeout_s)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ${RETURNING}`;
 
 type Changed = Row & { project_id: string };
 
@@ -118,12 +125,25 @@ function recordSession(record: RecordEvent, type: Extract<EventType, `session.${
   return record({ type, project_id: row.project_id, task_id: row.task_id, session_id: row.id, data: publicSession(toRecord(row)) });
 }
 
+// A session's `waiting` (DESIGN §15) made what its approvals say, inside their change's
+// transaction; when it changed, a session.waiting event carries the session as it now is.
+export async function recordWaiting(tx: Db, record: RecordEvent, sessionId: string): Promise<void> {
+  const { rows } = await tx.query<Changed>(
+    `UPDATE sessions SET waiting = w.value
+     FROM (SELECT CASE WHEN EXISTS (SELECT 1 FROM approvals a WHERE a.session_id = $1 AND a.status = 'pending') THEN 'approval' END AS value) w
+     WHERE id = $1 AND waiting IS DISTINCT FROM w.value ${RETURNING}`,
+    [sessionId],
+  );
+  if (rows[0]) await recordSession(record, 'session.waiting', rows[0]);
+}
+
 // What a round of output changed of what the agent said about itself (see dialects.ts).
 export type ReadingChange = Extract<EventType, 'session.result' | 'session.limit'>;
 
 function insertParams(s: NewSession, status: SessionStatus): unknown[] {
   return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
-    s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent'];
+    s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent',
+    s.approval_timeout_s ?? null];
 }
 
 // The sessions and session_lines tables and every query on them; every change of a session is

@@ -369,3 +369,43 @@ test('grove open: the dashboard\'s address in $BROWSER, printed too', async (t) 
   assert.equal(page.status, 200);
   assert.match(page.text, /<title>grove<\/title>/);
 });
+
+test('grove approvals lists what agents ask; approve (--remember, --answer) and deny -m decide by id prefix', async (t) => {
+  const d = await daemon();
+  const home = d.home;
+  const repo = makeRepo(t);
+  const p = (await grove(home, ['project', 'add', repo, '--json'])).json;
+  const task = (await grove(home, ['task', 'new', p.name, 'asks', '--json'])).json;
+  const s = (await grove(home, ['session', 'start', task.id, '--prompt', 'sleep:300', '--json'])).json;
+  t.after(() => grove(home, ['session', 'kill', s.id]));
+  // What an agent's bridge does (POST /api/sessions/:id/approvals).
+  const ask = async (body: object) => (await d.socket('POST', `/api/sessions/${s.id}/approvals`, { body })).json;
+  const run = await ask({ key: 'toolu_1', tool: 'Bash', input: { command: 'npm run deploy -- --prod' } });
+  const edit = await ask({ key: 'toolu_2', tool: 'Edit', input: { file_path: 'src/main.ts', old_string: 'a', new_string: 'b' } });
+  const question = await ask({ key: 'toolu_3', kind: 'question', tool: 'AskUserQuestion', input: { question: 'Which port?' } });
+
+  const ls = await grove(home, ['approvals', '--task', task.id]);
+  assert.equal(ls.code, 0, ls.stderr);
+  assert.match(ls.stdout, /^ID\s+SESSION\s+STATUS\s+TOOL\s+ASKS/m);
+  assert.match(ls.stdout, new RegExp(`${run.id.slice(0, 8)}\\s+${s.id.slice(0, 8)}\\s+pending\\s+Bash\\s+npm run deploy -- --prod`));
+  assert.match(ls.stdout, /Edit\s+src\/main\.ts/);
+  assert.match(ls.stdout, /AskUserQuestion\s+Which port\?/);
+
+  const denied = await grove(home, ['deny', run.id.slice(0, 8), '-m', 'not on a Friday', '--json']);
+  assert.equal(denied.code, 0, denied.stderr);
+  assert.deepEqual(denied.json.verdict, { behavior: 'deny', message: 'not on a Friday' });
+  const approved = await grove(home, ['approve', edit.id.slice(0, 8), '--remember', 'session']);
+  assert.equal(approved.code, 0, approved.stderr);
+  assert.match(approved.stdout, /approval \w+ \(Edit\) allowed; remembered for the session/);
+  const answered = await grove(home, ['approve', question.id, '--answer', '8080', '--json']);
+  assert.deepEqual(answered.json.verdict, { behavior: 'allow', answer: '8080' });
+  assert.equal((await ask({ key: 'toolu_4', tool: 'Write', input: { file_path: 'x' } })).status, 'allowed', 'the remembered rule');
+
+  const again = await grove(home, ['deny', run.id, '--json']);
+  assert.equal(again.code, 1);
+  assert.equal(again.json.code, 'APPROVAL_DECIDED');
+  assert.equal((await grove(home, ['approve', run.id, '--remember', 'forever'])).code, 2);
+  assert.match((await grove(home, ['approvals', '--task', task.id])).stdout, /\(none\)/);
+  const all = await grove(home, ['approvals', '--all', '--task', task.id, '--json']);
+  assert.deepEqual(all.json.map((a: any) => a.status), ['denied', 'allowed', 'allowed', 'allowed']);
+});

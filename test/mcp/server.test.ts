@@ -12,8 +12,8 @@ import { gate, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } } };
-const CHANGING = ['create_task', 'start_session', 'send_message', 'commit_task', 'merge_task', 'archive_task', 'kill_session'];
-const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'conflicts'];
+const CHANGING = ['create_task', 'start_session', 'send_message', 'commit_task', 'merge_task', 'archive_task', 'kill_session', 'respond_to_approval'];
+const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'list_approvals', 'conflicts'];
 // The tests that need a daemon share one, each with a project of its own.
 const daemon = sharedAgentDaemon(config);
 
@@ -213,4 +213,32 @@ test('grove mcp: get_output {last: 3} of a session of 300k lines reads only its 
   assert.deepEqual(page.json.lines.map((l: any) => l.seq), [n - 1, n]);
   const mixed = await d.socket('GET', `/api/sessions/${s.json.id}/output?last=2&after=5`);
   assert.equal(mixed.json.code, 'VALIDATION_FAILED');
+});
+
+test('grove mcp: wait_for_session returns when an approval is pending; list_approvals and respond_to_approval decide it', async (t) => {
+  const d = await daemon();
+  const { task } = await readyTaskOn(d, t);
+  const client = await mcp(t, d.home);
+  const held = gate(t);
+  const session = await call(client, 'start_session', { task_id: task.id, prompt: `wait:${held.path}` });
+  t.after(() => d.socket('DELETE', `/api/sessions/${session.id}`));
+  const waiting = call(client, 'wait_for_session', { session_id: session.id, timeout_s: 60 });
+  // Asked while the wait waits, as an agent's bridge does.
+  const asked = (await d.socket('POST', `/api/sessions/${session.id}/approvals`, { body: { key: 'toolu_m1', tool: 'Bash', input: { command: 'make release' } } })).json;
+  const w = await waiting;
+  assert.equal(w.ended, false);
+  assert.equal(w.waiting, 'approval');
+  assert.deepEqual(w.approvals.map((a: any) => a.id), [asked.id]);
+  // Already pending: it answers at once.
+  assert.equal((await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 60 })).waiting, 'approval');
+
+  const listed = await call(client, 'list_approvals', { task_id: task.id });
+  assert.deepEqual(listed.map((a: any) => [a.id, a.input.command]), [[asked.id, 'make release']]);
+  const denied = await call(client, 'respond_to_approval', { approval_id: asked.id, decision: 'deny', message: 'wait for the tag' });
+  assert.deepEqual(denied.verdict, { behavior: 'deny', message: 'wait for the tag' });
+  assert.equal((await call(client, 'respond_to_approval', { approval_id: asked.id, decision: 'allow' })).error.code, 'APPROVAL_DECIDED');
+  assert.deepEqual(await call(client, 'list_approvals', { task_id: task.id }), []);
+  const after = await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 1 });
+  assert.equal(after.waiting, null);
+  assert.equal(after.ended, false);
 });

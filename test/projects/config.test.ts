@@ -57,6 +57,18 @@ test('project config: bad JSON, a bad field or a command too long for an argumen
   });
 });
 
+test('project config: allow (Claude Code rules) and approval_timeout_s (DESIGN §15) are read, and checked', (t) => {
+  const c = configs(t);
+  const project = makeTempDir(t);
+  const file = path.join(project, CONFIG_FILE);
+  writeFileSync(file, JSON.stringify({ allow: ['Bash(npm test:*)', 'Edit'], approval_timeout_s: 120 }));
+  assert.deepEqual(c.load(project), { allow: ['Bash(npm test:*)', 'Edit'], approval_timeout_s: 120 });
+  writeFileSync(file, JSON.stringify({ allow: ['Bash(npm test:*', ''], approval_timeout_s: -1 }));
+  const refused = refusal(() => c.load(project), file);
+  assert.equal(refused.code, 'CONFIG_INVALID');
+  assert.deepEqual([...new Set((refused.errors as Array<{ path: string }>).map((e) => e.path))].sort(), ['/allow/0', '/allow/1', '/approval_timeout_s']);
+});
+
 test('project config: only a regular file of the project, of bounded size, in UTF-8 is read', (t) => {
   const c = configs(t);
   const why = (project: string) => refusal(() => c.load(project), path.join(project, CONFIG_FILE)).detail;

@@ -57,3 +57,13 @@ test('settings: a bad variable or config file is a SettingsError naming the vari
   // A config that is there but cannot be read is not taken for a missing one.
   assert.throws(() => loadUserConfig(path.dirname(file({}))), /cannot read config file .*EISDIR/);
 });
+
+test('settings: allow (Claude Code rules) and approval_timeout_s are checked where they enter', (t) => {
+  const file = (config: unknown) => path.join(home(t, config).GROVE_HOME, 'config.json');
+  const ok = loadUserConfig(file({ allow: ['Bash(npm test:*)', 'Edit', 'WebFetch(domain:docs.rs)', 'mcp__github__*'], approval_timeout_s: 90 }));
+  assert.deepEqual([ok.allow?.length, ok.approval_timeout_s], [4, 90]);
+  assert.throws(() => loadUserConfig(file({ approval_timeout_s: 0 })), /\/approval_timeout_s /);
+  assert.throws(() => loadUserConfig(file({ approval_timeout_s: 'soon' })), /\/approval_timeout_s /);
+  assert.throws(() => loadUserConfig(file({ allow: ['Bash(npm test'] })), /\/allow\/0 /);
+  assert.throws(() => loadUserConfig(file({ allow: 'Edit' })), /\/allow /);
+});

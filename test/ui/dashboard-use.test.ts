@@ -272,3 +272,23 @@ test('calls the agent denied by itself: the turn shows a warning state with each
   for (const [sel, ratio] of Object.entries(out)) assert.ok(ratio >= 4.5, `${sel} has contrast ${ratio}`);
   assert.deepEqual(errors, [], `no console errors (failed requests: ${failures.join(', ')})`);
 });
+
+test('approval events leave the board\'s sessions as they are: a card still shows its running session after an approval a rule allowed', async (t) => {
+  const { d, project, page, errors, base } = await setup(t, { allow: ['Bash(npm test:*)'] });
+  const task = await newTask(d, project.id, 'asking');
+  const held = path.join(makeTempDir(t), 'gate');
+  execFileSync('mkfifo', [held]);
+  const s = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'fixture', prompt: `wait:${held}` } })).json;
+  t.after(() => d.socket('DELETE', `/api/sessions/${s.id}`));
+  await page.goto(`${base}/`);
+  const card = page.locator('.card', { hasText: 'asking' });
+  await card.locator('.badge.running', { hasText: '1 running' }).waitFor();
+  // Allowed by the rule at once: approval.decided alone, no session event after it.
+  const asked = await d.socket('POST', `/api/sessions/${s.id}/approvals`, { body: { key: 'toolu_ui', tool: 'Bash', input: { command: 'npm test' } } });
+  assert.equal(asked.json.status, 'allowed');
+  // A later event shown on the board: the approval's was applied before it.
+  await newTask(d, project.id, 'after the approval');
+  await page.locator('.card', { hasText: 'after the approval' }).waitFor();
+  assert.equal(await card.locator('.badge.running', { hasText: '1 running' }).count(), 1);
+  assert.deepEqual(errors, []);
+});

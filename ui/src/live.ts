@@ -46,6 +46,10 @@ export function createLive() {
       case 'task.archived':
         state.tasks.set(e.task_id!, e.data as Task);
         break;
+      // An approval is not a session: its session's `waiting` comes with session.waiting.
+      case 'approval.requested':
+      case 'approval.decided':
+        break;
       default:
         state.sessions.set(e.session_id!, e.data as Session);
     }

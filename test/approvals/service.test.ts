@@ -1,0 +1,105 @@
+// The approval service on a real store, without a daemon: a waiter woken by the decision, a
+// session's end and a deadline expiring what waits, and a new service (a restart) finding what
+// the last one left: deadlines armed again, approvals of sessions that ended meanwhile expired.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { pino } from 'pino';
+import { createApprovalService, noDecisionWithin } from '../../daemon/approvals/service.ts';
+import { createProjectConfigs } from '../../daemon/projects/config.ts';
+import { approvalsTable } from '../../daemon/store/approvals.ts';
+import { addTask, openTestStore, type TestStore } from '../helpers/store.ts';
+
+const s: TestStore = await openTestStore(after);
+const log = pino({ level: 'silent' });
+const configs = createProjectConfigs({ log });
+after(() => configs.close());
+
+function service(t: test.TestContext) {
+  const svc = createApprovalService({
+    approvals: approvalsTable(s.store.db, s.events),
+    getSession: (id) => s.sessions.get(id),
+    getTask: s.getTask,
+    getProject: s.getProject,
+    configs,
+    userAllow: ['Bash(ls)'],
+    userTimeoutS: undefined,
+    committed: s.bus.committed,
+    log,
+  });
+  t.after(() => svc.close());
+  return svc;
+}
+
+async function liveSession(t: test.TestContext, opts: { grove?: object; approvalTimeoutS?: number } = {}) {
+  const task = await addTask(t, s);
+  if (opts.grove) writeFileSync(path.join((await s.getProject(task.project_id)).path, '.grove.json'), JSON.stringify(opts.grove));
+  return s.sessions.insert({
+    id: randomUUID(),
+    task_id: task.id,
+    agent: 'a',
+    command: ['a'],
+    mode: 'edit',
+    prompt: null,
+    conversation_id: randomUUID(),
+    parent_id: null,
+    pid: 1,
+    approval_timeout_s: opts.approvalTimeoutS ?? null,
+  });
+}
+
+const bash = (command: string) => ({ key: randomUUID(), tool: 'Bash', input: { command } });
+
+test('a waiter is woken by the decision; asking again finds the same; a user rule allows at once; close answers a waiter now', async (t) => {
+  const svc = service(t);
+  const session = await liveSession(t);
+  const { approval: a, created } = await svc.ask(session.id, bash('make'));
+  assert.equal(created, true);
+  const waiting = svc.get(a.id, 30);
+  await svc.decide(a.id, { nonce: a.nonce, decision: 'deny', message: 'no' });
+  assert.deepEqual((await waiting).verdict, { behavior: 'deny', message: 'no' });
+  assert.equal((await svc.ask(session.id, { ...bash('make'), key: a.key })).created, false);
+  assert.equal((await svc.ask(session.id, bash('ls'))).approval.status, 'allowed');
+
+  const { approval: b } = await svc.ask(session.id, bash('make again'));
+  const held = svc.get(b.id, 60);
+  await svc.close();
+  assert.equal((await held).status, 'pending', 'answered as it is when the service closes');
+});
+
+test("a session's end expires what it waits for; approval_timeout_s of the session, else of .grove.json", async (t) => {
+  const svc = service(t);
+  const ending = await liveSession(t);
+  const { approval: a } = await svc.ask(ending.id, bash('make'));
+  const waiting = svc.get(a.id, 30);
+  assert.equal(await s.sessions.end(ending.id, 'killed', null), true);
+  const w = await waiting;
+  assert.equal(w.status, 'expired');
+  assert.match(w.verdict!.behavior === 'expired' ? w.verdict!.message : '', /session ended \(killed\)/);
+
+  const own = await liveSession(t, { approvalTimeoutS: 0.5, grove: { approval_timeout_s: 100 } });
+  const { approval: timed } = await svc.ask(own.id, bash('slow'));
+  assert.deepEqual((await svc.get(timed.id, 30)).verdict, { behavior: 'expired', message: noDecisionWithin(0.5) }, "the session's own wins");
+  const fromProject = await liveSession(t, { grove: { approval_timeout_s: 0.5 } });
+  const { approval: p } = await svc.ask(fromProject.id, bash('slow'));
+  assert.deepEqual((await svc.get(p.id, 30)).verdict, { behavior: 'expired', message: noDecisionWithin(0.5) });
+});
+
+test('a new service (a restart) arms the deadlines it finds and expires approvals of sessions that ended meanwhile', async (t) => {
+  const first = service(t);
+  const timedSession = await liveSession(t, { approvalTimeoutS: 1 });
+  const endedSession = await liveSession(t);
+  const { approval: timed } = await first.ask(timedSession.id, bash('timed'));
+  const { approval: orphan } = await first.ask(endedSession.id, bash('orphan'));
+  await first.close();
+  // Ended while no service followed it: nothing expired it then.
+  await s.sessions.end(endedSession.id, 'lost', null);
+  assert.equal((await first.get(orphan.id)).status, 'pending');
+
+  const second = service(t);
+  await second.recover();
+  assert.deepEqual((await second.get(timed.id, 30)).verdict, { behavior: 'expired', message: noDecisionWithin(1) });
+  assert.equal((await second.get(orphan.id, 30)).status, 'expired');
+});
