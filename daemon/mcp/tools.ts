@@ -39,9 +39,11 @@ const LAST_LINES = 200;
 const q = (v: unknown) => encodeURIComponent(String(v));
 
 // A session as an agent reads it: whether it ended and how, with the calls its agent denied by
-// itself said in words, so a turn with denials never reads as a plain success (DESIGN §15).
-function sessionState(session: Session) {
+// itself said in words, so a turn with denials never reads as a plain success, and the approvals
+// it waits on (DESIGN §15).
+async function sessionState(api: Client, session: Session) {
   const denied = denialSummary(session.result?.denials);
+  const approvals = session.ended_at !== null ? [] : await api.call<Approval[]>('GET', `/api/approvals?status=pending&session_id=${q(session.id)}`);
   return {
     ended: session.ended_at !== null,
     status: session.status,
@@ -49,6 +51,8 @@ function sessionState(session: Session) {
     ...(denied ? { denied: `${denied} (the agent refused them by itself; the work they were for was not done)` } : {}),
     result: session.result,
     limit_resets_at: session.limit_resets_at,
+    waiting: approvals.length > 0 ? ('approval' as const) : null,
+    approvals,
     session,
   };
 }
@@ -87,8 +91,7 @@ async function waitForSession(api: Client, args: { session_id: string; timeout_s
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
   try {
     const session = (await Promise.race([ended, asked, late])) ?? (await api.call<Session>('GET', `/api/sessions/${args.session_id}`));
-    const approvals = session.ended_at !== null ? [] : await pendingOf();
-    return { ...sessionState(session), waiting: approvals.length > 0 ? 'approval' : null, approvals };
+    return await sessionState(api, session);
   } finally {
     clearTimeout(timer);
     // A wait that ended lets go of its streams: the client's few connections are not held.
@@ -161,11 +164,11 @@ export const TOOLS: Tool[] = [
   },
   {
     name: 'get_session',
-    description: 'A session as it is now, without waiting: the same answer as wait_for_session (ended, status, exit_code, result, denied, limit_resets_at).',
+    description: 'A session as it is now, without waiting: the same answer as wait_for_session (ended, status, exit_code, result, denied, limit_resets_at, waiting and the pending approvals).',
     input: input({ session_id: SessionId }),
     readOnly: true,
     destructive: false,
-    run: async (api, a) => sessionState(await api.call<Session>('GET', `/api/sessions/${a.session_id}`)),
+    run: async (api, a) => sessionState(api, await api.call<Session>('GET', `/api/sessions/${a.session_id}`)),
   },
   {
     name: 'get_output',
