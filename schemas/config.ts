@@ -18,7 +18,7 @@ const Arg = Type.String({ minLength: 1, pattern: '^[^\\u0000]*$' });
 
 // The output dialects grove reads (DESIGN §8): where a CLI prints its own session id, its
 // result and its usage limits. Amp speaks `claude`.
-export const Format = Type.Union([Type.Literal('claude'), Type.Literal('codex'), Type.Literal('gemini'), Type.Literal('opencode'), Type.Literal('cursor')]);
+export const Format = Type.Union([Type.Literal('claude'), Type.Literal('codex'), Type.Literal('gemini'), Type.Literal('opencode'), Type.Literal('cursor'), Type.Literal('copilot'), Type.Literal('qwen')]);
 export type Format = Static<typeof Format>;
 
 // How long a session may run before it is killed (DESIGN §8), in seconds.

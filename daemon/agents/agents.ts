@@ -58,6 +58,22 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     format: 'opencode',
     modes: { edit: ['--agent', 'build'], full: ['--auto'] },
   },
+  // Copilot CLI reads a prompt that starts with `-` as an option unless it is attached; without
+  // an allowed tool it denies writes and shell commands by itself, so `read` names both denials.
+  copilot: {
+    command: ['copilot', '--output-format', 'json', '--no-auto-update', '--session-id', SESSION, `--prompt=${PROMPT}`],
+    resume: ['copilot', '--output-format', 'json', '--no-auto-update', `--resume=${SESSION}`, `--prompt=${PROMPT}`],
+    format: 'copilot',
+    modes: { read: ['--deny-tool=write', '--deny-tool=shell'], edit: ['--allow-tool=write'], full: ['--allow-all'] },
+  },
+  // Qwen Code, a fork of Gemini CLI: the prompt attached (after `--` it reads none), Claude Code's
+  // stream-json; its `default` approval mode offers no write or shell tool headless.
+  qwen: {
+    command: ['qwen', '--output-format', 'stream-json', '--session-id', SESSION, `--prompt=${PROMPT}`],
+    resume: ['qwen', '--output-format', 'stream-json', '--resume', SESSION, `--prompt=${PROMPT}`],
+    format: 'qwen',
+    modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto-edit'], full: ['--approval-mode', 'yolo'] },
+  },
   cursor: {
     command: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', PROMPT],
     resume: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', '--resume', SESSION, PROMPT],

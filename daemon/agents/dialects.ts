@@ -136,7 +136,41 @@ const opencode: Rule = (r, { json }) => {
   return {};
 };
 
-const RULES: Record<Format, Rule> = { claude, codex, gemini, opencode, cursor: claude };
+// Copilot CLI `--output-format json`: `type`d events with their fields under `data`. The text is
+// the last assistant message (one that only asks for tools clears it), `session.error` is an error,
+// and the final `result` line carries `sessionId` and `exitCode` but no tokens or cost; tokens come
+// only from `assistant.usage` events, and a reset time only with a rate limit's `retryAfterSeconds`.
+const copilot: Rule = (r, { json, at }) => {
+  const data = obj(json.data);
+  const prev = r.result ?? EMPTY_RESULT;
+  if (json.type === 'assistant.message') {
+    const text = str(data.content);
+    if (text !== null) return result(r, { text, is_error: prev.is_error ?? false });
+    return Array.isArray(data.toolRequests) && data.toolRequests.length > 0 && prev.text !== null ? result(r, { text: null }) : {};
+  }
+  if (json.type === 'assistant.usage') {
+    return result(r, { input_tokens: add(prev.input_tokens, int(data.inputTokens)), output_tokens: add(prev.output_tokens, int(data.outputTokens)) });
+  }
+  if (json.type === 'session.error') return result(r, { text: str(data.message), is_error: true });
+  if (json.type === 'auto_mode_switch.requested') {
+    const seconds = num(data.retryAfterSeconds);
+    return seconds !== null ? { limit_resets_at: new Date(Date.parse(at) + seconds * 1000).toISOString() } : {};
+  }
+  if (json.type === 'result' && typeof json.exitCode === 'number') return result(r, { is_error: json.exitCode !== 0 || prev.is_error === true });
+  return {};
+};
+
+// Qwen Code's stream-json is Claude Code's, except that a failed model call ends in a `success`
+// result whose text is "[API Error: …]" (or its quota message), and a failed start has `error` only.
+const qwen: Rule = (r, line) => {
+  const patch = claude(r, line);
+  if (line.json.type !== 'result' || !patch.result) return patch;
+  const text = patch.result.text ?? str(obj(line.json.error).message);
+  const failed = text !== null && /^(\[API Error: |Qwen OAuth quota exceeded:)/.test(text);
+  return { ...patch, result: { ...patch.result, text, ...(failed ? { is_error: true } : {}) } };
+};
+
+const RULES: Record<Format, Rule> = { claude, codex, gemini, opencode, cursor: claude, copilot, qwen };
 
 // Where each dialect prints the agent's own session id: the first line that carries it.
 const ID_FIELD: Record<Format, (json: Record<string, unknown>) => unknown> = {
@@ -145,6 +179,8 @@ const ID_FIELD: Record<Format, (json: Record<string, unknown>) => unknown> = {
   codex: (j) => (j.type === 'thread.started' ? j.thread_id : undefined),
   gemini: (j) => (j.type === 'init' ? j.session_id : undefined),
   opencode: (j) => j.sessionID,
+  copilot: (j) => (j.type === 'result' ? j.sessionId : undefined),
+  qwen: (j) => j.session_id,
 };
 
 // A reader of an agent's output, per its `format` and `session_id_field`; null when the agent

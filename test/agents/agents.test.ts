@@ -28,6 +28,15 @@ test('built-ins: the prompt after `--` or attached, the mode flags before it, as
   assert.deepEqual(build('amp', 'full'), ['amp', '--stream-json', '--dangerously-allow-all', '--execute=- fix the failing test']);
   assert.throws(() => build('amp', 'read'), /MODE_UNSUPPORTED|cannot run in mode read/);
   assert.throws(() => build('opencode', 'read'), /cannot run in mode read/);
+  // Copilot CLI 1.0.102 and Qwen Code 0.15.10 read a separate `- fix …` as options: attached.
+  const copilot = ['copilot', '--output-format', 'json', '--no-auto-update', '--session-id', 'S'];
+  assert.deepEqual(build('copilot', 'read'), [...copilot, '--deny-tool=write', '--deny-tool=shell', '--prompt=- fix the failing test']);
+  assert.deepEqual(build('copilot', 'edit'), [...copilot, '--allow-tool=write', '--prompt=- fix the failing test']);
+  assert.deepEqual(build('copilot', 'full', '--version'), [...copilot, '--allow-all', '--prompt=--version']);
+  const qwen = ['qwen', '--output-format', 'stream-json', '--session-id', 'S'];
+  assert.deepEqual(build('qwen', 'read'), [...qwen, '--approval-mode', 'default', '--prompt=- fix the failing test']);
+  assert.deepEqual(build('qwen', 'edit'), [...qwen, '--approval-mode', 'auto-edit', '--prompt=- fix the failing test']);
+  assert.deepEqual(build('qwen', 'full'), [...qwen, '--approval-mode', 'yolo', '--prompt=- fix the failing test']);
   for (const [name, def] of Object.entries(BUILTIN_AGENTS)) {
     for (const mode of Object.keys(agentModes(def)) as Array<'read' | 'edit' | 'full'>) {
       assert.ok(build(name, mode).some((a) => a.endsWith('- fix the failing test')), `${name} ${mode} carries the prompt`);
@@ -44,9 +53,12 @@ test('resume: each built-in that can continue a conversation puts its id where i
   assert.deepEqual(resume('opencode', 'edit'), ['opencode', 'run', '--format', 'json', '--session', 'abc-1', '--agent', 'build', '--', '- go on']);
   assert.deepEqual(resume('amp', 'edit'), ['amp', 'threads', 'continue', 'abc-1', '--stream-json', '--execute=- go on']);
   assert.deepEqual(resume('gemini', 'read'), ['gemini', '--output-format', 'stream-json', '--skip-trust', '--resume', 'abc-1', '--approval-mode', 'default', '--prompt=- go on']);
+  assert.deepEqual(resume('copilot', 'edit'), ['copilot', '--output-format', 'json', '--no-auto-update', '--resume=abc-1', '--allow-tool=write', '--prompt=- go on']);
+  assert.deepEqual(resume('qwen', 'read'), ['qwen', '--output-format', 'stream-json', '--resume', 'abc-1', '--approval-mode', 'default', '--prompt=- go on']);
   assert.equal(BUILTIN_AGENTS.aider!.resume, undefined, 'aider cannot continue a conversation');
   assert.deepEqual(pinsSession(BUILTIN_AGENTS.claude!.command), true);
   assert.deepEqual(pinsSession(BUILTIN_AGENTS.codex!.command), false);
+  assert.equal(pinsSession(BUILTIN_AGENTS.copilot!.command) && pinsSession(BUILTIN_AGENTS.qwen!.command), true, 'both take the id grove pins');
 });
 
 test('modes: an agent without modes has edit only; a mode it does not list is MODE_UNSUPPORTED', () => {

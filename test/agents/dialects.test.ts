@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import test from 'node:test';
 import { nextClockTime, outputReader, type Reading } from '../../daemon/agents/dialects.ts';
 
@@ -117,4 +119,58 @@ test("claude: the result's permission_denials are result.denials, {tool, input};
   assert.equal(r.result!.is_error, false, 'the agent still calls it a success; the denials say otherwise');
   assert.deepEqual(read({ format: 'claude' }, [{ type: 'result', is_error: false, result: 'ok' }]).result!.denials, []);
   assert.deepEqual(read({ format: 'claude' }, [{ type: 'result', is_error: false, result: 'ok', permission_denials: null }]).result!.denials, []);
+});
+
+// Lines printed by the real CLIs (test/fixtures/agent-output/, paths shortened), driven by a local
+// scripted model server: Copilot CLI 1.0.102 and Qwen Code 0.15.10.
+const recorded = (name: string) =>
+  readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'agent-output', `${name}.jsonl`), 'utf8').split('\n').filter(Boolean);
+const readRecorded = (def: Parameters<typeof outputReader>[0], name: string) => outputReader(def)!(START, recorded(name), AT);
+
+test('copilot (recorded): the last assistant message after its tool calls, sessionId from the result line, no tokens or cost', () => {
+  // `--allow-tool=write`: the file was created, the shell command denied, then "Done.".
+  assert.deepEqual(readRecorded({ format: 'copilot' }, 'copilot-edit'), {
+    agent_session_id: 'c9395cd5-dfeb-41b9-848b-471fcf63700a',
+    result: { text: 'Done.', is_error: false, cost_usd: null, input_tokens: null, output_tokens: null, denials: [] },
+    limit_resets_at: null,
+  });
+  // No model reachable: it retries, then a session.error and exitCode 1.
+  const refused = readRecorded({ format: 'copilot' }, 'copilot-refused');
+  assert.equal(refused.agent_session_id, '0cb916db-26aa-40f2-86b5-1ba81b225fd2');
+  assert.equal(refused.result!.is_error, true);
+  assert.match(refused.result!.text!, /^Could not connect to local model provider/);
+});
+
+test('copilot: a message that only asks for tools clears the text, assistant.usage tokens add up, a rate limit with retryAfterSeconds is a limit', () => {
+  const r = read({ format: 'copilot' }, [
+    { type: 'assistant.message', data: { content: 'Let me look', toolRequests: [{ name: 'view' }] } },
+    { type: 'assistant.message', data: { content: '', toolRequests: [{ name: 'bash' }] } },
+    { type: 'assistant.usage', ephemeral: true, data: { inputTokens: 10, outputTokens: 2 } },
+    { type: 'assistant.usage', ephemeral: true, data: { inputTokens: 5, outputTokens: 1 } },
+    { type: 'result', sessionId: 's-1', exitCode: 0, usage: { premiumRequests: 1 } },
+  ]);
+  assert.deepEqual(r, { agent_session_id: 's-1', result: { text: null, is_error: false, cost_usd: null, input_tokens: 15, output_tokens: 3, denials: [] }, limit_resets_at: null });
+  const limited = read({ format: 'copilot' }, [
+    { type: 'session.error', data: { errorType: 'rate_limit', errorCode: 'user_weekly_rate_limited', message: 'You have hit your rate limit.' } },
+    { type: 'auto_mode_switch.requested', data: { requestId: 'q', retryAfterSeconds: 3600 } },
+    { type: 'result', sessionId: 's-2', exitCode: 0 },
+  ]);
+  assert.deepEqual(limited.result, { text: 'You have hit your rate limit.', is_error: true, cost_usd: null, input_tokens: null, output_tokens: null, denials: [] });
+  assert.equal(limited.limit_resets_at, '2026-11-23T21:00:00.000Z');
+});
+
+test('qwen (recorded): Claude Code\'s shape with tokens and no cost; "[API Error: …]" in a success result and a failed start are errors', () => {
+  assert.deepEqual(readRecorded({ format: 'qwen' }, 'qwen-edit'), {
+    agent_session_id: '3cb916db-26aa-40f2-86b5-1ba81b225fd3',
+    // In auto-edit Qwen refused the shell command by itself: Claude Code's permission_denials.
+    result: { text: 'All good.', is_error: false, cost_usd: null, input_tokens: 360, output_tokens: 21, denials: [{ tool: 'run_shell_command', input: { command: 'touch /src/task/qshell.txt' } }] },
+    limit_resets_at: null,
+  });
+  const refused = readRecorded({ format: 'qwen' }, 'qwen-refused');
+  assert.equal(refused.agent_session_id, '4cb916db-26aa-40f2-86b5-1ba81b225fd3');
+  assert.deepEqual(refused.result, { text: '[API Error: Connection error. (cause: fetch failed)]', is_error: true, cost_usd: null, input_tokens: 0, output_tokens: 0, denials: [] });
+  assert.equal(readRecorded({ format: 'claude' }, 'qwen-refused').result!.is_error, false, 'read as Claude Code, the same lines would pass for a success');
+  const noAuth = readRecorded({ format: 'qwen' }, 'qwen-noauth');
+  assert.equal(noAuth.result!.is_error, true);
+  assert.match(noAuth.result!.text!, /^No auth type is selected/);
 });

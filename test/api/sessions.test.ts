@@ -317,7 +317,7 @@ test('GET /api/agents lists the built-ins and the user agents with whether each 
   const d = await daemon();
   const agents = (await d.tcp('GET', '/api/agents')).json;
   const byName = Object.fromEntries(agents.map((a: any) => [a.name, a]));
-  for (const name of ['claude', 'codex', 'gemini', 'aider', 'amp', 'opencode', 'cursor', 'fixture', 'ghost']) assert.ok(byName[name], name);
+  for (const name of ['claude', 'codex', 'gemini', 'aider', 'amp', 'opencode', 'cursor', 'copilot', 'qwen', 'fixture', 'ghost']) assert.ok(byName[name], name);
   assert.equal(byName.fixture.available, true);
   assert.equal(byName.ghost.available, false);
   assert.deepEqual(byName.claude.command, [AGENT, 'echo:mine'], 'the user config overrides a built-in');

@@ -84,7 +84,7 @@ test('with no agent CLI on the daemon PATH, the new-session form names the agent
   assert.match(text, /No agent is installed/);
   assert.match(text, /none of their commands is on the daemon's PATH/);
   for (const a of agents) assert.ok(text.includes(a.name), `names ${a.name}: ${text}`);
-  for (const command of ['npm i -g @anthropic-ai/claude-code', 'npm i -g @openai/codex', 'npm i -g @google/gemini-cli', 'npm i -g opencode-ai', 'npm i -g @sourcegraph/amp']) {
+  for (const command of ['npm i -g @anthropic-ai/claude-code', 'npm i -g @openai/codex', 'npm i -g @google/gemini-cli', 'npm i -g opencode-ai', 'npm i -g @sourcegraph/amp', 'npm i -g @github/copilot', 'npm i -g @qwen-code/qwen-code']) {
     assert.ok(text.includes(command), `says how to install: ${command}`);
   }
   assert.match(text, /your own agent under agents in the user config/);

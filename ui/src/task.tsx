@@ -258,6 +258,8 @@ const INSTALL: Record<string, { title: string; command: string }> = {
   gemini: { title: 'Gemini CLI', command: 'npm i -g @google/gemini-cli' },
   opencode: { title: 'OpenCode', command: 'npm i -g opencode-ai' },
   amp: { title: 'Amp', command: 'npm i -g @sourcegraph/amp' },
+  copilot: { title: 'GitHub Copilot CLI', command: 'npm i -g @github/copilot' },
+  qwen: { title: 'Qwen Code', command: 'npm i -g @qwen-code/qwen-code' },
   cursor: { title: 'Cursor Agent', command: 'curl https://cursor.com/install -fsS | bash' },
   aider: { title: 'aider', command: 'python -m pip install aider-install && aider-install' },
 };
