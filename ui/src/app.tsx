@@ -71,6 +71,7 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
   const project = projectId ? state.projects.get(projectId) : undefined;
   const tasks = [...state.tasks.values()].filter((t) => !projectId || t.project_id === projectId).sort((a, b) => b.created_at.localeCompare(a.created_at));
   const sessionsOf = (t: Task) => [...state.sessions.values()].filter((s) => s.task_id === t.id);
+  const pending = [...state.approvals.values()];
   if (state.projects.size === 0) {
     return (
       <section class="empty">
@@ -109,7 +110,7 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
                 {col.title} <span class="count">{here.length}</span>
               </h2>
               {here.map((t) => (
-                <TaskCard key={t.id} task={t} project={state.projects.get(t.project_id)} badges={badgesOf(t, sessionsOf(t))} showProject={!projectId} />
+                <TaskCard key={t.id} task={t} project={state.projects.get(t.project_id)} badges={badgesOf(t, sessionsOf(t), pending)} showProject={!projectId} />
               ))}
             </section>
           );

@@ -1,6 +1,7 @@
-// What on a task needs the user: a session that ended, failed, hit its usage limit or had calls
+// What on a task needs the user: an approval an agent waits for (DESIGN §15); a session that ended, failed, hit its usage limit or had calls
 // denied by its agent (never shown as a plain end: DESIGN §15) since they
 // last opened the task, or a failed setup. "Last opened" is kept in this browser only.
+import type { Approval } from '../../schemas/approval.ts';
 import { isLive } from '../../schemas/session-status.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
@@ -22,12 +23,14 @@ export function markSeen(taskId: string): void {
   localStorage.setItem(KEY, JSON.stringify(m));
 }
 
-export type Badge = { kind: 'failed' | 'limit' | 'denied' | 'ended' | 'setup' | 'running' | 'queued'; text: string };
+export type Badge = { kind: 'approval' | 'failed' | 'limit' | 'denied' | 'ended' | 'setup' | 'running' | 'queued'; text: string };
 
 // The task's badges, most urgent first.
-export function badgesOf(task: Task, sessions: Session[]): Badge[] {
+export function badgesOf(task: Task, sessions: Session[], pending: Approval[]): Badge[] {
   const seen = seenMap()[task.id] ?? '';
   const out: Badge[] = [];
+  const asking = pending.filter((a) => a.task_id === task.id).length;
+  if (asking > 0) out.push({ kind: 'approval', text: asking > 1 ? `${asking} need you` : 'needs you' });
   if (task.status === 'setup_failed') out.push({ kind: 'setup', text: 'setup failed' });
   const agents = sessions.filter((s) => s.kind === 'agent');
   const fresh = agents.filter((s) => s.ended_at !== null && s.ended_at > seen);

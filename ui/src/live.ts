@@ -1,6 +1,7 @@
 // What the dashboard shows, kept current by GET /api/events (DESIGN §11), never by polling: the
 // state is loaded once after noting the newest event, then every later event is applied.
 import { EVENT_TYPES } from '../../schemas/event-types.ts';
+import type { Approval } from '../../schemas/approval.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
 import type { Health } from '../../schemas/health.ts';
 import type { Project } from '../../schemas/project.ts';
@@ -12,6 +13,8 @@ export interface LiveState {
   projects: Map<string, Project>;
   tasks: Map<string, Task>;
   sessions: Map<string, Session>;
+  /** the approvals still pending (DESIGN §15): one answered anywhere leaves with its event */
+  approvals: Map<string, Approval>;
   /** false until the first load is done */
   loaded: boolean;
   /** the event stream is open */
@@ -22,7 +25,7 @@ type Listener = () => void;
 
 // One per page: the state, its listeners, and the stream that feeds it.
 export function createLive() {
-  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), loaded: false, connected: false };
+  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), loaded: false, connected: false };
   const listeners = new Set<Listener>();
   let version = 0;
   let source: EventSource | null = null;
@@ -48,8 +51,12 @@ export function createLive() {
         break;
       // An approval is not a session: its session's `waiting` comes with session.waiting.
       case 'approval.requested':
-      case 'approval.decided':
+      case 'approval.decided': {
+        const a = e.data as Approval;
+        if (a.status === 'pending') state.approvals.set(a.id, a);
+        else state.approvals.delete(a.id);
         break;
+      }
       default:
         state.sessions.set(e.session_id!, e.data as Session);
     }
@@ -57,10 +64,16 @@ export function createLive() {
 
   async function load(): Promise<void> {
     const health = await api<Health>('GET', '/api/health');
-    const [projects, tasks, sessions] = await Promise.all([api<Project[]>('GET', '/api/projects'), api<Task[]>('GET', '/api/tasks'), api<Session[]>('GET', '/api/sessions')]);
+    const [projects, tasks, sessions, approvals] = await Promise.all([
+      api<Project[]>('GET', '/api/projects'),
+      api<Task[]>('GET', '/api/tasks'),
+      api<Session[]>('GET', '/api/sessions'),
+      api<Approval[]>('GET', '/api/approvals?status=pending'),
+    ]);
     state.projects = new Map(projects.map((p) => [p.id, p]));
     state.tasks = new Map(tasks.map((t) => [t.id, t]));
     state.sessions = new Map(sessions.map((s) => [s.id, s]));
+    state.approvals = new Map(approvals.map((a) => [a.id, a]));
     state.loaded = true;
     changed();
     // Every event after the one noted before loading: a change made meanwhile is applied again,

@@ -8,6 +8,7 @@ import { isBusy } from '../../schemas/session-status.ts';
 import type { Changes, CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
 import type { Task, TaskSetup } from '../../schemas/task.ts';
 import { api, ApiError, apiText, messageOf } from './api.ts';
+import { Approvals } from './approval.tsx';
 import { markSeen } from './attention.ts';
 import { DiffView } from './diff.tsx';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
@@ -44,6 +45,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
         <span class={`status ${task.status}`}>{task.status.replace('_', ' ')}</span>
         {task.merged_at ? <span class="badge merged">merged</span> : null}
       </header>
+      <Approvals approvals={[...live.state.approvals.values()].filter((a) => a.task_id === taskId)} sessions={sessions} />
       <dl class="facts">
         <dt>Project</dt>
         <dd>

@@ -1,0 +1,151 @@
+/// <reference lib="dom" />
+// The person in the loop on the dashboard (DESIGN §15): a card per pending approval on the task's
+// page, a "needs you" badge on the board, both gone once the approval is answered anywhere.
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+import { addProject, DAEMON_ENTRY, type TestDaemon } from '../helpers/daemon.ts';
+import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import { contrasts, focused, openPage, sharedBrowser, tabTo } from '../helpers/browser.ts';
+import { sharedAgentDaemon } from '../helpers/sessions.ts';
+
+const browser = sharedBrowser();
+const daemon = sharedAgentDaemon();
+const run = promisify(execFile);
+
+// A task whose fixture session is held running until the test ends: approvals can be asked for it.
+async function heldSession(t: test.TestContext, d: TestDaemon, name: string) {
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture' }) } });
+  const project = await addProject(d, repo);
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name } })).json;
+  assert.equal(task.status, 'ready');
+  const gate = path.join(makeTempDir(t), 'gate');
+  execFileSync('mkfifo', [gate]);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'fixture', prompt: `wait:${gate}` } });
+  assert.equal(r.status, 201, r.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${r.json.id}`));
+  return { project, task, session: r.json };
+}
+
+async function ask(d: TestDaemon, sessionId: string, body: Record<string, unknown>): Promise<any> {
+  const r = await d.socket('POST', `/api/sessions/${sessionId}/approvals`, { body });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json.status, 'pending');
+  return r.json;
+}
+
+const COMMAND = 'npm test -- --grep "the whole command, quotes and all" && rm -rf build/ && echo done';
+
+test('an approval shows live as a card with the whole command and a "needs you" badge; Allow decides it and both go; a CLI deny removes the card without a reload', async (t) => {
+  const d = await daemon();
+  const { task, session } = await heldSession(t, d, 'asking');
+  const base = `http://127.0.0.1:${d.port}`;
+  const { page: board, errors: boardErrors } = await openPage(t, await browser());
+  await board.goto(`${base}/`);
+  const card = board.locator('.card', { hasText: 'asking' });
+  await card.locator('.badge.running').waitFor();
+  assert.equal(await card.locator('.badge.approval').count(), 0);
+
+  const { page, errors, failures } = await openPage(t, await browser());
+  await page.goto(`${base}/#/tasks/${task.id}`);
+  await page.getByRole('heading', { name: 'asking' }).waitFor();
+
+  // Asked after both pages loaded: the event alone brings the card and the badge.
+  const first = await ask(d, session.id, { key: 'toolu_1', tool: 'Bash', input: { command: COMMAND, description: 'run the tests' } });
+  const region = page.getByRole('region', { name: /fixture asks to use Bash/ });
+  await region.waitFor();
+  assert.equal(await region.locator('pre code').first().textContent(), COMMAND);
+  assert.match((await region.textContent()) ?? '', /run the tests/);
+  await card.locator('.badge.approval', { hasText: 'needs you' }).waitFor();
+
+  // Readable, and reached and pressed from the keyboard.
+  const { out } = await contrasts(page, ['.approval h2', '.approval .badge.approval', '.approval pre code', '.approval label', '.approval button.danger']);
+  for (const [sel, ratio] of Object.entries(out)) assert.ok(ratio >= 4.5, `${sel} has contrast ${ratio}`);
+  await tabTo(page, 'Allow');
+  assert.equal((await focused(page))?.name, 'Allow');
+  await page.keyboard.press('Enter');
+  await region.waitFor({ state: 'detached' });
+  const got = await d.socket('GET', `/api/approvals/${first.id}`);
+  assert.equal(got.json.status, 'allowed');
+  assert.equal(got.json.remember, null);
+  await card.locator('.badge.approval').waitFor({ state: 'detached' });
+
+  // Another, denied from the CLI: the open page drops its card without a reload.
+  const second = await ask(d, session.id, { key: 'toolu_2', tool: 'Write', input: { file_path: 'notes/todo.md', content: 'line one\nline two\n' } });
+  const writeCard = page.getByRole('region', { name: /fixture asks to use Write/ });
+  await writeCard.waitFor();
+  assert.match((await writeCard.textContent()) ?? '', /notes\/todo\.md/);
+  assert.equal(await writeCard.locator('pre code').first().textContent(), 'line one\nline two\n');
+  await card.locator('.badge.approval').waitFor();
+  const marker = await page.evaluate(() => ((window as any).__same = Math.random()));
+  const cli = await run(process.execPath, [DAEMON_ENTRY, 'deny', second.id, '-m', 'not that file'], { env: { ...process.env, GROVE_HOME: d.home } });
+  assert.match(cli.stdout, /denied/);
+  await writeCard.waitFor({ state: 'detached' });
+  await card.locator('.badge.approval').waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => (window as any).__same), marker, 'the same page, not reloaded');
+  assert.equal((await d.socket('GET', `/api/approvals/${second.id}`)).json.reason, 'not that file');
+  assert.deepEqual(errors, [], `no console errors (failed requests: ${failures.join(', ')})`);
+  assert.deepEqual(boardErrors, []);
+});
+
+test('a pending approval is on the page at load; Allow for this session remembers it; and a question is answered in words', async (t) => {
+  const d = await daemon();
+  const { task, session } = await heldSession(t, d, 'questions');
+  const asked = await ask(d, session.id, { key: 'toolu_a', tool: 'WebFetch', input: { url: 'https://example.com/docs', prompt: 'read the docs' } });
+  const question = await ask(d, session.id, { key: 'toolu_q', kind: 'question', tool: 'AskUserQuestion', input: { question: 'Which database should I use?' } });
+  const base = `http://127.0.0.1:${d.port}`;
+  const { page, errors } = await openPage(t, await browser());
+  await page.goto(`${base}/#/tasks/${task.id}`);
+
+  // Asked before the page loaded: GET /api/approvals?status=pending brings it.
+  const fetchCard = page.getByRole('region', { name: /fixture asks to use WebFetch/ });
+  await fetchCard.waitFor();
+  assert.match((await fetchCard.textContent()) ?? '', /https:\/\/example\.com\/docs/);
+  assert.match((await fetchCard.textContent()) ?? '', /read the docs/);
+
+  // The question: no "Allow for this session", an answer in words.
+  const qCard = page.getByRole('region', { name: /fixture asks you/ });
+  await qCard.waitFor();
+  assert.match((await qCard.textContent()) ?? '', /Which database should I use\?/);
+  assert.equal(await qCard.getByRole('button', { name: 'Allow for this session' }).count(), 0);
+  assert.ok(await qCard.getByRole('button', { name: 'Answer' }).isDisabled(), 'no answer without words');
+  await qCard.getByLabel('Your answer').fill('PostgreSQL');
+  await qCard.getByRole('button', { name: 'Answer' }).click();
+  await qCard.waitFor({ state: 'detached' });
+  const answered = (await d.socket('GET', `/api/approvals/${question.id}`)).json;
+  assert.deepEqual([answered.status, answered.answer], ['allowed', 'PostgreSQL']);
+
+  await fetchCard.getByRole('button', { name: 'Allow for this session' }).click();
+  await fetchCard.waitFor({ state: 'detached' });
+  const remembered = (await d.socket('GET', `/api/approvals/${asked.id}`)).json;
+  assert.deepEqual([remembered.status, remembered.remember], ['allowed', 'session']);
+  assert.deepEqual(errors, []);
+});
+
+test('an answer to an approval decided meanwhile shows the API\'s message, and the card goes when approval.decided arrives', async (t) => {
+  const d = await daemon();
+  const { task, session } = await heldSession(t, d, 'raced');
+  const asked = await ask(d, session.id, { key: 'toolu_r', tool: 'Bash', input: { command: 'make deploy' } });
+  const base = `http://127.0.0.1:${d.port}`;
+  const { page, failures } = await openPage(t, await browser());
+  // The page's event stream held back: it shows the approval as loaded while the CLI decides it.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route('**/api/events?**', async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(`${base}/#/tasks/${task.id}`);
+  const region = page.getByRole('region', { name: /fixture asks to use Bash/ });
+  await region.waitFor();
+  const cli = await run(process.execPath, [DAEMON_ENTRY, 'approve', asked.id], { env: { ...process.env, GROVE_HOME: d.home } });
+  assert.match(cli.stdout, /allowed/);
+  await region.getByRole('button', { name: 'Deny' }).click();
+  await region.getByRole('alert').filter({ hasText: 'APPROVAL_DECIDED' }).waitFor();
+  assert.deepEqual(failures.map((f) => f.split(' ').slice(0, 2).join(' ')), ['409 POST']);
+  release();
+  await region.waitFor({ state: 'detached' });
+  assert.equal((await d.socket('GET', `/api/approvals/${asked.id}`)).json.status, 'allowed', 'the late deny changed nothing');
+});

@@ -1,0 +1,138 @@
+// What an agent waits for the person to decide (DESIGN §15): one card per pending approval, with
+// the tool's whole input and the answers. A card leaves when its `approval.decided` arrives, from
+// whichever client answered.
+import { useState } from 'preact/hooks';
+import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
+import type { Session } from '../../schemas/session.ts';
+import { api, messageOf } from './api.ts';
+
+type Input = Record<string, unknown>;
+const text = (v: unknown): v is string => typeof v === 'string';
+
+// The pending approvals of a task's sessions, oldest first.
+export function Approvals({ approvals, sessions }: { approvals: Approval[]; sessions: Session[] }) {
+  if (approvals.length === 0) return null;
+  const sorted = [...approvals].sort((a, b) => a.created_at.localeCompare(b.created_at));
+  return (
+    <>
+      {sorted.map((a) => (
+        <ApprovalCard key={a.id} approval={a} agent={sessions.find((s) => s.id === a.session_id)?.agent ?? 'The agent'} />
+      ))}
+    </>
+  );
+}
+
+function ApprovalCard({ approval: a, agent }: { approval: Approval; agent: string }) {
+  const question = a.kind === 'question';
+  const [message, setMessage] = useState('');
+  const [answer, setAnswer] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  // The nonce the card was shown with: a decision on something else (asked again meanwhile) is
+  // refused by the API rather than applied to what the person did not see.
+  const decide = async (body: Omit<ApprovalDecision, 'nonce'>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api<Approval>('POST', `/api/approvals/${a.id}`, { ...body, nonce: a.nonce });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const deny = () => decide({ decision: 'deny', ...(message.trim() ? { message: message.trim() } : {}) });
+  const id = `approval-${a.id}`;
+  const title = question ? `${agent} asks you` : `${agent} asks to use ${a.tool}`;
+  return (
+    <section class="approval" aria-labelledby={`${id}-title`} data-approval={a.id}>
+      <h2 id={`${id}-title`}>
+        {title} <span class="badge approval">needs you</span>
+      </h2>
+      <InputView approval={a} />
+      {question ? (
+        <div class="field">
+          <label for={`${id}-answer`}>Your answer</label>
+          <textarea id={`${id}-answer`} rows={2} value={answer} onInput={(e) => setAnswer((e.currentTarget as HTMLTextAreaElement).value)} />
+        </div>
+      ) : null}
+      <div class="field">
+        <label for={`${id}-message`}>Message to the agent if denied (optional)</label>
+        <input id={`${id}-message`} value={message} onInput={(e) => setMessage((e.currentTarget as HTMLInputElement).value)} />
+      </div>
+      <div class="actions" role="group" aria-label={`Answer: ${title}`}>
+        {question ? (
+          <button type="button" class="primary" disabled={busy || !answer.trim()} onClick={() => decide({ decision: 'allow', answer: answer.trim() })}>
+            Answer
+          </button>
+        ) : (
+          <>
+            <button type="button" class="primary" disabled={busy} onClick={() => decide({ decision: 'allow' })}>
+              Allow
+            </button>
+            <button type="button" disabled={busy} onClick={() => decide({ decision: 'allow', remember: 'session' })}>
+              Allow for this session
+            </button>
+          </>
+        )}
+        <button type="button" class="danger" disabled={busy} onClick={deny}>
+          Deny
+        </button>
+      </div>
+      {error !== undefined ? (
+        <p class="form-error" role="alert">
+          {messageOf(error)}
+        </p>
+      ) : null}
+    </section>
+  );
+}
+
+// The tool's whole input: what it does first (the command, the file and its new text or the edit,
+// the URL, the question), then any other field as JSON, so nothing asked is hidden.
+function InputView({ approval: a }: { approval: Approval }) {
+  const input: Input = a.input !== null && typeof a.input === 'object' && !Array.isArray(a.input) ? (a.input as Input) : { input: a.input };
+  const shown = new Set<string>();
+  const take = (k: string): unknown => (shown.add(k), input[k]);
+  const parts = [];
+  if (text(input.command)) parts.push(<pre class="input" key="command"><code>{take('command') as string}</code></pre>);
+  for (const k of ['file_path', 'notebook_path', 'path', 'url'])
+    if (text(input[k])) parts.push(<p class="mono input-target" key={k}>{take(k) as string}</p>);
+  if (text(input.content)) parts.push(<pre class="input" key="content"><code>{take('content') as string}</code></pre>);
+  if (text(input.old_string) || text(input.new_string)) parts.push(<EditView key="edit" edits={[{ old_string: take('old_string'), new_string: take('new_string') }]} />);
+  if (Array.isArray(input.edits)) parts.push(<EditView key="edits" edits={take('edits') as Input[]} />);
+  if (text(input.question)) parts.push(<p class="question" key="question">{take('question') as string}</p>);
+  if (Array.isArray(input.questions)) parts.push(<Questions key="questions" questions={take('questions') as Input[]} />);
+  const rest = Object.fromEntries(Object.entries(input).filter(([k]) => !shown.has(k)));
+  if (Object.keys(rest).length > 0) parts.push(<pre class="input" key="rest"><code>{JSON.stringify(rest, null, 2)}</code></pre>);
+  return <div class="approval-input">{parts}</div>;
+}
+
+// An edit as the lines it removes and the lines it adds.
+function EditView({ edits }: { edits: Input[] }) {
+  const lines = (v: unknown, sign: string) => (text(v) ? v.split('\n').map((l) => `${sign} ${l}`) : []);
+  return (
+    <pre class="input edit">
+      {edits.map((e, i) => (
+        <code key={i}>
+          {[...lines(e.old_string, '-'), ...lines(e.new_string, '+')].join('\n')}
+          {i < edits.length - 1 ? '\n…\n' : ''}
+        </code>
+      ))}
+    </pre>
+  );
+}
+
+// Claude Code's AskUserQuestion: each question with the options it offers.
+function Questions({ questions }: { questions: Input[] }) {
+  return (
+    <ul class="questions">
+      {questions.map((q, i) => (
+        <li key={i}>
+          <p class="question">{text(q.question) ? q.question : JSON.stringify(q)}</p>
+          {Array.isArray(q.options) ? <p class="muted small">Options: {(q.options as Input[]).map((o) => (text(o.label) ? o.label : JSON.stringify(o))).join(' · ')}</p> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
