@@ -157,16 +157,44 @@ function endLine(s: Session): string {
   return `session ${s.status}${s.exit_code === null ? '' : ` (exit ${s.exit_code})`}${s.timed_out ? ' (timed out)' : ''}${denied ? ` · ${denied}` : ''}`;
 }
 
-// A session's output through SSE until it ends (a queued one once it ran); Ctrl-C ends this
-// process, not the session.
-async function followOutput(c: Ctx, id: string): Promise<void> {
-  const body = await c.api.stream(`/api/sessions/${id}/output`, { accept: 'text/event-stream' });
-  for await (const { event, data } of sse(body)) {
-    if (event === 'line') c.out(c.json ? JSON.stringify(data) : data.text);
-    if (event === 'end') {
-      if (!c.json) process.stderr.write(`${endLine(data)}\n`);
-      return;
+// A pending approval as the line a follower prints: what the agent waits for, and the command
+// that answers it (DESIGN §15: the person sees it where they already look).
+function approvalLine(a: Approval): string {
+  const input = a.input !== null && typeof a.input === 'object' && !Array.isArray(a.input) ? (a.input as Record<string, unknown>) : { input: a.input };
+  return `waiting for approval ${shortId(a.id)}: ${describeDenial({ tool: a.tool, input }, 200)} — grove approve ${shortId(a.id)}`;
+}
+
+// A session's output through SSE until it ends (a queued one once it ran), with each approval it
+// waits for on stderr as it is asked (or already pending); Ctrl-C ends this process, not the session.
+async function followOutput(c: Ctx, s: Session): Promise<void> {
+  // Pending ones at the start, then the task's approval events after the seq noted first: one
+  // asked in between is in both, and printed once.
+  const from = (await c.api.call<Health>('GET', '/api/health')).last_event_seq;
+  const shown = new Set<string>();
+  const show = (a: Approval) => {
+    if (a.session_id !== s.id || a.status !== 'pending' || shown.has(a.id)) return;
+    shown.add(a.id);
+    process.stderr.write(`${approvalLine(a)}\n`);
+  };
+  for (const a of await c.api.call<Approval[]>('GET', `/api/approvals?status=pending&session_id=${s.id}`)) show(a);
+  const events = (await c.api.stream(`/api/events?after=${from}&task_id=${s.task_id}`, { accept: 'text/event-stream' })) as AsyncIterable<Buffer> & { destroy(): void };
+  const watching = (async () => {
+    for await (const { event, data } of sse(events)) if (event === 'approval.requested') show(data.data as Approval);
+  })().catch(() => {
+    // The stream closed under it: the output ended, or the daemon stopped (the output says so).
+  });
+  try {
+    const body = await c.api.stream(`/api/sessions/${s.id}/output`, { accept: 'text/event-stream' });
+    for await (const { event, data } of sse(body)) {
+      if (event === 'line') c.out(c.json ? JSON.stringify(data) : data.text);
+      if (event === 'end') {
+        if (!c.json) process.stderr.write(`${endLine(data)}\n`);
+        return;
+      }
     }
+  } finally {
+    events.destroy();
+    await watching;
   }
 }
 
@@ -353,7 +381,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const next = await c.api.call<Session>('POST', `/api/sessions/${s.id}/messages`, { prompt, ...sessionOptions(c) });
     if (c.json || !(c.values.follow || process.stdout.isTTY)) return print(c, next, () => `session ${next.id} ${next.status}`);
     process.stderr.write(`session ${shortId(next.id)} ${next.status}${next.status === 'queued' ? ' (waits for the conversation)' : ''}\n`);
-    await followOutput(c, next.id);
+    await followOutput(c, next);
   },
   async 'service ls'(c) {
     const t = await task(c, arg(c, 0, 'task'));
@@ -414,7 +442,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
         after = page.next;
       }
     }
-    await followOutput(c, s.id);
+    await followOutput(c, s);
   },
   async changes(c) {
     const t = await task(c, arg(c, 0, 'task'));

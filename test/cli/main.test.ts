@@ -241,22 +241,28 @@ test('grove service ls|start|stop, and task show with services and their URLs', 
   assert.match((await grove(home, ['service', 'ls', 'served'])).stdout, /^web\s+killed\s+-/m);
 });
 
-// A grove command left running: its output so far, waiting for text, and a stop.
+// A grove command left running: its output so far (stdout, or stderr), waiting for text, its
+// exit, and a stop.
 function running(home: string, args: string[], viaScript = false) {
   const argv = viaScript ? ['script', ['-qec', `${process.execPath} ${GROVE} ${args.join(' ')}`, '/dev/null']] as const : [process.execPath, [GROVE, ...args]] as const;
   const p = spawn(argv[0], [...argv[1]], { env: { ...process.env, GROVE_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
+  const text = { stdout: '', stderr: '' };
   const waiters: Array<() => void> = [];
-  p.stdout.on('data', (d) => {
-    out += d;
-    waiters.splice(0).forEach((w) => w());
-  });
+  for (const name of ['stdout', 'stderr'] as const) {
+    p[name].on('data', (d) => {
+      text[name] += d;
+      waiters.splice(0).forEach((w) => w());
+    });
+  }
+  const exited = new Promise<number>((r) => p.once('exit', (code) => r(code ?? -1)));
   return {
-    output: () => out,
-    async waitFor(re: RegExp, ms = 15_000): Promise<void> {
+    output: () => text.stdout,
+    errors: () => text.stderr,
+    exited,
+    async waitFor(re: RegExp, ms = 15_000, from: 'stdout' | 'stderr' = 'stdout'): Promise<void> {
       const deadline = Date.now() + ms;
-      while (!re.test(out)) {
-        if (Date.now() > deadline) throw new Error(`no ${re} in ${JSON.stringify(out.slice(-2000))}`);
+      while (!re.test(text[from])) {
+        if (Date.now() > deadline) throw new Error(`no ${re} in ${from} ${JSON.stringify(text[from].slice(-2000))}`);
         await new Promise<void>((r) => {
           waiters.push(r);
           setTimeout(r, 500);
@@ -266,6 +272,31 @@ function running(home: string, args: string[], viaScript = false) {
     stop: () => new Promise<void>((r) => (p.exitCode !== null ? r() : (p.once('exit', () => r()), p.kill('SIGINT')))),
   };
 }
+
+test('grove logs -f shows each pending approval of the session inline on stderr, the one pending at the start and the one asked while it follows, once each', async (t) => {
+  const d = await daemon();
+  const home = d.home;
+  const p = (await grove(home, ['project', 'add', makeRepo(t), '--json'])).json;
+  const task = (await grove(home, ['task', 'new', p.name, 'asks', '--json'])).json;
+  const g = gate(t);
+  const s = (await grove(home, ['session', 'start', task.id, '--prompt', 'exit:0', '--json', '--', 'echo:before', `wait:${g.path}`, 'echo:after'])).json;
+  t.after(() => d.socket('DELETE', `/api/sessions/${s.id}`));
+  await d.waitForLog((l) => l.msg === 'session running' && l.session === s.id);
+  const ask = async (key: string, input: object) => (await d.socket('POST', `/api/sessions/${s.id}/approvals`, { body: { key, tool: 'Bash', input } })).json;
+  const first = await ask('toolu_1', { command: 'npm test' });
+  const follow = running(home, ['logs', s.id, '-f']);
+  t.after(() => follow.stop());
+  const line = (a: any, what: string) => `waiting for approval ${a.id.slice(0, 8)}: Bash ${what} — grove approve ${a.id.slice(0, 8)}\n`;
+  await follow.waitFor(/waiting for approval/, 15_000, 'stderr');
+  const second = await ask('toolu_2', { command: 'rm -rf\n  build' });
+  await follow.waitFor(new RegExp(second.id.slice(0, 8)), 15_000, 'stderr');
+  // Answered: nothing more is printed for it, and the output goes on to the end.
+  assert.equal((await grove(home, ['approve', first.id])).code, 0);
+  g.release();
+  assert.equal(await follow.exited, 0, follow.errors());
+  assert.deepEqual(follow.output().trim().split('\n'), ['before', 'after']);
+  assert.equal(follow.errors(), `${line(first, 'npm test')}${line(second, 'rm -rf build')}session exited (exit 0)\n`);
+});
 
 test('grove events follows every change (the last ten, then live); grove watch redraws a table of tasks and sessions on a terminal', async (t) => {
   const d = await daemon();
