@@ -94,9 +94,14 @@ test('a pending approval is on the page at load; Allow for this session remember
   const d = await daemon();
   const { task, session } = await heldSession(t, d, 'questions');
   const asked = await ask(d, session.id, { key: 'toolu_a', tool: 'WebFetch', input: { url: 'https://example.com/docs', prompt: 'read the docs' } });
-  const question = await ask(d, session.id, { key: 'toolu_q', kind: 'question', tool: 'AskUserQuestion', input: { question: 'Which database should I use?' } });
+  const question = await ask(d, session.id, {
+    key: 'toolu_q',
+    kind: 'question',
+    tool: 'AskUserQuestion',
+    input: { questions: [{ header: 'Storage', question: 'Which database should I use?', options: [{ label: 'PostgreSQL', description: 'the one the project runs' }, { label: 'SQLite' }], multiSelect: false }] },
+  });
   const base = `http://127.0.0.1:${d.port}`;
-  const { page, errors } = await openPage(t, await browser());
+  const { page, errors } = await openPage(t, await browser(), { colorScheme: 'dark' });
   await page.goto(`${base}/#/tasks/${task.id}`);
 
   // Asked before the page loaded: GET /api/approvals?status=pending brings it.
@@ -108,7 +113,11 @@ test('a pending approval is on the page at load; Allow for this session remember
   // The question: no "Allow for this session", an answer in words.
   const qCard = page.getByRole('region', { name: /fixture asks you/ });
   await qCard.waitFor();
-  assert.match((await qCard.textContent()) ?? '', /Which database should I use\?/);
+  const asks = (await qCard.textContent()) ?? '';
+  for (const part of ['Storage', 'Which database should I use?', 'PostgreSQL — the one the project runs', 'SQLite']) assert.ok(asks.includes(part), `the question's ${part} in ${asks}`);
+  // Readable in the dark scheme too.
+  const { out } = await contrasts(page, ['.approval h2', '.approval .badge.approval', '.approval pre code', '.approval .question', '.approval .muted', '.approval label']);
+  for (const [sel, ratio] of Object.entries(out)) assert.ok(ratio >= 4.5, `dark: ${sel} has contrast ${ratio}`);
   assert.equal(await qCard.getByRole('button', { name: 'Allow for this session' }).count(), 0);
   assert.ok(await qCard.getByRole('button', { name: 'Answer' }).isDisabled(), 'no answer without words');
   await qCard.getByLabel('Your answer').fill('PostgreSQL');

@@ -123,14 +123,26 @@ function EditView({ edits }: { edits: Input[] }) {
   );
 }
 
-// Claude Code's AskUserQuestion: each question with the options it offers.
+// Claude Code's AskUserQuestion: each question with its header, the options it offers (with what
+// each means) and whether several may be chosen.
 function Questions({ questions }: { questions: Input[] }) {
   return (
     <ul class="questions">
       {questions.map((q, i) => (
         <li key={i}>
+          {text(q.header) ? <p class="muted small">{q.header}</p> : null}
           <p class="question">{text(q.question) ? q.question : JSON.stringify(q)}</p>
-          {Array.isArray(q.options) ? <p class="muted small">Options: {(q.options as Input[]).map((o) => (text(o.label) ? o.label : JSON.stringify(o))).join(' · ')}</p> : null}
+          {Array.isArray(q.options) ? (
+            <ul>
+              {(q.options as Input[]).map((o, j) => (
+                <li key={j}>
+                  {text(o.label) ? o.label : JSON.stringify(o)}
+                  {text(o.description) ? <span class="muted"> — {o.description}</span> : null}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+          {q.multiSelect === true ? <p class="muted small">Several may be chosen.</p> : null}
         </li>
       ))}
     </ul>
