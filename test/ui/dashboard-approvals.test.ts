@@ -130,6 +130,18 @@ test('a pending approval is on the page at load; Allow for this session remember
   await fetchCard.waitFor({ state: 'detached' });
   const remembered = (await d.socket('GET', `/api/approvals/${asked.id}`)).json;
   assert.deepEqual([remembered.status, remembered.remember], ['allowed', 'session']);
+
+  // An edit: the file, the lines it removes and adds; denied from the page with a message.
+  const edit = await ask(d, session.id, { key: 'toolu_e', tool: 'Edit', input: { file_path: 'src/app.ts', old_string: 'const a = 1;\nconst b = 2;', new_string: 'const a = 3;' } });
+  const editCard = page.getByRole('region', { name: /fixture asks to use Edit/ });
+  await editCard.waitFor();
+  assert.match((await editCard.textContent()) ?? '', /src\/app\.ts/);
+  assert.equal(await editCard.locator('pre.edit').textContent(), '- const a = 1;\n- const b = 2;\n+ const a = 3;');
+  await editCard.getByLabel(/Message to the agent/).fill('keep b');
+  await editCard.getByRole('button', { name: 'Deny' }).click();
+  await editCard.waitFor({ state: 'detached' });
+  const denied = (await d.socket('GET', `/api/approvals/${edit.id}`)).json;
+  assert.deepEqual([denied.status, denied.reason], ['denied', 'keep b']);
   assert.deepEqual(errors, []);
 });
 
