@@ -35,7 +35,7 @@ const USAGE = `usage: grove <command> [options]
   say <session> <prompt>|--prompt=P [--mode M] [--timeout S] [-- args…]
                                            continue a session's conversation (followed on a terminal, or with -f)
   session kill <id>                        kill a session's process group
-  logs <session> [-f]                      a session's output; -f follows it to its end
+  logs <session> [-f]                      a session's output; -f follows it to its end, with the approvals it waits for
   approvals [--task T] [--all]             what agents ask the person (pending ones; --all: every one)
   approve <id> [--remember session|project] [--answer TEXT]
                                            allow it (a question: answered with --answer)
