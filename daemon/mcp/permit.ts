@@ -33,13 +33,20 @@ export function answerOf(tool: string, input: Record<string, unknown>, verdict: 
   return { behavior: 'allow', updatedInput: { ...input, answers } };
 }
 
+// Whether `err` says the daemon went away (not running, or its socket closed under a request:
+// EPIPE on a kept-alive connection as it stops) rather than refused.
+function gone(err: unknown): boolean {
+  if (err instanceof CliError) return err.exitCode === EXIT.NO_DAEMON;
+  return typeof (err as NodeJS.ErrnoException).code === 'string';
+}
+
 // `fn` tried again while the daemon is not there; an API refusal goes through.
 async function retrying<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
   for (;;) {
     try {
       return await fn();
     } catch (err) {
-      if (!(err instanceof CliError && err.exitCode === EXIT.NO_DAEMON) || signal.aborted) throw err;
+      if (!gone(err) || signal.aborted) throw err;
       await delay(RETRY_MS, undefined, { signal });
     }
   }

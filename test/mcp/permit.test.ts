@@ -2,6 +2,7 @@
 // process, driven by the MCP SDK's own client as Claude Code drives it: each call is asked through
 // the daemon for a running fixture session, shown pending, and answered with the person's verdict.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -127,4 +128,11 @@ test('approve: a daemon restart while a call is pending loses nothing: the bridg
   } finally {
     await d2.socket('DELETE', `/api/sessions/${s.id}`);
   }
+});
+
+test('grove approval-mcp without --session is a usage error (exit 2): there is no session to ask for', () => {
+  const r = spawnSync(process.execPath, [DAEMON_ENTRY, 'approval-mcp'], { encoding: 'utf8', input: '' });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /grove approval-mcp needs --session <grove session id>/);
+  assert.equal(r.stdout, '');
 });
