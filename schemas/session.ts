@@ -135,6 +135,7 @@ export const Agent = Type.Object(
     resume: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'the command that continues a conversation, or null: the agent cannot' }),
     available: Type.Boolean(),
     builtin: Type.Boolean(),
+    approvals: Type.Boolean({ description: "whether grove asks the person about the calls this agent's mode would refuse (DESIGN §15)" }),
   },
   { $id: 'Agent' },
 );

@@ -2,6 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentDefinition, Mode, UserConfig } from '../../schemas/config.ts';
 import { GroveError } from '../errors.ts';
+import { ROOT } from '../runtime/root.ts';
 import { SettingsError, type Settings } from '../runtime/settings.ts';
 
 export const PROMPT = '{prompt}';
@@ -134,9 +135,32 @@ export function pinsSession(parts: string[]): boolean {
   return parts.some((part) => part.includes(SESSION));
 }
 
-// The built-in agents with the user's additions and overrides.
-export function createAgents(config: Pick<UserConfig, 'agents'>) {
+// The tool Claude Code calls for each call its mode would refuse: `approve` of the `grove` MCP
+// server that `grove approval-mcp` runs (DESIGN §15, docs/agents.md "Approvals").
+export const APPROVAL_TOOL = 'mcp__grove__approve';
+
+// The built-ins that ask through grove, and in which modes: `full` allows all by itself.
+const APPROVAL_MODES: Readonly<Record<string, readonly Mode[]>> = { claude: ['read', 'edit'] };
+
+// Claude Code's arguments naming grove's approval server for grove session `session`: this
+// package's own `grove` run by this Node, told the daemon's socket. No `timeout`: Claude Code's
+// default (about 28 h) bounds the wait (docs/decisions.md).
+export function approvalArgs(socketPath: string, session: string): string[] {
+  const server = {
+    type: 'stdio',
+    command: process.execPath,
+    args: [path.join(ROOT, 'bin', 'grove.js'), 'approval-mcp', '--session', session],
+    env: { GROVE_SOCKET: socketPath },
+  };
+  return ['--mcp-config', JSON.stringify({ mcpServers: { grove: server } }), '--permission-prompt-tool', APPROVAL_TOOL];
+}
+
+// The built-in agents with the user's additions and overrides; with the daemon's socket, the
+// built-ins that can ask (Claude Code) are given grove's approval bridge.
+export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketPath?: string } = {}) {
   const all: Record<string, AgentDefinition> = { ...BUILTIN_AGENTS, ...(config.agents ?? {}) };
+  const builtin = (name: string) => Object.hasOwn(BUILTIN_AGENTS, name) && !(config.agents && Object.hasOwn(config.agents, name));
+  const asks = (name: string) => builtin(name) && Object.hasOwn(APPROVAL_MODES, name);
   return {
     list() {
       return Object.keys(all)
@@ -146,8 +170,15 @@ export function createAgents(config: Pick<UserConfig, 'agents'>) {
           command: all[name]!.command,
           resume: all[name]!.resume ?? null,
           available: which(all[name]!.command[0]!) !== null,
-          builtin: name in BUILTIN_AGENTS && !(config.agents && name in config.agents),
+          builtin: builtin(name),
+          approvals: asks(name),
         }));
+    },
+    // The arguments that route agent `name`'s refusals in `mode` to grove session `session` as
+    // approvals: none for an agent (or a user's override) without a bridge, or a mode that allows all.
+    approvalArgs(name: string, mode: Mode, session: string): string[] {
+      if (!asks(name) || !APPROVAL_MODES[name]!.includes(mode) || opts.socketPath === undefined) return [];
+      return approvalArgs(opts.socketPath, session);
     },
     // Own keys only: `constructor` or `__proto__` must not resolve to Object.prototype's.
     has: (name: string) => Object.hasOwn(all, name),
@@ -163,8 +194,8 @@ export type Agents = ReturnType<typeof createAgents>;
 
 // The agents of the daemon's settings. A default_agent that names none of them is a settings
 // error, found before the daemon starts anything (exit 78, as any other invalid config).
-export function agentsOf(settings: Pick<Settings, 'config' | 'configFile'>): Agents {
-  const agents = createAgents(settings.config);
+export function agentsOf(settings: Pick<Settings, 'config' | 'configFile'> & Partial<Pick<Settings, 'socketPath'>>): Agents {
+  const agents = createAgents(settings.config, { ...(settings.socketPath !== undefined ? { socketPath: settings.socketPath } : {}) });
   const name = settings.config.default_agent;
   if (name !== undefined && !agents.has(name)) {
     throw new SettingsError(`config file ${settings.configFile} is invalid: /default_agent ${JSON.stringify(name)} is neither a built-in agent nor one of /agents`);

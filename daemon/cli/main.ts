@@ -51,6 +51,7 @@ const USAGE = `usage: grove <command> [options]
   watch                                    a live table of tasks and sessions; Ctrl-C leaves
   open                                     the dashboard in the default browser ($BROWSER if set)
   mcp [--read-only]                        an MCP server on stdio for agents (claude mcp add grove -- grove mcp)
+  approval-mcp --session ID                Claude Code's permission prompt tool for a session (grove passes it)
   agents                                   agents and whether they are installed
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
@@ -606,6 +607,7 @@ async function main(argv: string[]): Promise<number> {
         remember: { type: 'string' },
         answer: { type: 'string' },
         all: { type: 'boolean' },
+        session: { type: 'string' },
       },
     });
   } catch (err) {
@@ -636,6 +638,18 @@ async function main(argv: string[]): Promise<number> {
     const api = createClient(resolvePaths(process.env, process.getuid?.() ?? 0).socketPath);
     try {
       await runMcp({ api, readOnly: parsed.values['read-only'] === true, version: VERSION });
+    } finally {
+      await api.close();
+    }
+    return EXIT.OK;
+  }
+  if (words[0] === 'approval-mcp') {
+    const session = parsed.values.session;
+    if (typeof session !== 'string' || session === '') usage('grove approval-mcp needs --session <grove session id>');
+    const [{ runPermit }, { VERSION }] = await Promise.all([import('../mcp/permit.ts'), import('../runtime/root.ts')]);
+    const api = createClient(resolvePaths(process.env, process.getuid?.() ?? 0).socketPath);
+    try {
+      await runPermit({ api, session, version: VERSION });
     } finally {
       await api.close();
     }

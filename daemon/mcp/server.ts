@@ -47,7 +47,11 @@ export function createMcpServer(opts: { api: Client; readOnly: boolean; version:
 
 // Serves on stdin and stdout until the client goes.
 export async function runMcp(opts: { api: Client; readOnly: boolean; version: string }): Promise<void> {
-  const server = createMcpServer(opts);
+  await serveStdio(createMcpServer(opts));
+}
+
+// Serves `server` on stdin and stdout until the client goes (`grove mcp`, `grove approval-mcp`).
+export async function serveStdio(server: Server): Promise<void> {
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
   await server.connect(new LineTransport());
   await closed;

@@ -63,15 +63,16 @@ export function createStart(deps: StartDeps) {
   }
 
   // The command line of `ask` (DESIGN §8), the id it pins for the agent if its command does,
-  // and the agent's own variables.
-  function commandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>): Built {
+  // and the agent's own variables; with grove's session id, the agent's approval bridge too.
+  function commandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>, session?: string): Built {
     const def = deps.agents.get(ask.agent);
     if (ask.resume !== null && !def.resume) {
       throw new GroveError('RESUME_UNSUPPORTED', `agent ${ask.agent} has no command to continue a conversation ("resume")`);
     }
     const parts = ask.resume !== null ? def.resume! : def.command;
     const pinned = ask.resume === null && pinsSession(parts) ? randomUUID() : null;
-    const before = [...modeArgs(def, ask.agent, ask.mode), ...ask.args];
+    const bridge = session !== undefined ? deps.agents.approvalArgs(ask.agent, ask.mode, session) : [];
+    const before = [...modeArgs(def, ask.agent, ask.mode), ...bridge, ...ask.args];
     const command = buildCommand(parts, { prompt: ask.prompt ?? undefined, before, session: ask.resume ?? pinned });
     if (which(command[0]!) === null) {
       throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
@@ -114,7 +115,7 @@ export function createStart(deps: StartDeps) {
 
   async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Session['kind']; built?: Built }): Promise<SessionRecord | null> {
     const { queued } = opts;
-    const { command, pinned, env: own } = opts.built ?? commandOf(ask);
+    const { command, pinned, env: own } = opts.built ?? commandOf(ask, id);
     const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id };
     const files = sessionFiles(deps.dataDir, id);
     const undo = async (pgid?: number) => {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import test from 'node:test';
-import { agentModes, agentsOf, BUILTIN_AGENTS, buildCommand, modeArgs, pinsSession } from '../../daemon/agents/agents.ts';
+import { agentModes, agentsOf, APPROVAL_TOOL, BUILTIN_AGENTS, buildCommand, modeArgs, pinsSession } from '../../daemon/agents/agents.ts';
 import { GroveError } from '../../daemon/errors.ts';
+import { ROOT } from '../../daemon/runtime/root.ts';
 import { SettingsError } from '../../daemon/runtime/settings.ts';
 
 test('buildCommand: mode and request args just before {prompt} (before its --), the prompt as one argument, dropped with its -- when absent', () => {
@@ -85,4 +87,32 @@ test("agentsOf: the settings' agents, with the user's; a default_agent naming no
       return true;
     });
   }
+});
+
+test("approvals: claude in read and edit names grove's approval server for the session (its socket, this Node and package); full, other agents and a user's claude get nothing", () => {
+  const configFile = '/home/u/.config/grove/config.json';
+  const agents = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { mine: { command: ['mine', '{prompt}'] } } } });
+  for (const mode of ['read', 'edit'] as const) {
+    const args = agents.approvalArgs('claude', mode, 'sess-1');
+    assert.equal(args.length, 4);
+    assert.deepEqual([args[0], args[2], args[3]], ['--mcp-config', '--permission-prompt-tool', APPROVAL_TOOL]);
+    assert.equal(APPROVAL_TOOL, 'mcp__grove__approve');
+    const server = JSON.parse(args[1]!).mcpServers.grove;
+    assert.deepEqual(server, {
+      type: 'stdio',
+      command: process.execPath,
+      args: [path.join(ROOT, 'bin', 'grove.js'), 'approval-mcp', '--session', 'sess-1'],
+      env: { GROVE_SOCKET: '/tmp/g.sock' },
+    });
+  }
+  assert.deepEqual(agents.approvalArgs('claude', 'full', 'sess-1'), [], 'full allows all by itself');
+  for (const name of ['codex', 'gemini', 'copilot', 'qwen', 'mine']) assert.deepEqual(agents.approvalArgs(name, 'edit', 'sess-1'), [], name);
+  assert.deepEqual(Object.fromEntries(agents.list().map((a) => [a.name, a.approvals])).claude, true);
+  assert.equal(agents.list().filter((a) => a.approvals).length, 1, 'claude only');
+  // A user's own `claude` is their command: grove adds nothing to it.
+  const own = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { claude: { command: ['claude', '-p', '{prompt}'] } } } });
+  assert.deepEqual(own.approvalArgs('claude', 'edit', 'sess-1'), []);
+  assert.equal(own.list().find((a) => a.name === 'claude')!.approvals, false);
+  // Without a socket (no daemon), nothing to name.
+  assert.deepEqual(agentsOf({ configFile, config: {} }).approvalArgs('claude', 'edit', 'sess-1'), []);
 });

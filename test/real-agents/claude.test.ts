@@ -11,10 +11,12 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test, type TestContext } from 'node:test';
-import { addProject, DAEMON_ENTRY, ROOT, startDaemon } from '../helpers/daemon.ts';
+import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
+import { addProject, DAEMON_ENTRY, ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { claudeModelEnv, startModelServer, toolNames, toolResults, type Turn } from '../helpers/model-server.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 
 // The CLI, installed once for this file's tests (before the first) into a folder removed after
 // the last.
@@ -42,6 +44,7 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   const d = await startDaemon(t, { env });
   const agents = (await d.socket('GET', '/api/agents')).json;
   assert.equal(agents.find((a: any) => a.name === 'claude').available, true);
+  assert.deepEqual(agents.filter((a: any) => a.approvals).map((a: any) => a.name), ['claude'], 'the built-in claude asks through grove');
 
   const project = await addProject(d, makeRepo(t));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'claude' } })).json;
@@ -49,7 +52,14 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   assert.equal(r.status, 201, r.text);
   const id = r.json.agent_session_id;
   assert.match(id, /^[0-9a-f-]{36}$/);
-  assert.deepEqual(r.json.command, ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', id, '--permission-mode', 'acceptEdits', '--', '- say hello']);
+  // In edit (and read), grove's approval server is Claude Code's permission prompt tool.
+  const bridge = (session: string) => [
+    '--mcp-config',
+    JSON.stringify({ mcpServers: { grove: { type: 'stdio', command: process.execPath, args: [DAEMON_ENTRY, 'approval-mcp', '--session', session], env: { GROVE_SOCKET: d.socketPath } } } }),
+    '--permission-prompt-tool',
+    'mcp__grove__approve',
+  ];
+  assert.deepEqual(r.json.command, ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', id, '--permission-mode', 'acceptEdits', ...bridge(r.json.id), '--', '- say hello']);
   await waitSessionEnd(d, r.json.id);
   const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
   assert.equal(s.status, 'failed');
@@ -88,7 +98,7 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   // A follow-up: Claude Code's resume command with the captured id, the mode again, the prompt as text.
   const f = await d.tcp('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: '- and now?' } });
   assert.equal(f.status, 201, f.text);
-  assert.deepEqual(f.json.command, ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', id, '--permission-mode', 'acceptEdits', '--', '- and now?']);
+  assert.deepEqual(f.json.command, ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', id, '--permission-mode', 'acceptEdits', ...bridge(f.json.id), '--', '- and now?']);
   assert.equal(f.json.conversation_id, r.json.id);
   await waitSessionEnd(d, f.json.id);
   const fLines = await allLines(d, f.json.id);
@@ -100,6 +110,7 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   if (process.getuid?.() === 0) {
     const full = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claude', prompt: 'hi', mode: 'full' } });
     assert.ok(full.json.command.includes('bypassPermissions'));
+    assert.ok(!full.json.command.includes('--permission-prompt-tool'), 'full asks nothing');
     await waitSessionEnd(d, full.json.id);
     assert.equal((await d.socket('GET', `/api/sessions/${full.json.id}`)).json.status, 'failed');
     const said = (await allLines(d, full.json.id)).map((l) => l.text).join('\n');
@@ -129,8 +140,15 @@ test('claude mcp add grove -- grove mcp: the real Claude Code takes grove\'s MCP
 
 // grove runs the real Claude Code in a new task against a scripted model (test/helpers/
 // model-server.ts): the session's end, its worktree, its stdout events and what the CLI sent the model.
-// The script may be a function of the worktree, for tools that take absolute paths.
-async function scripted(t: TestContext, script: Turn[] | ((worktree: string) => Turn[]), body: { mode: string; args?: string[] }, extraEnv: Record<string, string> = {}) {
+// The script may be a function of the worktree, for tools that take absolute paths. `agent`
+// `bare` is the built-in's command as a user's agent, without grove's approval server: what
+// Claude Code does by itself. `during` runs while the session does (to answer its approvals).
+interface ScriptedOptions {
+  agent?: 'claude' | 'bare';
+  grove?: Record<string, unknown>;
+  during?: (d: TestDaemon, sessionId: string, worktree: string) => Promise<void>;
+}
+async function scripted(t: TestContext, script: Turn[] | ((worktree: string) => Turn[]), body: { mode: string; args?: string[] }, extraEnv: Record<string, string> = {}, opts: ScriptedOptions = {}) {
   // The server reads its script as requests come: the turns are filled in once the worktree is known.
   const turns: Turn[] = [];
   const m = await startModelServer(t, turns);
@@ -139,19 +157,22 @@ async function scripted(t: TestContext, script: Turn[] | ((worktree: string) => 
   // machine's root is one (docs/agents.md says what a real root user sees).
   const sandbox = process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {};
   const env = { PATH: `${claudeBin()}:${process.env.PATH}`, HOME: home, CLAUDE_CODE_OAUTH_TOKEN: undefined, ...claudeModelEnv(m.url), ...sandbox, ...extraEnv };
-  const d = await startDaemon(t, { env });
-  const project = await addProject(d, makeRepo(t, { files: { 'README.md': '# fixture\n' } }));
+  const d = await startDaemon(t, { env, config: { agents: { bare: BUILTIN_AGENTS.claude } } });
+  const files = { 'README.md': '# fixture\n', ...(opts.grove ? { '.grove.json': JSON.stringify(opts.grove) } : {}) };
+  const project = await addProject(d, makeRepo(t, { files }));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'scripted' } })).json;
   const worktree = path.resolve(project.path, task.worktree_path);
   turns.push(...(typeof script === 'function' ? script(worktree) : script));
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claude', prompt: 'do the scripted thing', ...body } });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: opts.agent ?? 'claude', prompt: 'do the scripted thing', ...body } });
   assert.equal(r.status, 201, r.text);
+  await opts.during?.(d, r.json.id, worktree);
   await waitSessionEnd(d, r.json.id);
   const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
   const lines = await allLines(d, r.json.id);
   const said = lines.map((l) => l.text).join('\n');
   const events = lines.filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
-  return { m, s, said, result: events.at(-1), worktree };
+  const approvals = (await d.socket('GET', `/api/approvals?session_id=${r.json.id}`)).json;
+  return { m, d, s, said, result: events.at(-1), worktree, approvals };
 }
 
 // A Bash call the model makes. `touch` is one of the file commands Claude Code's acceptEdits
@@ -178,8 +199,8 @@ test('full mode: the real Claude Code runs scripted Bash calls (one edit mode wo
   assert.equal(run.s.result.output_tokens, run.result.usage.output_tokens);
 });
 
-test('edit mode: Claude Code runs `touch` in the worktree but itself denies `sh -c …` (the model is told, the result lists it in permission_denials)', async (t) => {
-  const run = await scripted(t, [touch('ran.txt'), shTouch('denied.txt'), { text: 'I could not run the second.' }], { mode: 'edit' });
+test('edit mode without grove\'s bridge (a user\'s agent): Claude Code runs `touch` in the worktree but itself denies `sh -c …` (the model is told, the result lists it in permission_denials)', async (t) => {
+  const run = await scripted(t, [touch('ran.txt'), shTouch('denied.txt'), { text: 'I could not run the second.' }], { mode: 'edit' }, {}, { agent: 'bare' });
   assert.equal(run.s.status, 'exited', run.said);
   assert.equal(run.s.exit_code, 0);
   assert.ok(existsSync(path.join(run.worktree, 'ran.txt')), 'acceptEdits lets a file command run');
@@ -233,7 +254,7 @@ test('edit mode with an MCP permission prompt tool: it gets {tool_name, input, t
     { behavior: 'allow', updatedInput: { command: 'sh -c "touch updated.txt"', description: 'Run it' } },
     { behavior: 'deny', message: deny },
   ]);
-  const run = await scripted(t, [touch('plain.txt'), shTouch('asked.txt'), shTouch('denied.txt'), { text: 'One ran, one was refused.' }], { mode: 'edit', args: permit.args });
+  const run = await scripted(t, [touch('plain.txt'), shTouch('asked.txt'), shTouch('denied.txt'), { text: 'One ran, one was refused.' }], { mode: 'edit', args: permit.args }, {}, { agent: 'bare' });
   assert.equal(run.s.status, 'exited', run.said);
   const [plain, asked, denied] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
   // What acceptEdits allows by itself is not asked about.
@@ -257,7 +278,7 @@ test('edit mode with an MCP permission prompt tool: it gets {tool_name, input, t
 
 test('an MCP permission prompt tool that answers allow without updatedInput, or not within the server\'s timeout: the call fails as a tool error, nothing runs, and permission_denials stays empty', async (t) => {
   const permit = permitArgs(t, [{ behavior: 'allow' }, 'hang'], 2000);
-  const run = await scripted(t, [shTouch('bare.txt'), shTouch('slow.txt'), { text: 'Neither ran.' }], { mode: 'edit', args: permit.args });
+  const run = await scripted(t, [shTouch('bare.txt'), shTouch('slow.txt'), { text: 'Neither ran.' }], { mode: 'edit', args: permit.args }, {}, { agent: 'bare' });
   assert.equal(run.s.status, 'exited', run.said);
   assert.equal(permit.calls().length, 2);
   const [bare, slow] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
@@ -276,7 +297,7 @@ test('AskUserQuestion goes to the MCP permission prompt tool: allow with updated
     { behavior: 'allow', updatedInput: { questions, answers: { 'Which color?': 'green, actually' } } },
     { behavior: 'deny', message: 'no answer from the person (test)' },
   ]);
-  const run = await scripted(t, [ask, ask, { text: 'Green it is.' }], { mode: 'edit', args: permit.args });
+  const run = await scripted(t, [ask, ask, { text: 'Green it is.' }], { mode: 'edit', args: permit.args }, {}, { agent: 'bare' });
   assert.equal(run.s.status, 'exited', run.said);
   const [answered, refused] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
   assert.deepEqual(permit.calls(), [
@@ -355,7 +376,7 @@ test('a PreToolUse hook given with --settings: it gets the call, allow runs it, 
   const hook = [{ matcher: '*', hooks: [{ type: 'command', command: `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(ROOT, 'test', 'fixtures', 'permit-hook.mjs'))}` }] }];
   const settings = { hooks: { PreToolUse: hook, PermissionRequest: hook } };
   const answers = [decide('allow', 'the hook allows it'), decide('deny', 'hook says no (test)'), decide('ask', 'the hook asks')];
-  const run = await scripted(t, [shTouch('allowed.txt'), shTouch('denied.txt'), shTouch('asked.txt'), { text: 'done.' }], { mode: 'edit', args: ['--settings', JSON.stringify(settings)] }, { PERMIT_LOG: log, PERMIT_ANSWERS: JSON.stringify(answers) });
+  const run = await scripted(t, [shTouch('allowed.txt'), shTouch('denied.txt'), shTouch('asked.txt'), { text: 'done.' }], { mode: 'edit', args: ['--settings', JSON.stringify(settings)] }, { PERMIT_LOG: log, PERMIT_ANSWERS: JSON.stringify(answers) }, { agent: 'bare' });
   assert.equal(run.s.status, 'exited', run.said);
   const [allowed, denied, asked] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
   const events = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -373,4 +394,63 @@ test('a PreToolUse hook given with --settings: it gets the call, allow runs it, 
   assert.deepEqual([asked!.is_error, asked!.text], [true, 'the hook asks']);
   assert.ok(!toolNames(run.m.turns()[0]!).includes('AskUserQuestion'));
   assert.deepEqual(run.result.permission_denials.map((d: any) => d.tool_use_id), [denied!.tool_use_id, asked!.tool_use_id], 'both refusals are listed');
+});
+
+// grove's own bridge (DESIGN §15): the built-in in edit names `grove approval-mcp` as its
+// permission prompt tool, so what acceptEdits would refuse becomes a pending approval.
+async function pendingOf(d: TestDaemon, sessionId: string): Promise<any> {
+  return until(async () => (await d.socket('GET', `/api/approvals?status=pending&session_id=${sessionId}`)).json[0], 'a pending approval', 120_000);
+}
+
+test('grove bridge, edit: `sh -c "touch asked.txt"` is a pending approval with the whole command; allowed, it runs and the session exits', async (t) => {
+  let seen: any;
+  const run = await scripted(t, [shTouch('asked.txt'), { text: 'It ran.' }], { mode: 'edit' }, {}, {
+    during: async (d, id, worktree) => {
+      seen = await pendingOf(d, id);
+      assert.equal((await d.socket('GET', `/api/sessions/${id}`)).json.waiting, 'approval');
+      assert.ok(!existsSync(path.join(worktree, 'asked.txt')), 'nothing ran while it waits');
+      const r = await d.socket('POST', `/api/approvals/${seen.id}`, { body: { nonce: seen.nonce, decision: 'allow' } });
+      assert.equal(r.status, 200, r.text);
+    },
+  });
+  assert.deepEqual([seen.kind, seen.tool, seen.input], ['tool', 'Bash', { command: 'sh -c "touch asked.txt"', description: 'Run it' }]);
+  const [asked] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  assert.equal(seen.key, asked!.tool_use_id, "the approval's key is Claude Code's tool-use id");
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.equal(run.s.exit_code, 0);
+  assert.ok(existsSync(path.join(run.worktree, 'asked.txt')), 'the allowed command ran in the worktree');
+  assert.equal(asked!.is_error, false, asked!.text);
+  assert.deepEqual(run.result.permission_denials, []);
+  assert.deepEqual(run.approvals.map((a: any) => a.status), ['allowed']);
+  assert.ok(!toolNames(run.m.turns()[0]!).some((name) => name.startsWith('mcp__grove')), 'the prompt tool is not offered to the model');
+});
+
+test('grove bridge, edit: denied with a message, the command does not run and the model gets the message verbatim', async (t) => {
+  const message = 'not in this task (test)';
+  const run = await scripted(t, [shTouch('denied.txt'), { text: 'Refused, fine.' }], { mode: 'edit' }, {}, {
+    during: async (d, id) => {
+      const a = await pendingOf(d, id);
+      const r = await d.socket('POST', `/api/approvals/${a.id}`, { body: { nonce: a.nonce, decision: 'deny', message } });
+      assert.equal(r.status, 200, r.text);
+    },
+  });
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.ok(!existsSync(path.join(run.worktree, 'denied.txt')));
+  const [denied] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  assert.deepEqual(denied, { tool_use_id: denied!.tool_use_id, is_error: true, text: message }, "the model's next request carries the message");
+  assert.deepEqual(run.result.permission_denials, [{ tool_name: 'Bash', tool_use_id: denied!.tool_use_id, tool_input: { command: 'sh -c "touch denied.txt"', description: 'Run it' } }]);
+  assert.deepEqual(run.approvals.map((a: any) => [a.status, a.reason]), [['denied', message]]);
+});
+
+test("grove bridge, edit: an `allow` rule in .grove.json lets the command run with no pending approval", async (t) => {
+  const rule = 'Bash(sh -c "touch ruled.txt")';
+  const run = await scripted(t, [shTouch('ruled.txt'), { text: 'It ran.' }], { mode: 'edit' }, {}, { grove: { allow: [rule] } });
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.ok(existsSync(path.join(run.worktree, 'ruled.txt')));
+  assert.deepEqual(run.result.permission_denials, []);
+  // Asked and allowed at once by the rule: recorded, never pending.
+  assert.deepEqual(run.approvals.map((a: any) => [a.status, a.tool, a.input.command]), [['allowed', 'Bash', 'sh -c "touch ruled.txt"']]);
+  assert.match(run.approvals[0].reason, /touch ruled\.txt/);
+  const events = (await run.d.socket('GET', `/api/events?task_id=${run.s.task_id}`)).json.events.map((e: any) => e.type);
+  assert.ok(!events.includes('approval.requested'), events.join(' '));
 });
