@@ -73,7 +73,7 @@ test('modes: an agent without modes has edit only; a mode it does not list is MO
 });
 
 test("agentsOf: the settings' agents, with the user's; a default_agent naming none of them is a SettingsError naming the file", () => {
-  const configFile = '/home/u/.config/grove/config.json';
+  const configFile = '/users/u/.config/grove/config.json';
   const agents = agentsOf({ configFile, config: { agents: { mine: { command: ['mine', '{prompt}'] } }, default_agent: 'mine' } });
   assert.equal(agents.has('mine'), true);
   assert.equal(agents.has('codex'), true);
@@ -90,7 +90,7 @@ test("agentsOf: the settings' agents, with the user's; a default_agent naming no
 });
 
 test("approvals: claude in read and edit names grove's approval server for the session (its socket, this Node and package); full, other agents and a user's claude get nothing", () => {
-  const configFile = '/home/u/.config/grove/config.json';
+  const configFile = '/users/u/.config/grove/config.json';
   const agents = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { mine: { command: ['mine', '{prompt}'] } } } });
   for (const mode of ['read', 'edit'] as const) {
     const args = agents.approvalArgs('claude', mode, 'sess-1');

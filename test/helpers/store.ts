@@ -67,10 +67,10 @@ export async function addTask(t: TestContext, s: TestStore, status: Task['status
   const dir = makeTempDir(t);
   const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: path.basename(dir), path: dir });
   const id = randomUUID();
-  const worktree = '.grove/worktrees/work/';
+  const worktree = '.grove/worktrees/job/';
   mkdirSync(path.join(project.path, worktree), { recursive: true });
   await s.store.db.query(
-    `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status) VALUES ($1, $2, 'work', 'grove/work', $3, 'main', 'HEAD', $4)`,
+    `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status) VALUES ($1, $2, 'job', 'grove/job', $3, 'main', 'HEAD', $4)`,
     [id, project.id, worktree, status],
   );
   return s.getTask(id);

@@ -26,7 +26,7 @@ function task(ports: Record<string, number>): Task {
 }
 
 test('the daemon environment, then the project env, then the GROVE_* values', () => {
-  const env = taskEnv(project, task({}), { env: { FOO: 'from-config', HOME: '/elsewhere' } }, { FOO: 'from-daemon', HOME: '/home/u', KEEP: '1' });
+  const env = taskEnv(project, task({}), { env: { FOO: 'from-config', HOME: '/elsewhere' } }, { FOO: 'from-daemon', HOME: '/users/u', KEEP: '1' });
   assert.equal(env.FOO, 'from-config');
   assert.equal(env.HOME, '/elsewhere');
   assert.equal(env.KEEP, '1');

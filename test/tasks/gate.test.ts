@@ -60,5 +60,5 @@ test('sessions: a queued follow-up whose turn comes once the task\'s archive has
     return !service.isBusy(rec) && rec;
   }, 'the follow-up to end');
   assert.deepEqual([follow.status, follow.pid], ['killed', null], 'cancelled, never started');
-  assert.deepEqual((await service.lines(follow.id, 0, 10)).lines.map((l) => l.text), [`grove: cancelled: task work is being archived; nothing starts on it`]);
+  assert.deepEqual((await service.lines(follow.id, 0, 10)).lines.map((l) => l.text), [`grove: cancelled: task job is being archived; nothing starts on it`]);
 });

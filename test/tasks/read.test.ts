@@ -10,13 +10,13 @@ import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { openTestStore } from '../helpers/store.ts';
 
-const WORKTREE = '.grove/worktrees/work/';
+const WORKTREE = '.grove/worktrees/job/';
 
 function stored(status: StoredTask['status']): StoredTask {
   return {
     id: randomUUID(),
-    name: 'work',
-    branch: 'grove/work',
+    name: 'job',
+    branch: 'grove/job',
     worktree_path: WORKTREE,
     status,
     project_id: randomUUID(),
@@ -53,7 +53,7 @@ test('the store records each task event with the view it is given; the reader lo
   const tasks = tasksTable(s.store.db, s.events, withPresence);
   const read = createTaskReader({ tasks, getProject: s.getProject });
   const id = randomUUID();
-  await tasks.insert({ id, project_id: project.id, name: 'work', branch: 'grove/work', worktree_path: WORKTREE, base: 'main', base_commit: 'b'.repeat(40), status: 'setting_up' }, {});
+  await tasks.insert({ id, project_id: project.id, name: 'job', branch: 'grove/job', worktree_path: WORKTREE, base: 'main', base_commit: 'b'.repeat(40), status: 'setting_up' }, {});
   mkdirSync(path.join(dir, WORKTREE), { recursive: true });
   assert.equal(await tasks.setStatus(id, 'ready', 'setting_up'), true);
   const events = (await s.events.page({ task_id: id }, 0, 10)).map((e) => [e.type, (e.data as Task).worktree_missing]);
