@@ -2,16 +2,12 @@
 // docs/agents.md "Approvals"), an MCP server over stdio with one tool, `approve`. Each call Claude
 // Code's mode would refuse is asked through the daemon's ask API (keyed by the tool-use id, so
 // asking again after a lost answer finds the same approval) and answered with its verdict.
-import { setTimeout as delay } from 'node:timers/promises';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Approval, ApprovalVerdict } from '../../schemas/approval.ts';
-import { MAX_WAIT_S } from '../../schemas/approval.ts';
-import { CliError, EXIT, type Client } from '../cli/client.ts';
+import type { ApprovalVerdict } from '../../schemas/approval.ts';
+import { decide } from '../bridges/ask.ts';
+import { CliError, type Client } from '../cli/client.ts';
 import { serveStdio } from './server.ts';
-
-// Between two tries while the daemon does not answer (it restarts): the question stays asked.
-const RETRY_MS = 500;
 
 const INPUT = {
   type: 'object',
@@ -33,37 +29,6 @@ export function answerOf(tool: string, input: Record<string, unknown>, verdict: 
   return { behavior: 'allow', updatedInput: { ...input, answers } };
 }
 
-// Whether `err` says the daemon went away (not running, or its socket closed under a request:
-// EPIPE on a kept-alive connection as it stops) rather than refused.
-function gone(err: unknown): boolean {
-  if (err instanceof CliError) return err.exitCode === EXIT.NO_DAEMON;
-  return typeof (err as NodeJS.ErrnoException).code === 'string';
-}
-
-// `fn` tried again while the daemon is not there; an API refusal goes through.
-async function retrying<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!gone(err) || signal.aborted) throw err;
-      await delay(RETRY_MS, undefined, { signal });
-    }
-  }
-}
-
-// Asks the daemon about one call and waits for its verdict, across daemon restarts.
-export async function decide(api: Client, session: string, call: { tool_name: string; input: Record<string, unknown>; tool_use_id: string }, signal: AbortSignal): Promise<ApprovalVerdict> {
-  const kind = call.tool_name === 'AskUserQuestion' ? 'question' : 'tool';
-  const body = { key: call.tool_use_id, kind, tool: call.tool_name, input: call.input };
-  let approval = await retrying(() => api.call<Approval>('POST', `/api/sessions/${encodeURIComponent(session)}/approvals`, body), signal);
-  while (approval.verdict === null) {
-    const id = approval.id;
-    approval = await retrying(() => api.call<Approval>('GET', `/api/approvals/${encodeURIComponent(id)}?wait=${MAX_WAIT_S}`), signal);
-  }
-  return approval.verdict;
-}
-
 export function createPermitServer(opts: { api: Client; session: string; version: string }): Server {
   const server = new Server({ name: 'grove', version: opts.version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -78,7 +43,8 @@ export function createPermitServer(opts: { api: Client; session: string; version
     // Without Claude Code's id a call cannot be found again: the request's own id stands in.
     const key = typeof args.tool_use_id === 'string' && args.tool_use_id !== '' ? args.tool_use_id : `mcp-${String(extra.requestId)}`;
     try {
-      const verdict = await decide(opts.api, opts.session, { tool_name: tool, input, tool_use_id: key }, extra.signal);
+      const kind = tool === 'AskUserQuestion' ? 'question' : 'tool';
+      const verdict = await decide(opts.api, opts.session, { key, kind, tool, input }, extra.signal);
       return text(answerOf(tool, input, verdict));
     } catch (err) {
       // Grove could not ask (the session ended, a malformed call): the call is refused, saying why.

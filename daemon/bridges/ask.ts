@@ -1,0 +1,47 @@
+// What every approval bridge (DESIGN §15) shares: one call of an agent asked through the daemon's
+// ask API, keyed so that asking again after a lost answer (a daemon restart) finds the same
+// approval, and its verdict waited for by long polls.
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Approval, ApprovalVerdict } from '../../schemas/approval.ts';
+import { MAX_WAIT_S } from '../../schemas/approval.ts';
+import { CliError, EXIT, type Client } from '../cli/client.ts';
+
+// Between two tries while the daemon does not answer (it restarts): the question stays asked.
+const RETRY_MS = 500;
+
+// Whether `err` says the daemon went away (not running, or its socket closed under a request:
+// EPIPE on a kept-alive connection as it stops) rather than refused.
+export function gone(err: unknown): boolean {
+  if (err instanceof CliError) return err.exitCode === EXIT.NO_DAEMON;
+  return typeof (err as NodeJS.ErrnoException).code === 'string';
+}
+
+// `fn` tried again while the daemon is not there; an API refusal goes through.
+export async function retrying<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!gone(err) || signal.aborted) throw err;
+      await delay(RETRY_MS, undefined, { signal });
+    }
+  }
+}
+
+// Asks the daemon about one call and waits for its verdict, across daemon restarts. `key` is the
+// agent's own id of the call (a tool-use id, a JSON-RPC request id with its session's).
+export interface Ask {
+  key: string;
+  kind: 'tool' | 'question';
+  tool: string;
+  input: Record<string, unknown>;
+}
+
+export async function decide(api: Client, session: string, ask: Ask, signal: AbortSignal): Promise<ApprovalVerdict> {
+  let approval = await retrying(() => api.call<Approval>('POST', `/api/sessions/${encodeURIComponent(session)}/approvals`, ask), signal);
+  while (approval.verdict === null) {
+    const id = approval.id;
+    approval = await retrying(() => api.call<Approval>('GET', `/api/approvals/${encodeURIComponent(id)}?wait=${MAX_WAIT_S}`), signal);
+  }
+  return approval.verdict;
+}
