@@ -6,14 +6,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
-import { agentHome, gate, readSse, readyTaskOn, sharedAgentDaemon } from '../helpers/sessions.ts';
+import { AGENT, agentHome, gate, readSse, readyTaskOn, sharedAgentDaemon } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
 const USER_RULES = ['Bash(git status)'];
 // A hook on both approval events appends each event (its JSON on stdin) to a file of the home.
 const HOOK_LOG = 'approval-hooks.jsonl';
 const HOOK = { on: ['approval.requested', 'approval.decided'], command: ['sh', '-c', `cat >> "$GROVE_HOME/${HOOK_LOG}"; echo >> "$GROVE_HOME/${HOOK_LOG}"`] };
-const daemon = sharedAgentDaemon({ allow: USER_RULES, hooks: [HOOK] });
+// `resumable`: the fixture agent with a pinned session id, so that a follow-up can resume it.
+const RESUMABLE = [AGENT, 'echo:{session}', '{prompt}'];
+const daemon = sharedAgentDaemon({ allow: USER_RULES, hooks: [HOOK], agents: { resumable: { command: RESUMABLE, resume: RESUMABLE } } });
 
 // A running session of the fixture agent in a project of its own (with `grove` as its
 // .grove.json), held until the test ends.
@@ -195,6 +197,29 @@ test('remember session allows that command again in the session only; remember p
   assert.equal((await ask(d, third.id, { key: 'toolu_e2', tool: 'MultiEdit', input: { file_path: 'b.ts' } })).json.status, 'allowed', 'Edit covers MultiEdit');
   const elsewhere = await running(t, { d });
   assert.equal((await ask(d, elsewhere.s.id, { key: 'toolu_e3', tool: 'Edit', input: { file_path: 'a.ts' } })).json.status, 'pending', 'another project asks');
+});
+
+test("remember session holds in the session's follow-ups (the agent's session they resume), not in another conversation of the task", async (t) => {
+  const on = await readyTaskOn(await daemon(), t, {});
+  const { d, task } = on;
+  const g = gate(t);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'resumable', prompt: `wait:${g.path}` } });
+  assert.equal(r.status, 201, r.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${r.json.id}`).catch(() => {}));
+  const first = (await ask(d, r.json.id, bash('make check'))).json;
+  assert.equal((await decide(d, first.id, { nonce: first.nonce, decision: 'allow', remember: 'session' })).status, 200);
+  // A follow-up, queued behind the first turn, runs once it ends.
+  const g2 = gate(t);
+  const f = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: `wait:${g2.path}` } });
+  assert.equal(f.status, 202, f.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${f.json.id}`).catch(() => {}));
+  g.release();
+  await until(async () => (await d.socket('GET', `/api/sessions/${f.json.id}`)).json.status === 'running', 'the follow-up running');
+  const again = (await ask(d, f.json.id, bash('make check'))).json;
+  assert.equal(again.status, 'allowed', 'the follow-up resumes the same agent session');
+  assert.equal(again.reason, 'allowed by the rule Bash(make check)');
+  const other = await startHeld(t, d, task.id);
+  assert.equal((await ask(d, other.id, bash('make check'))).json.status, 'pending', 'a new conversation asks');
 });
 
 test('a question: never allowed by a rule, answered with text', async (t) => {
