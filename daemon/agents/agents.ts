@@ -142,15 +142,21 @@ export const APPROVAL_TOOL = 'mcp__grove__approve';
 // The built-ins that ask through grove, and in which modes: `full` allows all by itself.
 const APPROVAL_MODES: Readonly<Record<string, readonly Mode[]>> = { claude: ['read', 'edit'] };
 
+// How long Claude Code lets one call of grove's approval server run (its per-server `timeout`, in
+// ms): past it the model gets a tool error, neither an allow nor a denial. The largest delay a JS
+// timer takes (about 24.8 days), beyond every bound grove sets on a wait (`timeout_s` and
+// `approval_timeout_s` are at most 7 days), so grove's expiry or the session's end answers first.
+export const APPROVAL_TOOL_TIMEOUT_MS = 2 ** 31 - 1;
+
 // Claude Code's arguments naming grove's approval server for grove session `session`: this
-// package's own `grove` run by this Node, told the daemon's socket. No `timeout`: Claude Code's
-// default (about 28 h) bounds the wait (docs/decisions.md).
+// package's own `grove` run by this Node, told the daemon's socket.
 export function approvalArgs(socketPath: string, session: string): string[] {
   const server = {
     type: 'stdio',
     command: process.execPath,
     args: [path.join(ROOT, 'bin', 'grove.js'), 'approval-mcp', '--session', session],
     env: { GROVE_SOCKET: socketPath },
+    timeout: APPROVAL_TOOL_TIMEOUT_MS,
   };
   return ['--mcp-config', JSON.stringify({ mcpServers: { grove: server } }), '--permission-prompt-tool', APPROVAL_TOOL];
 }

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import test from 'node:test';
-import { agentModes, agentsOf, APPROVAL_TOOL, BUILTIN_AGENTS, buildCommand, modeArgs, pinsSession } from '../../daemon/agents/agents.ts';
+import { agentModes, agentsOf, APPROVAL_TOOL, APPROVAL_TOOL_TIMEOUT_MS, BUILTIN_AGENTS, buildCommand, modeArgs, pinsSession } from '../../daemon/agents/agents.ts';
 import { GroveError } from '../../daemon/errors.ts';
 import { ROOT } from '../../daemon/runtime/root.ts';
 import { SettingsError } from '../../daemon/runtime/settings.ts';
+import { ApprovalTimeoutS, TimeoutS } from '../../schemas/config.ts';
 
 test('buildCommand: mode and request args just before {prompt} (before its --), the prompt as one argument, dropped with its -- when absent', () => {
   const def = { command: ['tool', '-x', '--', '{prompt}', '--tail'] };
@@ -103,8 +104,14 @@ test("approvals: claude in read and edit names grove's approval server for the s
       command: process.execPath,
       args: [path.join(ROOT, 'bin', 'grove.js'), 'approval-mcp', '--session', 'sess-1'],
       env: { GROVE_SOCKET: '/tmp/g.sock' },
+      timeout: APPROVAL_TOOL_TIMEOUT_MS,
     });
   }
+  // A wait grove bounds never outlasts Claude Code's timeout of the call (a tool error); Claude
+  // Code's own default (about 28 h) is shorter than a session's longest bound.
+  const longest = Math.max(TimeoutS.maximum!, ApprovalTimeoutS.maximum!) * 1000;
+  assert.ok(APPROVAL_TOOL_TIMEOUT_MS > longest && longest > 28 * 3600 * 1000, `${APPROVAL_TOOL_TIMEOUT_MS} ms against ${longest} ms`);
+  assert.ok(APPROVAL_TOOL_TIMEOUT_MS <= 2 ** 31 - 1, 'a delay a JS timer takes as is');
   assert.deepEqual(agents.approvalArgs('claude', 'full', 'sess-1'), [], 'full allows all by itself');
   for (const name of ['codex', 'gemini', 'copilot', 'qwen', 'mine']) assert.deepEqual(agents.approvalArgs(name, 'edit', 'sess-1'), [], name);
   assert.deepEqual(Object.fromEntries(agents.list().map((a) => [a.name, a.approvals])).claude, true);

@@ -55,7 +55,7 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   // In edit (and read), grove's approval server is Claude Code's permission prompt tool.
   const bridge = (session: string) => [
     '--mcp-config',
-    JSON.stringify({ mcpServers: { grove: { type: 'stdio', command: process.execPath, args: [DAEMON_ENTRY, 'approval-mcp', '--session', session], env: { GROVE_SOCKET: d.socketPath } } } }),
+    JSON.stringify({ mcpServers: { grove: { type: 'stdio', command: process.execPath, args: [DAEMON_ENTRY, 'approval-mcp', '--session', session], env: { GROVE_SOCKET: d.socketPath }, timeout: 2 ** 31 - 1 } } }),
     '--permission-prompt-tool',
     'mcp__grove__approve',
   ];
