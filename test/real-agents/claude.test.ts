@@ -12,9 +12,9 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test, type TestContext } from 'node:test';
 import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
-import { addProject, DAEMON_ENTRY, ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { addProject, DAEMON_ENTRY, makeHome, ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
-import { claudeModelEnv, startModelServer, toolNames, toolResults, type Turn } from '../helpers/model-server.ts';
+import { claudeModelEnv, startModelServer, toolNames, toolResults, type ModelServer, type Turn } from '../helpers/model-server.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
@@ -453,4 +453,203 @@ test("grove bridge, edit: an `allow` rule in .grove.json lets the command run wi
   assert.match(run.approvals[0].reason, /touch ruled\.txt/);
   const events = (await run.d.socket('GET', `/api/events?task_id=${run.s.task_id}`)).json.events.map((e: any) => e.type);
   assert.ok(!events.includes('approval.requested'), events.join(' '));
+});
+
+// The bridge's cases below share one scripted model server and one daemon (the CLI is installed
+// once, above): each test appends its turns to the one script, in a project of its own, and reads
+// the requests from where it began. The restart test runs its own daemon on that server.
+const script: Turn[] = [];
+const sharedCleanups: Array<() => unknown> = [];
+after(async () => {
+  for (const fn of sharedCleanups.reverse()) await fn();
+});
+const fileScope = { after: (fn: () => unknown) => void sharedCleanups.push(fn) };
+let shared: Promise<{ m: ModelServer; d: TestDaemon; env: Record<string, string | undefined> }> | null = null;
+function bridgeDaemon() {
+  return (shared ??= (async () => {
+    const m = await startModelServer(fileScope, script);
+    const env = { PATH: `${claudeBin()}:${process.env.PATH}`, HOME: makeTempDir(fileScope, 'grove-claude-home-'), CLAUDE_CODE_OAUTH_TOKEN: undefined, ...claudeModelEnv(m.url) };
+    return { m, env, d: await startDaemon(fileScope, { env }) };
+  })());
+}
+
+// A task of its own project (with `grove` as its .grove.json) on `d`.
+async function taskOn(t: TestContext, d: TestDaemon, grove?: Record<string, unknown>, project?: any) {
+  const files = { 'README.md': '# fixture\n', ...(grove ? { '.grove.json': JSON.stringify(grove) } : {}) };
+  const p = project ?? (await addProject(d, makeRepo(t, { files })));
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: p.id, name: 'bridged' } })).json;
+  assert.equal(task.status, 'ready', JSON.stringify(task));
+  return { project: p, task, worktree: path.resolve(p.path, task.worktree_path) };
+}
+
+// A session's process group is killed after the test, whatever became of its daemon: a test
+// that fails while Claude Code waits on an approval leaves nothing running.
+async function reapAfter(t: TestContext, d: TestDaemon, id: string): Promise<void> {
+  const pid = await until(async () => (await d.socket('GET', `/api/sessions/${id}`)).json.pid, "the session's process", 60_000);
+  t.after(() => {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+}
+
+// One turn of the built-in claude on the shared model server: `turns` are what the model says,
+// `start` starts the session (a new one, or a follow-up) and `during` runs while it does.
+async function bridged(t: TestContext, d: TestDaemon, m: ModelServer, turns: Turn[], start: () => Promise<any>, during?: (sessionId: string) => Promise<void>) {
+  // A test that failed midway may have left turns unread: they are not this test's.
+  script.length = m.turns().length;
+  script.push(...turns);
+  const from = m.requests.length;
+  const r = await start();
+  assert.ok(r.status === 201 || r.status === 202, r.text);
+  await reapAfter(t, d, r.json.id);
+  await during?.(r.json.id);
+  await waitSessionEnd(d, r.json.id);
+  const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
+  const said = (await allLines(d, r.json.id)).map((l) => l.text).join('\n');
+  const approvals = (await d.socket('GET', `/api/approvals?session_id=${r.json.id}`)).json;
+  const results = m.requests.slice(from).filter((q) => q.turn !== null).slice(1).map((q) => toolResults(q)[0]!);
+  return { s, said, approvals, results };
+}
+const newSession = (d: TestDaemon, taskId: string, body: Record<string, unknown> = {}) => () => d.socket('POST', `/api/tasks/${taskId}/sessions`, { body: { agent: 'claude', prompt: 'do the scripted thing', mode: 'edit', ...body } });
+const allow = async (d: TestDaemon, a: any, more: Record<string, unknown> = {}) => {
+  const r = await d.socket('POST', `/api/approvals/${a.id}`, { body: { nonce: a.nonce, decision: 'allow', ...more } });
+  assert.equal(r.status, 200, r.text);
+};
+// The approval.requested events of session `s`: none for what a rule allowed.
+const requested = async (d: TestDaemon, s: any) => (await d.socket('GET', `/api/events?task_id=${s.task_id}`)).json.events.filter((e: any) => e.type === 'approval.requested' && e.session_id === s.id);
+
+test('grove bridge, edit: the daemon restarts while Claude Code waits on an approval; after it the same approval is pending, allowed, the command runs and the session ends 0', async (t) => {
+  const { m, env } = await bridgeDaemon();
+  const home = makeHome(t);
+  const d1 = await startDaemon(t, { home, env });
+  const { task, worktree } = await taskOn(t, d1);
+  script.length = m.turns().length;
+  script.push(shTouch('restarted.txt'), { text: 'It ran.' });
+  const r = await newSession(d1, task.id)();
+  assert.equal(r.status, 201, r.text);
+  await reapAfter(t, d1, r.json.id);
+  const asked = await pendingOf(d1, r.json.id);
+  await d1.stop();
+
+  const d2 = await startDaemon(t, { home, env });
+  const again = (await d2.socket('GET', `/api/approvals/${asked.id}`)).json;
+  assert.deepEqual([again.status, again.nonce], ['pending', asked.nonce], 'still pending, its nonce kept');
+  assert.equal((await d2.socket('GET', `/api/sessions/${r.json.id}`)).json.waiting, 'approval');
+  assert.ok(!existsSync(path.join(worktree, 'restarted.txt')), 'nothing ran while it waits');
+  await allow(d2, again);
+  await waitSessionEnd(d2, r.json.id);
+  const s = (await d2.socket('GET', `/api/sessions/${r.json.id}`)).json;
+  assert.equal(s.status, 'exited', (await allLines(d2, r.json.id)).map((l) => l.text).join('\n'));
+  assert.equal(s.exit_code, 0);
+  assert.ok(existsSync(path.join(worktree, 'restarted.txt')), 'the allowed command ran');
+  const approvals = (await d2.socket('GET', `/api/approvals?session_id=${r.json.id}`)).json;
+  assert.deepEqual(approvals.map((a: any) => [a.id, a.status]), [[asked.id, 'allowed']], 'the bridge found the same approval by its key');
+  const ran = toolResults(m.turns().at(-1)!)[0]!;
+  assert.deepEqual([ran.tool_use_id, ran.is_error], [asked.key, false], ran.text);
+  assert.equal(s.result.text, 'It ran.');
+});
+
+test('grove bridge, edit: approval_timeout_s 2 expires the approval; the model is told "no decision within 2 s", never a refusal by the person, and nothing runs', async (t) => {
+  const { d, m } = await bridgeDaemon();
+  const { task, worktree } = await taskOn(t, d);
+  const run = await bridged(t, d, m, [shTouch('late.txt'), { text: 'No answer came.' }], newSession(d, task.id, { approval_timeout_s: 2 }));
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.deepEqual(run.approvals.map((a: any) => [a.status, a.reason]), [['expired', 'no decision within 2 s']]);
+  const [late] = run.results;
+  assert.deepEqual([late!.is_error, late!.text], [true, 'no decision within 2 s'], "the model's next request carries grove's wording");
+  assert.doesNotMatch(late!.text, /user|declin|denied/i);
+  assert.ok(!existsSync(path.join(worktree, 'late.txt')), 'the command did not run');
+});
+
+test('grove bridge, edit: allowed with remember "session", the same command asked again in the turn and in a follow-up runs without a pending approval', async (t) => {
+  const { d, m } = await bridgeDaemon();
+  const { task, worktree } = await taskOn(t, d);
+  const command = 'sh -c "touch remembered.txt"';
+  const rule = `allowed by the rule Bash(${command})`;
+  const run = await bridged(t, d, m, [shTouch('remembered.txt'), shTouch('remembered.txt'), { text: 'Both ran.' }], newSession(d, task.id), async (id) => allow(d, await pendingOf(d, id), { remember: 'session' }));
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.deepEqual(run.results.map((r) => r.is_error), [false, false], run.results.map((r) => r.text).join('\n'));
+  assert.deepEqual(run.approvals.map((a: any) => [a.status, a.reason, a.remember]), [['allowed', null, 'session'], ['allowed', rule, null]]);
+  assert.equal((await requested(d, run.s)).length, 1, 'the second call was never pending');
+  assert.ok(existsSync(path.join(worktree, 'remembered.txt')));
+
+  const follow = await bridged(t, d, m, [shTouch('remembered.txt'), { text: 'Ran again.' }], () => d.socket('POST', `/api/sessions/${run.s.id}/messages`, { body: { prompt: 'once more' } }));
+  assert.equal(follow.s.status, 'exited', follow.said);
+  assert.equal(follow.s.conversation_id, run.s.id);
+  assert.ok(follow.s.command.includes('--resume'), 'it resumed the agent session');
+  assert.deepEqual(follow.approvals.map((a: any) => [a.status, a.reason]), [['allowed', rule]]);
+  assert.deepEqual(await requested(d, follow.s), []);
+  assert.equal(follow.results[0]!.is_error, false, follow.results[0]!.text);
+});
+
+test('grove bridge, edit: allowed with remember "project", a new session of another task of that project runs the command without asking', async (t) => {
+  const { d, m } = await bridgeDaemon();
+  const first = await taskOn(t, d);
+  const command = 'sh -c "touch everywhere.txt"';
+  const run = await bridged(t, d, m, [shTouch('everywhere.txt'), { text: 'It ran.' }], newSession(d, first.task.id), async (id) => allow(d, await pendingOf(d, id), { remember: 'project' }));
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.deepEqual(run.approvals.map((a: any) => [a.status, a.remember]), [['allowed', 'project']]);
+
+  const second = await taskOn(t, d, undefined, first.project);
+  const other = await bridged(t, d, m, [shTouch('everywhere.txt'), { text: 'It ran here too.' }], newSession(d, second.task.id));
+  assert.equal(other.s.status, 'exited', other.said);
+  assert.deepEqual(other.approvals.map((a: any) => [a.status, a.reason]), [['allowed', `allowed by the rule Bash(${command})`]]);
+  assert.deepEqual(await requested(d, other.s), []);
+  assert.equal(other.results[0]!.is_error, false, other.results[0]!.text);
+  assert.ok(existsSync(path.join(second.worktree, 'everywhere.txt')), 'it ran in the other task\'s worktree');
+});
+
+// In `read` (Claude Code's plan mode) Claude Code itself refuses a write and a command that
+// changes things ("Cannot write … while in plan mode", "This command requires approval") and
+// runs what only reads; with grove's prompt tool those refusals are asked instead.
+test('grove bridge, read (plan mode): a Write and a shell command are asked (the Write allowed is written, the command denied does not run); ls runs without asking', async (t) => {
+  const { d, m } = await bridgeDaemon();
+  const { task, worktree } = await taskOn(t, d);
+  const write: Turn = { tool_use: { name: 'Write', input: { file_path: path.join(worktree, 'plan.md'), content: 'planned\n' } } };
+  const seen: any[] = [];
+  const run = await bridged(t, d, m, [write, bash('ls'), shTouch('planned.txt'), { text: 'Done planning.' }], newSession(d, task.id, { mode: 'read' }), async (id) => {
+    const a = await pendingOf(d, id);
+    seen.push(a);
+    await allow(d, a);
+    const b = await until(async () => (await d.socket('GET', `/api/approvals?status=pending&session_id=${id}`)).json.find((x: any) => x.id !== a.id), 'a second approval', 120_000);
+    seen.push(b);
+    const r = await d.socket('POST', `/api/approvals/${b.id}`, { body: { nonce: b.nonce, decision: 'deny', message: 'not while planning (test)' } });
+    assert.equal(r.status, 200, r.text);
+  });
+  assert.ok(run.s.command.includes('plan') && run.s.command.includes('--permission-prompt-tool'), run.s.command.join(' '));
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.deepEqual(seen.map((a) => [a.tool, a.input.file_path ?? a.input.command]), [['Write', path.join(worktree, 'plan.md')], ['Bash', 'sh -c "touch planned.txt"']], 'ls was not asked about');
+  const [wrote, listed, denied] = run.results;
+  assert.equal(wrote!.is_error, false, wrote!.text);
+  assert.equal(readFileSync(path.join(worktree, 'plan.md'), 'utf8'), 'planned\n');
+  assert.equal(listed!.is_error, false, listed!.text);
+  assert.match(listed!.text, /README\.md/);
+  assert.deepEqual([denied!.is_error, denied!.text], [true, 'not while planning (test)']);
+  assert.ok(!existsSync(path.join(worktree, 'planned.txt')));
+  assert.deepEqual(run.approvals.map((a: any) => a.status), ['allowed', 'denied']);
+});
+
+test('grove bridge, edit: AskUserQuestion with options is an approval of kind question; answered with text, the model gets the answer in the tool result', async (t) => {
+  const { d, m } = await bridgeDaemon();
+  const { task } = await taskOn(t, d);
+  const questions = [{ question: 'Which color?', header: 'Color', options: [{ label: 'red', description: 'warm' }, { label: 'blue', description: 'cool' }], multiSelect: false }];
+  let q: any;
+  const run = await bridged(t, d, m, [{ tool_use: { name: 'AskUserQuestion', input: { questions } } }, { text: 'Blue it is.' }], newSession(d, task.id), async (id) => {
+    q = await pendingOf(d, id);
+    assert.equal((await d.socket('GET', `/api/sessions/${id}`)).json.waiting, 'approval');
+    await allow(d, q, { answer: 'blue' });
+  });
+  assert.deepEqual([q.kind, q.tool, q.input], ['question', 'AskUserQuestion', { questions }]);
+  assert.equal(run.s.status, 'exited', run.said);
+  const [answered] = run.results;
+  assert.deepEqual(answered, {
+    tool_use_id: q.key,
+    is_error: false,
+    text: 'Your questions have been answered: "Which color?"="blue". You can now continue with these answers in mind.',
+  });
+  assert.deepEqual(run.approvals.map((a: any) => [a.status, a.answer]), [['allowed', 'blue']]);
+  assert.deepEqual(run.s.result.denials, []);
 });
