@@ -145,6 +145,49 @@ test('a pending approval is on the page at load; Allow for this session remember
   assert.deepEqual(errors, []);
 });
 
+test("a question's options are buttons that answer with their label, from the keyboard, readable in both schemes; ACP's options too; free text stays", async (t) => {
+  const d = await daemon();
+  const { task, session } = await heldSession(t, d, 'choices');
+  const questions = [{ header: 'Storage', question: 'Which database should I use?', options: [{ label: 'PostgreSQL', description: 'the one the project runs' }, { label: 'SQLite' }], multiSelect: false }];
+  const claude = await ask(d, session.id, { key: 'toolu_c1', kind: 'question', tool: 'AskUserQuestion', input: { questions } });
+  // An ACP agent's question, its options as ACP names them (`name`).
+  const acp = await ask(d, session.id, {
+    key: 'acp_c2',
+    kind: 'question',
+    tool: 'elicitation',
+    input: { message: 'Deploy now?', options: [{ optionId: 'yes', name: 'Deploy', kind: 'allow_once' }, { optionId: 'no', name: 'Wait until Monday', kind: 'reject_once' }] },
+  });
+  const base = `http://127.0.0.1:${d.port}`;
+  for (const colorScheme of ['light', 'dark'] as const) {
+    const { page, errors } = await openPage(t, await browser(), { colorScheme });
+    await page.goto(`${base}/#/tasks/${task.id}`);
+    const cards = page.getByRole('region', { name: /fixture asks you/ });
+    await cards.nth(1).waitFor();
+    const first = cards.nth(0);
+    for (const name of ['PostgreSQL', 'SQLite']) await first.getByRole('button', { name, exact: true }).waitFor();
+    assert.match((await first.textContent()) ?? '', /PostgreSQL — the one the project runs/);
+    const { out } = await contrasts(page, ['.approval .choices button', '.approval .choices .muted']);
+    for (const [sel, ratio] of Object.entries(out)) assert.ok(ratio >= 4.5, `${colorScheme}: ${sel} has contrast ${ratio}`);
+    assert.ok(await first.getByLabel('Your answer').isVisible(), 'the free-text answer stays');
+    assert.deepEqual(errors, []);
+    if (colorScheme === 'light') continue;
+
+    // From the keyboard: Tab to an option, Enter answers with its label.
+    await tabTo(page, 'SQLite');
+    await page.keyboard.press('Enter');
+    await page.locator(`[data-approval="${claude.id}"]`).waitFor({ state: 'detached' });
+    const answered = (await d.socket('GET', `/api/approvals/${claude.id}`)).json;
+    assert.deepEqual([answered.status, answered.answer], ['allowed', 'SQLite']);
+
+    const second = page.locator(`[data-approval="${acp.id}"]`);
+    assert.match((await second.textContent()) ?? '', /Deploy now\?/);
+    await second.getByRole('button', { name: 'Wait until Monday' }).click();
+    await second.waitFor({ state: 'detached' });
+    const chosen = (await d.socket('GET', `/api/approvals/${acp.id}`)).json;
+    assert.deepEqual([chosen.status, chosen.answer], ['allowed', 'Wait until Monday']);
+  }
+});
+
 test('an answer to an approval decided meanwhile shows the API\'s message, and the card goes when approval.decided arrives', async (t) => {
   const d = await daemon();
   const { task, session } = await heldSession(t, d, 'raced');

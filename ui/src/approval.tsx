@@ -49,7 +49,7 @@ function ApprovalCard({ approval: a, agent }: { approval: Approval; agent: strin
       <h2 id={`${id}-title`}>
         {title} <span class="badge approval">needs you</span>
       </h2>
-      <InputView approval={a} />
+      <InputView approval={a} choose={question ? { busy, pick: (label) => decide({ decision: 'allow', answer: label }) } : undefined} />
       {question ? (
         <div class="field">
           <label for={`${id}-answer`}>Your answer</label>
@@ -88,9 +88,26 @@ function ApprovalCard({ approval: a, agent }: { approval: Approval; agent: strin
   );
 }
 
+// How a question's option is answered from its card: with its label, at once.
+interface Choose {
+  busy: boolean;
+  pick: (label: string) => void;
+}
+
+// An option's label: AskUserQuestion's `label`, ACP's `name` (a permission option) or `title`
+// (an elicitation's titled choice), or the option itself when it is a string; null if none.
+export function optionLabel(o: unknown): string | null {
+  if (text(o)) return o;
+  if (o === null || typeof o !== 'object') return null;
+  const r = o as Input;
+  for (const k of ['label', 'name', 'title']) if (text(r[k]) && r[k] !== '') return r[k] as string;
+  return null;
+}
+
 // The tool's whole input: what it does first (the command, the file and its new text or the edit,
-// the URL, the question), then any other field as JSON, so nothing asked is hidden.
-function InputView({ approval: a }: { approval: Approval }) {
+// the URL, the question and its options), then any other field as JSON, so nothing asked is hidden.
+// A question's options are buttons that answer with their label when `choose` is given.
+function InputView({ approval: a, choose }: { approval: Approval; choose?: Choose | undefined }) {
   const input: Input = a.input !== null && typeof a.input === 'object' && !Array.isArray(a.input) ? (a.input as Input) : { input: a.input };
   const shown = new Set<string>();
   const take = (k: string): unknown => (shown.add(k), input[k]);
@@ -102,7 +119,10 @@ function InputView({ approval: a }: { approval: Approval }) {
   if (text(input.old_string) || text(input.new_string)) parts.push(<EditView key="edit" edits={[{ old_string: take('old_string'), new_string: take('new_string') }]} />);
   if (Array.isArray(input.edits)) parts.push(<EditView key="edits" edits={take('edits') as Input[]} />);
   if (text(input.question)) parts.push(<p class="question" key="question">{take('question') as string}</p>);
-  if (Array.isArray(input.questions)) parts.push(<Questions key="questions" questions={take('questions') as Input[]} />);
+  // An ACP elicitation words its question as `message`.
+  if (a.kind === 'question' && text(input.message)) parts.push(<p class="question" key="message">{take('message') as string}</p>);
+  if (Array.isArray(input.questions)) parts.push(<Questions key="questions" questions={take('questions') as Input[]} choose={choose} />);
+  if (Array.isArray(input.options) && input.options.every((o) => optionLabel(o) !== null)) parts.push(<Options key="options" options={take('options') as unknown[]} choose={choose} />);
   const rest = Object.fromEntries(Object.entries(input).filter(([k]) => !shown.has(k)));
   if (Object.keys(rest).length > 0) parts.push(<pre class="input" key="rest"><code>{JSON.stringify(rest, null, 2)}</code></pre>);
   return <div class="approval-input">{parts}</div>;
@@ -125,26 +145,44 @@ function EditView({ edits }: { edits: Input[] }) {
 
 // Claude Code's AskUserQuestion: each question with its header, the options it offers (with what
 // each means) and whether several may be chosen.
-function Questions({ questions }: { questions: Input[] }) {
+function Questions({ questions, choose }: { questions: Input[]; choose?: Choose | undefined }) {
   return (
     <ul class="questions">
       {questions.map((q, i) => (
         <li key={i}>
           {text(q.header) ? <p class="muted small">{q.header}</p> : null}
           <p class="question">{text(q.question) ? q.question : JSON.stringify(q)}</p>
-          {Array.isArray(q.options) ? (
-            <ul>
-              {(q.options as Input[]).map((o, j) => (
-                <li key={j}>
-                  {text(o.label) ? o.label : JSON.stringify(o)}
-                  {text(o.description) ? <span class="muted"> — {o.description}</span> : null}
-                </li>
-              ))}
-            </ul>
-          ) : null}
+          {Array.isArray(q.options) ? <Options options={q.options} choose={choose} /> : null}
           {q.multiSelect === true ? <p class="muted small">Several may be chosen.</p> : null}
         </li>
       ))}
+    </ul>
+  );
+}
+
+// A question's options, each with what it means: buttons answering with the option's label on a
+// question's card, plain items elsewhere. One that has no label is shown as JSON.
+function Options({ options, choose }: { options: unknown[]; choose?: Choose | undefined }) {
+  return (
+    <ul class={choose ? 'options choices' : 'options'}>
+      {options.map((o, j) => {
+        const label = optionLabel(o);
+        const description = o !== null && typeof o === 'object' && text((o as Input).description) ? ((o as Input).description as string) : null;
+        return (
+          <li key={j}>
+            {label === null ? (
+              JSON.stringify(o)
+            ) : choose ? (
+              <button type="button" disabled={choose.busy} onClick={() => choose.pick(label)}>
+                {label}
+              </button>
+            ) : (
+              label
+            )}
+            {description !== null ? <span class="muted"> — {description}</span> : null}
+          </li>
+        );
+      })}
     </ul>
   );
 }
