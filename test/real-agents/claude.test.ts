@@ -552,9 +552,12 @@ test('grove bridge, edit: the daemon restarts while Claude Code waits on an appr
   assert.equal(s.result.text, 'It ran.');
 });
 
-test('grove bridge, edit: approval_timeout_s 2 expires the approval; the model is told "no decision within 2 s", never a refusal by the person, and nothing runs', async (t) => {
+// Claude Code bounds a call of an MCP tool by the server's `timeout`, else by MCP_TOOL_TIMEOUT
+// (here 1 s, in the task's environment): grove's own timeout for its server keeps the wait
+// until grove answers.
+test('grove bridge, edit: approval_timeout_s 2 expires the approval; the model is told "no decision within 2 s", never a refusal by the person nor a tool timeout (MCP_TOOL_TIMEOUT 1 s), and nothing runs', async (t) => {
   const { d, m } = await bridgeDaemon();
-  const { task, worktree } = await taskOn(t, d);
+  const { task, worktree } = await taskOn(t, d, { env: { MCP_TOOL_TIMEOUT: '1000' } });
   const run = await bridged(t, d, m, [shTouch('late.txt'), { text: 'No answer came.' }], newSession(d, task.id, { approval_timeout_s: 2 }));
   assert.equal(run.s.status, 'exited', run.said);
   assert.deepEqual(run.approvals.map((a: any) => [a.status, a.reason]), [['expired', 'no decision within 2 s']]);
