@@ -86,6 +86,10 @@ test("expired by session: its pending ones, with the reason; decided ones keep t
 
   assert.deepEqual(await table.rules(task.project_id, session.id), ['Bash(make)']);
   assert.deepEqual(await table.rules(task.project_id, randomUUID()), [], 'a session rule is that session’s');
+  // …and its conversation's: a follow-up resumes the same agent session; another conversation does not.
+  const session2 = (conversation_id: string) => s.sessions.insert({ id: randomUUID(), task_id: task.id, agent: 'a', command: ['a'], mode: 'edit', prompt: null, conversation_id, parent_id: session.id, pid: 1 });
+  assert.deepEqual(await table.rules(task.project_id, (await session2(session.conversation_id)).id), ['Bash(make)'], 'a follow-up');
+  assert.deepEqual(await table.rules(task.project_id, (await session2(randomUUID())).id), [], 'another conversation');
   const { approval: p } = await table.ask(asked());
   await table.decide(p.id, p.nonce, { ...allow, remember: 'project', rule: 'Edit' });
   assert.deepEqual(await table.rules(task.project_id, randomUUID()), ['Edit']);
