@@ -607,32 +607,39 @@ test('grove bridge, edit: allowed with remember "project", a new session of anot
 
 // In `read` (Claude Code's plan mode) Claude Code itself refuses a write and a command that
 // changes things ("Cannot write … while in plan mode", "This command requires approval") and
-// runs what only reads; with grove's prompt tool those refusals are asked instead.
-test('grove bridge, read (plan mode): a Write and a shell command are asked (the Write allowed is written, the command denied does not run); ls runs without asking', async (t) => {
+// runs what only reads; with grove's prompt tool those refusals are asked instead, and so is
+// ExitPlanMode (the model asking to leave plan mode, with its plan).
+test('grove bridge, read (plan mode): a Write, a shell command and ExitPlanMode are asked (the Write allowed is written, the others denied); ls runs without asking', async (t) => {
   const { d, m } = await bridgeDaemon();
   const { task, worktree } = await taskOn(t, d);
   const write: Turn = { tool_use: { name: 'Write', input: { file_path: path.join(worktree, 'plan.md'), content: 'planned\n' } } };
+  const exit: Turn = { tool_use: { name: 'ExitPlanMode', input: { plan: 'write plan.md' } } };
+  const answers = [{ decision: 'allow' }, { decision: 'deny', message: 'not while planning (test)' }, { decision: 'deny', message: 'keep planning (test)' }];
   const seen: any[] = [];
-  const run = await bridged(t, d, m, [write, bash('ls'), shTouch('planned.txt'), { text: 'Done planning.' }], newSession(d, task.id, { mode: 'read' }), async (id) => {
-    const a = await pendingOf(d, id);
-    seen.push(a);
-    await allow(d, a);
-    const b = await until(async () => (await d.socket('GET', `/api/approvals?status=pending&session_id=${id}`)).json.find((x: any) => x.id !== a.id), 'a second approval', 120_000);
-    seen.push(b);
-    const r = await d.socket('POST', `/api/approvals/${b.id}`, { body: { nonce: b.nonce, decision: 'deny', message: 'not while planning (test)' } });
-    assert.equal(r.status, 200, r.text);
+  const run = await bridged(t, d, m, [write, bash('ls'), shTouch('planned.txt'), exit, { text: 'Done planning.' }], newSession(d, task.id, { mode: 'read' }), async (id) => {
+    for (const answer of answers) {
+      const a = await until(async () => (await d.socket('GET', `/api/approvals?status=pending&session_id=${id}`)).json.find((x: any) => !seen.some((y) => y.id === x.id)), 'the next approval', 120_000);
+      seen.push(a);
+      const r = await d.socket('POST', `/api/approvals/${a.id}`, { body: { nonce: a.nonce, ...answer } });
+      assert.equal(r.status, 200, r.text);
+    }
   });
   assert.ok(run.s.command.includes('plan') && run.s.command.includes('--permission-prompt-tool'), run.s.command.join(' '));
   assert.equal(run.s.status, 'exited', run.said);
-  assert.deepEqual(seen.map((a) => [a.tool, a.input.file_path ?? a.input.command]), [['Write', path.join(worktree, 'plan.md')], ['Bash', 'sh -c "touch planned.txt"']], 'ls was not asked about');
-  const [wrote, listed, denied] = run.results;
+  assert.deepEqual(seen.map((a) => [a.kind, a.tool, a.input]), [
+    ['tool', 'Write', { file_path: path.join(worktree, 'plan.md'), content: 'planned\n' }],
+    ['tool', 'Bash', { command: 'sh -c "touch planned.txt"', description: 'Run it' }],
+    ['tool', 'ExitPlanMode', { plan: 'write plan.md' }],
+  ], 'ls was not asked about');
+  const [wrote, listed, denied, stay] = run.results;
   assert.equal(wrote!.is_error, false, wrote!.text);
   assert.equal(readFileSync(path.join(worktree, 'plan.md'), 'utf8'), 'planned\n');
   assert.equal(listed!.is_error, false, listed!.text);
   assert.match(listed!.text, /README\.md/);
   assert.deepEqual([denied!.is_error, denied!.text], [true, 'not while planning (test)']);
+  assert.deepEqual([stay!.is_error, stay!.text], [true, 'keep planning (test)']);
   assert.ok(!existsSync(path.join(worktree, 'planned.txt')));
-  assert.deepEqual(run.approvals.map((a: any) => a.status), ['allowed', 'denied']);
+  assert.deepEqual(run.approvals.map((a: any) => a.status), ['allowed', 'denied', 'denied']);
 });
 
 test('grove bridge, edit: AskUserQuestion with options is an approval of kind question; answered with text, the model gets the answer in the tool result', async (t) => {
