@@ -157,6 +157,9 @@ test("a question's options are buttons that answer with their label, from the ke
     tool: 'elicitation',
     input: { message: 'Deploy now?', options: [{ optionId: 'yes', name: 'Deploy', kind: 'allow_once' }, { optionId: 'no', name: 'Wait until Monday', kind: 'reject_once' }] },
   });
+  // In `read`, Claude Code asks to leave plan mode with its plan, shown as written.
+  const plan = '1. Add the table\n2. Write the migration';
+  await ask(d, session.id, { key: 'toolu_c3', tool: 'ExitPlanMode', input: { plan } });
   const base = `http://127.0.0.1:${d.port}`;
   for (const colorScheme of ['light', 'dark'] as const) {
     const { page, errors } = await openPage(t, await browser(), { colorScheme });
@@ -169,6 +172,9 @@ test("a question's options are buttons that answer with their label, from the ke
     const { out } = await contrasts(page, ['.approval .choices button', '.approval .choices .muted']);
     for (const [sel, ratio] of Object.entries(out)) assert.ok(ratio >= 4.5, `${colorScheme}: ${sel} has contrast ${ratio}`);
     assert.ok(await first.getByLabel('Your answer').isVisible(), 'the free-text answer stays');
+    const planCard = page.getByRole('region', { name: /fixture asks to use ExitPlanMode/ });
+    assert.equal(await planCard.locator('pre code').first().textContent(), plan);
+    assert.equal(await planCard.locator('.choices').count(), 0, 'a tool call has no options to choose');
     assert.deepEqual(errors, []);
     if (colorScheme === 'light') continue;
 

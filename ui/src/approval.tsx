@@ -116,6 +116,8 @@ function InputView({ approval: a, choose }: { approval: Approval; choose?: Choos
   for (const k of ['file_path', 'notebook_path', 'path', 'url'])
     if (text(input[k])) parts.push(<p class="mono input-target" key={k}>{take(k) as string}</p>);
   if (text(input.content)) parts.push(<pre class="input" key="content"><code>{take('content') as string}</code></pre>);
+  // Claude Code's ExitPlanMode (asked in `read`): the plan it wants to carry out.
+  if (text(input.plan)) parts.push(<pre class="input" key="plan"><code>{take('plan') as string}</code></pre>);
   if (text(input.old_string) || text(input.new_string)) parts.push(<EditView key="edit" edits={[{ old_string: take('old_string'), new_string: take('new_string') }]} />);
   if (Array.isArray(input.edits)) parts.push(<EditView key="edits" edits={take('edits') as Input[]} />);
   if (text(input.question)) parts.push(<p class="question" key="question">{take('question') as string}</p>);
