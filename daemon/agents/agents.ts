@@ -97,9 +97,12 @@ export function which(command: string, pathEnv = process.env.PATH ?? ''): string
   return null;
 }
 
-// The modes an agent can honour, with their arguments: an agent that lists none has `edit` only.
+// The modes an agent can honour, with their arguments: an agent that lists none has `edit` only
+// (an ACP agent without `modes`: those of its `acp_modes`, with no arguments).
 export function agentModes(def: AgentDefinition): Partial<Record<Mode, string[]>> {
-  return def.modes ?? { edit: [] };
+  if (def.modes) return def.modes;
+  if (def.protocol === 'acp' && def.acp_modes) return Object.fromEntries(Object.keys(def.acp_modes).map((m) => [m, []]));
+  return { edit: [] };
 }
 
 // The arguments of `mode` for agent `name`; MODE_UNSUPPORTED when the agent does not list it.
@@ -139,8 +142,27 @@ export function pinsSession(parts: string[]): boolean {
 // server that `grove approval-mcp` runs (DESIGN §15, docs/agents.md "Approvals").
 export const APPROVAL_TOOL = 'mcp__grove__approve';
 
-// The built-ins that ask through grove, and in which modes: `full` allows all by itself.
+// The built-ins that ask through grove, and in which modes: `full` allows all by itself. (An agent
+// with `protocol: "acp"` always asks through grove's ACP bridge.)
 const APPROVAL_MODES: Readonly<Record<string, readonly Mode[]>> = { claude: ['read', 'edit'] };
+
+// The command of an ACP agent's session (DESIGN §15): `grove acp-bridge` for grove session
+// `session`, run by the daemon's own Node, with the agent's command after `--`. The prompt goes
+// attached (`--prompt=`), so it is text whatever it starts with.
+export function acpBridgeCommand(opts: { session: string; resume: string | null; acpMode: string | null; prompt: string | null; agent: string[] }): string[] {
+  return [
+    process.execPath,
+    path.join(ROOT, 'bin', 'grove.js'),
+    'acp-bridge',
+    '--session',
+    opts.session,
+    ...(opts.resume !== null ? ['--resume', opts.resume] : []),
+    ...(opts.acpMode !== null ? ['--acp-mode', opts.acpMode] : []),
+    ...(opts.prompt !== null && opts.prompt !== '' ? [`--prompt=${opts.prompt}`] : []),
+    '--',
+    ...opts.agent,
+  ];
+}
 
 // Claude Code's arguments naming grove's approval server for grove session `session`: this
 // package's own `grove` run by this Node, told the daemon's socket. No `timeout`: Claude Code's
@@ -160,7 +182,7 @@ export function approvalArgs(socketPath: string, session: string): string[] {
 export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketPath?: string } = {}) {
   const all: Record<string, AgentDefinition> = { ...BUILTIN_AGENTS, ...(config.agents ?? {}) };
   const builtin = (name: string) => Object.hasOwn(BUILTIN_AGENTS, name) && !(config.agents && Object.hasOwn(config.agents, name));
-  const asks = (name: string) => builtin(name) && Object.hasOwn(APPROVAL_MODES, name);
+  const asks = (name: string) => all[name]!.protocol === 'acp' || (builtin(name) && Object.hasOwn(APPROVAL_MODES, name));
   return {
     list() {
       return Object.keys(all)
@@ -177,8 +199,12 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
     // The arguments that route agent `name`'s refusals in `mode` to grove session `session` as
     // approvals: none for an agent (or a user's override) without a bridge, or a mode that allows all.
     approvalArgs(name: string, mode: Mode, session: string): string[] {
-      if (!asks(name) || !APPROVAL_MODES[name]!.includes(mode) || opts.socketPath === undefined) return [];
+      if (!asks(name) || !APPROVAL_MODES[name]?.includes(mode) || opts.socketPath === undefined) return [];
       return approvalArgs(opts.socketPath, session);
+    },
+    // What a bridge run as the session's process needs to reach the daemon.
+    bridgeEnv(): Record<string, string> {
+      return opts.socketPath !== undefined ? { GROVE_SOCKET: opts.socketPath } : {};
     },
     // Own keys only: `constructor` or `__proto__` must not resolve to Object.prototype's.
     has: (name: string) => Object.hasOwn(all, name),
