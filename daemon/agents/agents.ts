@@ -37,11 +37,13 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
       full: ['--dangerously-bypass-approvals-and-sandbox'],
     },
   },
+  // Gemini CLI speaks ACP (`--acp`): through grove's bridge its shell and its writes outside the
+  // mode's reach are asked about (headless `-p` offers no shell in `default` or `auto_edit` at all).
   gemini: {
-    command: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--session-id', SESSION, `--prompt=${PROMPT}`],
-    resume: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--resume', SESSION, `--prompt=${PROMPT}`],
-    format: 'gemini',
-    modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto_edit'], full: ['--approval-mode', 'yolo'] },
+    protocol: 'acp',
+    command: ['gemini', '--acp', '--skip-trust'],
+    modes: { read: [], edit: [], full: [] },
+    acp_modes: { read: 'default', edit: 'autoEdit', full: 'yolo' },
   },
   aider: {
     command: ['aider', '--no-pretty', '--no-stream', '--yes-always', `--message=${PROMPT}`],
@@ -59,21 +61,18 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     format: 'opencode',
     modes: { edit: ['--agent', 'build'], full: ['--auto'] },
   },
-  // Copilot CLI reads a prompt that starts with `-` as an option unless it is attached; without
-  // an allowed tool it denies writes and shell commands by itself, so `read` names both denials.
+  // Copilot CLI and Qwen Code speak ACP too (`--acp`); Copilot's modes are its tool flags (its ACP
+  // session modes are agent, plan and autopilot), Qwen's are its approval modes as ACP modes.
   copilot: {
-    command: ['copilot', '--output-format', 'json', '--no-auto-update', '--session-id', SESSION, `--prompt=${PROMPT}`],
-    resume: ['copilot', '--output-format', 'json', '--no-auto-update', `--resume=${SESSION}`, `--prompt=${PROMPT}`],
-    format: 'copilot',
-    modes: { read: ['--deny-tool=write', '--deny-tool=shell'], edit: ['--allow-tool=write'], full: ['--allow-all'] },
+    protocol: 'acp',
+    command: ['copilot', '--acp', '--no-auto-update'],
+    modes: { read: [], edit: ['--allow-tool=write'], full: ['--allow-all'] },
   },
-  // Qwen Code, a fork of Gemini CLI: the prompt attached (after `--` it reads none), Claude Code's
-  // stream-json; its `default` approval mode offers no write or shell tool headless.
   qwen: {
-    command: ['qwen', '--output-format', 'stream-json', '--session-id', SESSION, `--prompt=${PROMPT}`],
-    resume: ['qwen', '--output-format', 'stream-json', '--resume', SESSION, `--prompt=${PROMPT}`],
-    format: 'qwen',
-    modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto-edit'], full: ['--approval-mode', 'yolo'] },
+    protocol: 'acp',
+    command: ['qwen', '--acp'],
+    modes: { read: [], edit: [], full: [] },
+    acp_modes: { read: 'default', edit: 'auto-edit', full: 'yolo' },
   },
   cursor: {
     command: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', PROMPT],
