@@ -173,8 +173,10 @@ const qwen: Rule = (r, line) => {
 // What `grove acp-bridge` prints (daemon/bridges/acp.ts): the agent's `session/update`
 // notifications as they came (a loaded session's history marked `replay`, and not read), then a
 // `result` line with the turn's stopReason, usage and cost, or the error that ended it. The text is
-// the agent's message after its last tool call; anything but `end_turn` is an error.
+// the agent's message after its last tool call (and after the `prompt` line: what it said while its
+// session was set up is not the answer); anything but `end_turn` is an error.
 const acpDialect: Rule = (r, { json, at }) => {
+  if (json.type === 'prompt') return r.result?.text ? result(r, { text: null }) : {};
   if (json.method === 'session/update' && json.replay !== true) {
     const update = obj(obj(json.params).update);
     if (update.sessionUpdate === 'tool_call') return r.result?.text ? result(r, { text: null }) : {};

@@ -110,6 +110,9 @@ function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: Nod
   });
 }
 
+// JSON-RPC's "Method not found".
+const METHOD_NOT_FOUND = -32601;
+
 // How long an agent may take to leave once its turn is over, before TERM, then before KILL.
 const GRACE_MS = 5000;
 
@@ -222,20 +225,27 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
         agentSession = created.sessionId;
         modes = created.modes;
         out({ type: 'session', how: 'new', sessionId: agentSession, response: created });
-      } else if (caps.sessionCapabilities?.resume) {
-        // Resume continues without replaying the history; load replays it as updates first.
-        const resumed = await call(ctx.request(acp.methods.agent.session.resume, { sessionId: opts.resume, cwd: opts.cwd, mcpServers: [] }));
-        agentSession = opts.resume;
-        modes = resumed.modes;
-        out({ type: 'session', how: 'resume', sessionId: agentSession, response: resumed });
-      } else if (caps.loadSession) {
-        agentSession = opts.resume;
-        replaying = true;
-        const loaded = await call(ctx.request(acp.methods.agent.session.load, { sessionId: opts.resume, cwd: opts.cwd, mcpServers: [] })).finally(() => (replaying = false));
-        modes = loaded.modes;
-        out({ type: 'session', how: 'load', sessionId: agentSession, response: loaded });
       } else {
-        return fail('the agent can neither resume nor load a session (its initialize offers neither sessionCapabilities.resume nor loadSession)');
+        // Resume continues without replaying the history; load replays it as updates first. An
+        // agent that offers resume but does not answer it (Qwen Code 0.15.10) is loaded.
+        const resumed = caps.sessionCapabilities?.resume
+          ? await call(ctx.request(acp.methods.agent.session.resume, { sessionId: opts.resume, cwd: opts.cwd, mcpServers: [] })).catch((err: { code?: number }) => {
+              if (err?.code === METHOD_NOT_FOUND && caps.loadSession) return null;
+              throw err;
+            })
+          : null;
+        agentSession = opts.resume;
+        if (resumed !== null) {
+          modes = resumed.modes;
+          out({ type: 'session', how: 'resume', sessionId: agentSession, response: resumed });
+        } else if (caps.loadSession) {
+          replaying = true;
+          const loaded = await call(ctx.request(acp.methods.agent.session.load, { sessionId: opts.resume, cwd: opts.cwd, mcpServers: [] })).finally(() => (replaying = false));
+          modes = loaded.modes;
+          out({ type: 'session', how: 'load', sessionId: agentSession, response: loaded });
+        } else {
+          return fail('the agent can neither resume nor load a session (its initialize offers neither sessionCapabilities.resume nor loadSession)');
+        }
       }
       if (opts.mode !== null && modes?.currentModeId !== opts.mode) {
         if (!modes?.availableModes.some((m) => m.id === opts.mode)) {
@@ -248,13 +258,18 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
         out({ type: 'result', sessionId: agentSession, stopReason: null, usage: null, cost });
         return 0;
       }
+      // What the agent says from here on is this turn's (Gemini CLI says "[MODE_UPDATE] …" before).
+      out({ type: 'prompt', sessionId: agentSession });
       const done = await call(ctx.request(acp.methods.agent.session.prompt, { sessionId: agentSession, prompt: [{ type: 'text', text: opts.prompt }] }));
       out({ type: 'result', sessionId: agentSession, stopReason: done.stopReason, usage: done.usage ?? null, cost });
       return done.stopReason === 'end_turn' ? 0 : 1;
     });
   } catch (err) {
-    const e = err as { message?: string; code?: number; data?: unknown };
-    return fail(`${e.message ?? String(err)}${e.data !== undefined ? `: ${JSON.stringify(e.data)}` : ''}`);
+    // A JSON-RPC error: its message, with its details (Qwen Code's `{details}`) or its data.
+    const e = err as { message?: string; data?: unknown };
+    const details = str(obj(e.data).details);
+    const data = details ?? (e.data !== undefined ? JSON.stringify(e.data) : null);
+    return fail(`${e.message ?? String(err)}${data !== null ? `: ${data}` : ''}`);
   } finally {
     // The turn is over: the agent goes, its stdin closed first so that it can save its session;
     // TERM for one that stays, KILL for one that ignores it.

@@ -175,13 +175,16 @@ test('qwen (recorded): Claude Code\'s shape with tokens and no cost; "[API Error
   assert.match(noAuth.result!.text!, /^No auth type is selected/);
 });
 
-test('acp (the bridge\'s lines): the session line\'s id, the agent\'s message after its last tool call, replayed history not read, the result\'s stopReason, usage and USD cost; an error and its retry time', () => {
+test('acp (the bridge\'s lines): the session line\'s id, the agent\'s message after its last tool call, nothing said before the prompt or replayed, the result\'s stopReason, usage and USD cost; an error and its retry time', () => {
   const update = (u: object, extra: object = {}) => ({ method: 'session/update', params: { sessionId: 's-1', update: u }, ...extra });
   const chunk = (text: string) => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
   const r = read({ protocol: 'acp', command: ['x'] } as any, [
     { type: 'initialize', response: { protocolVersion: 1 } },
     update(chunk('old turn'), { replay: true }),
     { type: 'session', how: 'load', sessionId: 's-1' },
+    update(chunk('[MODE_UPDATE] autoEdit')),
+    { type: 'mode', sessionId: 's-1', modeId: 'autoEdit' },
+    { type: 'prompt', sessionId: 's-1' },
     update(chunk('let me look')),
     update({ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'ls', kind: 'execute' }),
     update(chunk('all ')),

@@ -20,6 +20,7 @@ function acpConfig(dir: string) {
     agents: {
       acp: { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir } },
       'acp-load': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_LOAD_ONLY: '1' } },
+      'acp-unanswered': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_RESUME_UNANSWERED: '1' } },
     },
   };
 }
@@ -168,10 +169,10 @@ test('a question by elicitation is an approval of kind question, answered with t
   assert.equal(done.result.text, 'you said: postgres. ');
 });
 
-test('a follow-up resumes the agent session (session/resume), or loads it (session/load) when that is all the agent offers; history replayed is not the result', async (t) => {
+test('a follow-up resumes the agent session (session/resume), or loads it (session/load) when that is all the agent offers or its resume is not answered; history replayed is not the result', async (t) => {
   const d = await daemon();
   const { task } = await readyTaskOn(d, t);
-  for (const agent of ['acp', 'acp-load']) {
+  for (const agent of ['acp', 'acp-load', 'acp-unanswered']) {
     const s = await start(d, task.id, { agent, prompt: 'say: first', mode: 'full' }, t);
     const first = await ended(d, s.id);
     assert.equal(first.result.text, 'first');
@@ -184,6 +185,8 @@ test('a follow-up resumes the agent session (session/resume), or loads it (sessi
     assert.equal(next.result.text, '1 earlier prompts: say: first', `${agent}: the same session, its replay not read as the result`);
     const how = fixtureLog(sharedDir, first.agent_session_id).map((e) => e.event);
     assert.ok(how.includes(agent === 'acp' ? 'resume' : 'load'), `${agent}: ${how}`);
+    const opened = (await allLines(d, f.json.id)).map((l) => JSON.parse(l.text)).find((l) => l.type === 'session');
+    assert.equal(opened.how, agent === 'acp' ? 'resume' : 'load', `${agent}: an unanswered resume falls back on load`);
   }
 });
 
