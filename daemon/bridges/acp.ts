@@ -97,6 +97,12 @@ export function contentOf(schema: Record<string, unknown>, answer: string): Reco
   return out;
 }
 
+// The values a select config option offers, its groups flattened.
+function selectValues(option: acp.SessionConfigOption): string[] {
+  if (option.type !== 'select') return [];
+  return (option.options as Array<{ value?: string; options?: Array<{ value: string }> }>).flatMap((o) => (o.options ? o.options.map((x) => x.value) : o.value !== undefined ? [o.value] : []));
+}
+
 // The reason a refusal of grove's API becomes the agent's answer: the call is refused, saying why.
 function refusal(err: unknown): string {
   return err instanceof CliError && err.problem ? `grove could not ask about this call: ${err.problem.code}: ${err.problem.detail}` : `grove could not ask about this call: ${(err as Error).message}`;
@@ -219,11 +225,13 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
       );
       out({ type: 'initialize', response: init });
       const caps = init.agentCapabilities ?? {};
+      // The session's modes, and its config options (OpenCode offers its agents as a `mode` option).
       let modes: acp.SessionModeState | null | undefined;
+      let config: acp.SessionConfigOption[] | null | undefined;
       if (opts.resume === null) {
         const created = await call(ctx.request(acp.methods.agent.session.new, { cwd: opts.cwd, mcpServers: [] }));
         agentSession = created.sessionId;
-        modes = created.modes;
+        ({ modes, configOptions: config } = created);
         out({ type: 'session', how: 'new', sessionId: agentSession, response: created });
       } else {
         // Resume continues without replaying the history; load replays it as updates first. An
@@ -236,23 +244,34 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
           : null;
         agentSession = opts.resume;
         if (resumed !== null) {
-          modes = resumed.modes;
+          ({ modes, configOptions: config } = resumed);
           out({ type: 'session', how: 'resume', sessionId: agentSession, response: resumed });
         } else if (caps.loadSession) {
           replaying = true;
           const loaded = await call(ctx.request(acp.methods.agent.session.load, { sessionId: opts.resume, cwd: opts.cwd, mcpServers: [] })).finally(() => (replaying = false));
-          modes = loaded.modes;
+          ({ modes, configOptions: config } = loaded);
           out({ type: 'session', how: 'load', sessionId: agentSession, response: loaded });
         } else {
           return fail('the agent can neither resume nor load a session (its initialize offers neither sessionCapabilities.resume nor loadSession)');
         }
       }
-      if (opts.mode !== null && modes?.currentModeId !== opts.mode) {
-        if (!modes?.availableModes.some((m) => m.id === opts.mode)) {
-          return fail(`the agent offers no session mode ${opts.mode} (it offers: ${modes?.availableModes.map((m) => m.id).join(', ') || 'none'})`);
+      if (opts.mode !== null) {
+        const mode = opts.mode;
+        const option = config?.find((o) => o.category === 'mode' && o.type === 'select' && selectValues(o).includes(mode));
+        if (modes?.availableModes.some((m) => m.id === mode)) {
+          if (modes.currentModeId !== mode) {
+            await call(ctx.request(acp.methods.agent.session.setMode, { sessionId: agentSession, modeId: mode }));
+            out({ type: 'mode', sessionId: agentSession, modeId: mode });
+          }
+        } else if (option) {
+          if (option.currentValue !== mode) {
+            await call(ctx.request(acp.methods.agent.session.setConfigOption, { sessionId: agentSession, configId: option.id, value: mode }));
+            out({ type: 'mode', sessionId: agentSession, configId: option.id, modeId: mode });
+          }
+        } else {
+          const offered = [...(modes?.availableModes.map((m) => m.id) ?? []), ...(config ?? []).filter((o) => o.category === 'mode').flatMap(selectValues)];
+          return fail(`the agent offers no session mode ${mode} (it offers: ${offered.join(', ') || 'none'})`);
         }
-        await call(ctx.request(acp.methods.agent.session.setMode, { sessionId: agentSession, modeId: opts.mode }));
-        out({ type: 'mode', sessionId: agentSession, modeId: opts.mode });
       }
       if (opts.prompt === null) {
         out({ type: 'result', sessionId: agentSession, stopReason: null, usage: null, cost });

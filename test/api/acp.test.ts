@@ -20,6 +20,8 @@ function acpConfig(dir: string) {
     agents: {
       acp: { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir } },
       'acp-load': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_LOAD_ONLY: '1' } },
+      'acp-config': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
+      'acp-nomode': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: { edit: 'plan-only' }, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
       'acp-unanswered': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_RESUME_UNANSWERED: '1' } },
     },
   };
@@ -153,6 +155,21 @@ test('approval_timeout_s: the approval expires, the agent is answered reject onc
   assert.equal(existsSync(path.join(repo, task.worktree_path, 'late.txt')), false);
   const seen = fixtureLog(sharedDir, done.agent_session_id).find((x) => x.event === 'permission' && a.key.endsWith(`:${x.toolCallId}`));
   assert.deepEqual([seen.outcome.optionId, seen.meta.grove.message], ['cancel', 'no decision within 1 s']);
+});
+
+test('an agent whose modes are a `mode` config option (OpenCode\'s agents) gets its mode by session/set_config_option; a mode it lacks fails the session saying what it offers', async (t) => {
+  const d = await daemon();
+  const { task, repo } = await readyTaskOn(d, t);
+  const s = await start(d, task.id, { agent: 'acp-config', prompt: 'run: touch yolo.txt', mode: 'full' }, t);
+  const done = await ended(d, s.id);
+  assert.equal(done.exit_code, 0);
+  assert.ok(existsSync(path.join(repo, task.worktree_path, 'yolo.txt')), 'yolo: ran without asking');
+  assert.deepEqual((await d.socket('GET', `/api/approvals?session_id=${s.id}`)).json, []);
+  assert.deepEqual(fixtureLog(sharedDir, done.agent_session_id).filter((e) => e.event === 'set_mode').map((e) => [e.modeId, e.by]), [['yolo', 'config']]);
+  // An acp_modes entry the agent does not offer: the session fails at its start, saying what it offers.
+  const lacking = await ended(d, (await start(d, task.id, { agent: 'acp-nomode', prompt: 'say: hi' }, t)).id);
+  assert.deepEqual([lacking.status, lacking.result.is_error], ['failed', true]);
+  assert.equal(lacking.result.text, 'the agent offers no session mode plan-only (it offers: default, autoEdit, yolo)');
 });
 
 test('a question by elicitation is an approval of kind question, answered with text', async (t) => {
