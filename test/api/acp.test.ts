@@ -22,6 +22,7 @@ function acpConfig(dir: string) {
       'acp-load': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_LOAD_ONLY: '1' } },
       'acp-config': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
       'acp-nomode': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: { edit: 'plan-only' }, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
+      'acp-ghost': { protocol: 'acp', command: ['no-such-acp-agent', '--acp'] },
       'acp-unanswered': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_RESUME_UNANSWERED: '1' } },
     },
   };
@@ -207,7 +208,7 @@ test('a follow-up resumes the agent session (session/resume), or loads it (sessi
   }
 });
 
-test('refusal and a crash end the session as errors; GET /api/agents says approvals for an ACP agent', async (t) => {
+test('refusal and a crash end the session as errors; GET /api/agents says approvals for an ACP agent; one whose command is missing is AGENT_NOT_INSTALLED', async (t) => {
   const d = await daemon();
   const { task } = await readyTaskOn(d, t);
   const r = await ended(d, (await start(d, task.id, { prompt: 'say: no\nrefuse' }, t)).id);
@@ -220,6 +221,11 @@ test('refusal and a crash end the session as errors; GET /api/agents says approv
   const agents = (await d.socket('GET', '/api/agents')).json;
   assert.equal(agents.find((a: any) => a.name === 'acp').approvals, true);
   assert.equal(agents.find((a: any) => a.name === 'fixture').approvals, false);
+  // The agent's own command must be there (the bridge's Node always is): 422, nothing started.
+  assert.equal(agents.find((a: any) => a.name === 'acp-ghost').available, false);
+  const ghost = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'acp-ghost', prompt: 'hi' } });
+  assert.deepEqual([ghost.status, ghost.json.code], [422, 'AGENT_NOT_INSTALLED']);
+  assert.match(ghost.json.detail, /no-such-acp-agent \(agent acp-ghost\) is not on the daemon's PATH/);
 });
 
 test('kill while pending: the approval ends expired and the bridge and agent are gone; timeout_s while pending: killed, timed out', async (t) => {
