@@ -201,7 +201,8 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
         .map((name) => ({
           name,
           command: all[name]!.command,
-          resume: all[name]!.resume ?? null,
+          // An ACP agent continues with its own command: the bridge resumes or loads the session.
+          resume: all[name]!.protocol === 'acp' ? all[name]!.command : (all[name]!.resume ?? null),
           available: which(all[name]!.command[0]!) !== null,
           builtin: builtin(name),
           approvals: asks(name),

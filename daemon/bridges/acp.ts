@@ -62,8 +62,8 @@ export function askOf(params: acp.RequestPermissionRequest): Ask {
   return { key: `${params.sessionId}:${call.toolCallId}`, kind: 'tool', tool, input };
 }
 
-// The option a verdict picks: allow once for allow; reject once for deny and expiry (never
-// "always": a remembered rule is grove's, kept by grove). No such option: the request is cancelled.
+// The option a verdict picks: allow once for allow; reject once for deny and expiry ("always" only
+// when the agent offers no "once": a remembered rule is grove's, kept by grove). None: cancelled.
 export function outcomeOf(options: acp.PermissionOption[], verdict: ApprovalVerdict): acp.RequestPermissionResponse {
   const order: acp.PermissionOptionKind[] = verdict.behavior === 'allow' ? ['allow_once', 'allow_always'] : ['reject_once', 'reject_always'];
   for (const kind of order) {
@@ -181,7 +181,7 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
           const scope = str(req.sessionId) ?? 'request';
           const key = `${scope}:elicitation:${str(req.toolCallId) ?? String(requestId)}`;
           try {
-            const verdict = await decide(api, opts.session, { key, kind: 'question', tool: 'elicitation', input: { message: req.message, requestedSchema: req.requestedSchema } }, signal);
+            const verdict = await decide(api, opts.session, { key, kind: 'question', tool: 'elicitation', input: { question: req.message, requestedSchema: req.requestedSchema } }, signal);
             response =
               verdict.behavior === 'allow' ? { action: 'accept', content: contentOf(obj(req.requestedSchema), verdict.answer ?? '') } : { action: verdict.behavior === 'deny' ? 'decline' : 'cancel' };
           } catch (err) {

@@ -133,6 +133,9 @@ test("approvals: claude in read and edit names grove's approval server for the s
   const users = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { a: { protocol: 'acp', command: ['a'] }, gemini: { command: ['gemini', '{prompt}'] } } } });
   assert.deepEqual(users.list().filter((a) => a.approvals).map((a) => a.name), ['a', 'claude', 'copilot', 'opencode', 'qwen']);
   assert.deepEqual(users.bridgeEnv(), { GROVE_SOCKET: '/tmp/g.sock' });
+  // They continue a conversation with their own command (the bridge resumes the session).
+  assert.deepEqual(users.list().find((a) => a.name === 'a')!.resume, ['a']);
+  assert.deepEqual(users.list().find((a) => a.name === 'gemini')!.resume, null);
   // A user's own `claude` is their command: grove adds nothing to it.
   const own = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { claude: { command: ['claude', '-p', '{prompt}'] } } } });
   assert.deepEqual(own.approvalArgs('claude', 'edit', 'sess-1'), []);

@@ -180,7 +180,7 @@ test('a question by elicitation is an approval of kind question, answered with t
   const q = await pendingOf(d, s.id);
   assert.equal(q.kind, 'question');
   assert.equal(q.tool, 'elicitation');
-  assert.equal(q.input.message, 'Which database?');
+  assert.equal(q.input.question, 'Which database?', 'shown as the question, as the dashboard shows one');
   assert.deepEqual(Object.keys(q.input.requestedSchema.properties), ['answer']);
   assert.equal((await answer(d, q, { decision: 'allow', answer: 'postgres' })).status, 200);
   const done = await ended(d, s.id);
