@@ -150,12 +150,12 @@ test("a question's options are buttons that answer with their label, from the ke
   const { task, session } = await heldSession(t, d, 'choices');
   const questions = [{ header: 'Storage', question: 'Which database should I use?', options: [{ label: 'PostgreSQL', description: 'the one the project runs' }, { label: 'SQLite' }], multiSelect: false }];
   const claude = await ask(d, session.id, { key: 'toolu_c1', kind: 'question', tool: 'AskUserQuestion', input: { questions } });
-  // An ACP agent's question, its options as ACP names them (`name`).
+  // An ACP agent's question as grove's ACP bridge records an elicitation: its form's one field's choices.
   const acp = await ask(d, session.id, {
     key: 'acp_c2',
     kind: 'question',
     tool: 'elicitation',
-    input: { message: 'Deploy now?', options: [{ optionId: 'yes', name: 'Deploy', kind: 'allow_once' }, { optionId: 'no', name: 'Wait until Monday', kind: 'reject_once' }] },
+    input: { question: 'Deploy now?', requestedSchema: { type: 'object', properties: { when: { type: 'string', enum: ['Deploy', 'Wait until Monday'] } }, required: ['when'] } },
   });
   // In `read`, Claude Code asks to leave plan mode with its plan, shown as written.
   const plan = '1. Add the table\n2. Write the migration';

@@ -104,6 +104,20 @@ export function optionLabel(o: unknown): string | null {
   return null;
 }
 
+// An ACP elicitation's choices: its form's one field, a string `enum` or a `oneOf` of `const`s (the
+// value the answer fills in); null for any other form, which stays shown as JSON.
+export function schemaChoices(schema: unknown): string[] | null {
+  if (schema === null || typeof schema !== 'object') return null;
+  const props = (schema as Input).properties;
+  if (props === null || typeof props !== 'object') return null;
+  const fields = Object.values(props as Input);
+  if (fields.length !== 1 || fields[0] === null || typeof fields[0] !== 'object') return null;
+  const field = fields[0] as Input;
+  if (Array.isArray(field.enum) && field.enum.length > 0 && field.enum.every(text)) return field.enum as string[];
+  const consts = Array.isArray(field.oneOf) ? field.oneOf.map((o) => (o !== null && typeof o === 'object' ? (o as Input).const : undefined)) : [];
+  return consts.length > 0 && consts.every(text) ? (consts as string[]) : null;
+}
+
 // The tool's whole input: what it does first (the command, the file and its new text or the edit,
 // the URL, the question and its options), then any other field as JSON, so nothing asked is hidden.
 // A question's options are buttons that answer with their label when `choose` is given.
@@ -124,7 +138,8 @@ function InputView({ approval: a, choose }: { approval: Approval; choose?: Choos
   // An ACP elicitation words its question as `message`.
   if (a.kind === 'question' && text(input.message)) parts.push(<p class="question" key="message">{take('message') as string}</p>);
   if (Array.isArray(input.questions)) parts.push(<Questions key="questions" questions={take('questions') as Input[]} choose={choose} />);
-  if (Array.isArray(input.options) && input.options.every((o) => optionLabel(o) !== null)) parts.push(<Options key="options" options={take('options') as unknown[]} choose={choose} />);
+  const choices = schemaChoices(input.requestedSchema);
+  if (choices) parts.push(<Options key="choices" options={(take('requestedSchema'), choices)} choose={choose} />);
   const rest = Object.fromEntries(Object.entries(input).filter(([k]) => !shown.has(k)));
   if (Object.keys(rest).length > 0) parts.push(<pre class="input" key="rest"><code>{JSON.stringify(rest, null, 2)}</code></pre>);
   return <div class="approval-input">{parts}</div>;
