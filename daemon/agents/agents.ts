@@ -14,12 +14,14 @@ export const SESSION = '{session}';
 
 // Each CLI in its non-interactive mode, with structured (JSON lines) output where it has one,
 // the prompt where that CLI reads it as text (after `--`, or attached as `--prompt=`), its own
-// flags per mode (a mode it cannot enforce is left out), how it continues a conversation and
-// the dialect its output speaks (docs/agents.md says how each was checked).
+// flags per mode (a mode it cannot enforce is left out), how it continues a conversation (and,
+// `interactive`, in the person's terminal: grove takeover) and the dialect its output speaks
+// (docs/agents.md says how each was checked).
 export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   claude: {
     command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', SESSION, '--', PROMPT],
     resume: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', SESSION, '--', PROMPT],
+    interactive: ['claude', '--resume', SESSION],
     format: 'claude',
     modes: {
       read: ['--permission-mode', 'plan'],
@@ -30,6 +32,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   codex: {
     command: ['codex', 'exec', '--json', '--', PROMPT],
     resume: ['codex', 'exec', 'resume', '--json', SESSION, '--', PROMPT],
+    interactive: ['codex', 'resume', SESSION],
     format: 'codex',
     modes: {
       read: ['-c', 'sandbox_mode=read-only'],
@@ -40,6 +43,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   gemini: {
     command: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--session-id', SESSION, `--prompt=${PROMPT}`],
     resume: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--resume', SESSION, `--prompt=${PROMPT}`],
+    interactive: ['gemini', '--skip-trust', '--resume', SESSION],
     format: 'gemini',
     modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto_edit'], full: ['--approval-mode', 'yolo'] },
   },
@@ -50,12 +54,14 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   amp: {
     command: ['amp', '--stream-json', `--execute=${PROMPT}`],
     resume: ['amp', 'threads', 'continue', SESSION, '--stream-json', `--execute=${PROMPT}`],
+    interactive: ['amp', 'threads', 'continue', SESSION],
     format: 'claude',
     modes: { edit: [], full: ['--dangerously-allow-all'] },
   },
   opencode: {
     command: ['opencode', 'run', '--format', 'json', '--', PROMPT],
     resume: ['opencode', 'run', '--format', 'json', '--session', SESSION, '--', PROMPT],
+    interactive: ['opencode', '--session', SESSION],
     format: 'opencode',
     modes: { edit: ['--agent', 'build'], full: ['--auto'] },
   },
@@ -64,6 +70,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   copilot: {
     command: ['copilot', '--output-format', 'json', '--no-auto-update', '--session-id', SESSION, `--prompt=${PROMPT}`],
     resume: ['copilot', '--output-format', 'json', '--no-auto-update', `--resume=${SESSION}`, `--prompt=${PROMPT}`],
+    interactive: ['copilot', `--resume=${SESSION}`],
     format: 'copilot',
     modes: { read: ['--deny-tool=write', '--deny-tool=shell'], edit: ['--allow-tool=write'], full: ['--allow-all'] },
   },
@@ -72,12 +79,14 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   qwen: {
     command: ['qwen', '--output-format', 'stream-json', '--session-id', SESSION, `--prompt=${PROMPT}`],
     resume: ['qwen', '--output-format', 'stream-json', '--resume', SESSION, `--prompt=${PROMPT}`],
+    interactive: ['qwen', '--resume', SESSION],
     format: 'qwen',
     modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto-edit'], full: ['--approval-mode', 'yolo'] },
   },
   cursor: {
     command: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', PROMPT],
     resume: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', '--resume', SESSION, PROMPT],
+    interactive: ['cursor-agent', '--resume', SESSION],
     format: 'cursor',
     modes: { read: ['--mode', 'ask'], edit: [], full: ['--force'] },
   },
@@ -169,6 +178,7 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
           name,
           command: all[name]!.command,
           resume: all[name]!.resume ?? null,
+          interactive: all[name]!.interactive ?? null,
           available: which(all[name]!.command[0]!) !== null,
           builtin: builtin(name),
           approvals: asks(name),
