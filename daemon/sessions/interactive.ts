@@ -88,7 +88,7 @@ export function createInteractive(deps: {
       const newId = randomUUID();
       // The task's own variables only: the client sets them over its own environment (the
       // person's terminal, TERM and all), where a session's go over the daemon's.
-      const env = { ...taskEnv(at.project, at.task, at.config, {}), ...(def.env ?? {}), GROVE_AGENT: parent.agent, GROVE_SESSION_ID: newId };
+      const env: Record<string, string> = { ...taskEnv(at.project, at.task, at.config, {}), ...(def.env ?? {}), GROVE_AGENT: parent.agent, GROVE_SESSION_ID: newId };
       const last = conversation.at(-1)!;
       const rec = await starter.admit(parent.task_id, () =>
         sessions.insert(
