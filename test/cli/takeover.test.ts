@@ -51,12 +51,14 @@ function inTerminal(t: TestContext, home: string, args: string[]) {
 }
 
 // The CLI without a terminal: for its refusals.
-function grove(home: string, args: string[]): Promise<{ code: number; stderr: string }> {
+function grove(home: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [GROVE, ...args], { env: { ...process.env, GROVE_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const p = spawn(process.execPath, [GROVE, ...args], { env: { ...process.env, GROVE_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
     let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
     p.stderr.on('data', (d) => (stderr += d));
-    p.once('exit', (code) => resolve({ code: code ?? -1, stderr }));
+    p.once('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }
 
@@ -105,6 +107,8 @@ test('grove takeover: the interactive resume in this terminal, in the worktree w
   assert.equal(interactive.status, 'failed');
   assert.equal(interactive.exit_code, 3);
   assert.equal(interactive.agent_session_id, agentId);
+  const ls = await grove(d.home, ['session', 'ls', c.task.id]);
+  assert.match(ls.stdout, new RegExp(`${interactive.id.slice(0, 8)}\\s+\\S+\\s+interactive talk\\s+edit\\s+failed\\s+3\\s+taken over in a terminal`));
 
   // `grove say` after it: the conversation's agent resumes the same session, headless.
   const said = await grove(d.home, ['say', interactive.id.slice(0, 8), 'and now', '--json']);
