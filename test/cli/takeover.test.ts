@@ -46,6 +46,8 @@ function inTerminal(t: TestContext, home: string, args: string[]) {
         check();
         void exited.then(() => (out.includes(text) ? resolve() : reject(new Error(`the terminal never showed ${text}:\n${out}`))));
       }),
+    // The terminal goes away (its window closed): its master side is closed, as `script` dies.
+    close: () => p.kill('SIGKILL'),
     exited,
   };
 }
@@ -144,4 +146,18 @@ test('grove takeover killed: the daemon ends its session (lost) once the CLI is 
   assert.equal(lost.status, 'lost');
   assert.equal(lost.exit_code, null);
   await term.exited;
+});
+
+test('grove takeover in a terminal that closes: the agent gets its hang-up, and the CLI still records its end', async (t) => {
+  const d = await daemon();
+  const c = await conversation(d, t);
+  const term = inTerminal(t, d.home, ['takeover', c.first.id]);
+  await term.shows('ready');
+  const running = (await sessionsOf(d, c)).at(-1);
+  const ended = d.waitForLog((l) => l.msg === 'interactive session ended' && l.session === running.id, 30_000);
+  term.close();
+  await ended;
+  const after = (await d.socket('GET', `/api/sessions/${running.id}`)).json;
+  assert.equal(after.status, 'failed', JSON.stringify(after));
+  assert.equal(after.exit_code, 129, 'ended by SIGHUP, as a shell says it');
 });
