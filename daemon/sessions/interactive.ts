@@ -120,7 +120,9 @@ export function createInteractive(deps: {
     const rec = await findSession(sessions, id);
     if (rec.kind !== 'interactive') throw new GroveError('TAKEOVER_UNSUPPORTED', `session ${id} is not interactive: grove records its end itself`);
     if (!isLive(rec.status)) throw new GroveError('SESSION_NOT_RUNNING', `session ${id} has already ended (${rec.status})`);
-    if (!killing.has(id)) await finish(id, body.exit_code === 0 ? 'exited' : 'failed', body.exit_code);
+    // A DELETE under way records `killed` itself once the client is gone.
+    if (killing.has(id)) throw new GroveError('SESSION_NOT_RUNNING', `session ${id} is being stopped (DELETE); it ends killed`);
+    await finish(id, body.exit_code === 0 ? 'exited' : 'failed', body.exit_code);
     return publicSession(await findSession(sessions, id));
   }
 

@@ -161,3 +161,16 @@ test('grove takeover in a terminal that closes: the agent gets its hang-up, and 
   assert.equal(after.status, 'failed', JSON.stringify(after));
   assert.equal(after.exit_code, 129, 'ended by SIGHUP, as a shell says it');
 });
+
+test('grove takeover stopped by grove (DELETE): the CLI passes the TERM on to the agent, and the session ends killed', async (t) => {
+  const d = await daemon();
+  const c = await conversation(d, t);
+  const term = inTerminal(t, d.home, ['takeover', c.first.id]);
+  await term.shows('ready');
+  const running = (await sessionsOf(d, c)).at(-1);
+  const del = await d.socket('DELETE', `/api/sessions/${running.id}`);
+  assert.deepEqual(del.json, { status: 'killed' });
+  assert.equal(await term.exited, 143, `the agent ended by TERM:\n${term.output()}`);
+  assert.match(term.output(), /interactive session \w+ was stopped by grove/);
+  assert.equal((await d.socket('GET', `/api/sessions/${running.id}`)).json.status, 'killed');
+});
