@@ -10,6 +10,8 @@ import { benchApi } from './api.ts';
 import { benchCli } from './cli.ts';
 import { benchReview } from './review.ts';
 import { benchDashboard } from './dashboard.ts';
+import { approvalRows, benchApprovals } from './approvals.ts';
+import { judge, le, mb, printTable, targetText, type Row } from './table.ts';
 import { round } from './stats.ts';
 
 const quick = process.argv.includes('--quick');
@@ -39,10 +41,11 @@ try {
     review: await timed('review', () => benchReview({ template, files: 5000, modified: 1000, tasks: 20, rounds: quick ? 3 : 7 })),
     start: await timed('start', () => benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 })),
     dashboard: await timed('dashboard', () => benchDashboard({ template, tasks: 50, lines: 100_000, rounds: quick ? 2 : 5 })),
+    approvals: await timed('approvals', () => benchApprovals({ template, rounds: quick ? 30 : 200 })),
     elapsed_s,
   };
 
-  const { tasks, start, output, api, cli, review, dashboard: ui } = results;
+  const { tasks, start, output, api, cli, review, dashboard: ui, approvals } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -82,6 +85,7 @@ try {
       target: le(1.5, review.conflicts_ms.grove <= 2000),
     },
     { what: `grove status vs node -e 0 (ms, p50 of ${cli.grove_status_ms.n})`, grove: cli.grove_status_ms.median, base: cli.node_e0_ms.median, ratio: cli.ratio_p50, target: le(3) },
+    ...approvalRows(approvals),
     { what: 'idle RSS vs a bare PGlite open (MB, median)', grove: start.idle_rss_mb.grove.median, base: start.idle_rss_mb.baseline.median, ratio: start.idle_rss_mb.ratio, target: mb(200) },
     { what: 'peak RSS while 10 sessions print vs idle (MB)', grove: output.mem_mb.peak, base: output.mem_mb.idle, ratio: round(output.mem_mb.peak / output.mem_mb.idle), target: mb(350) },
     // For information: no target.
@@ -115,59 +119,15 @@ try {
       ratio: round(tasks.rss_mb_after_tasks.rss_mb / start.idle_rss_mb.grove.median),
     },
   ];
-  const judged = rows.map((r) => ({ ...r, met: r.target ? met(r) : null }));
+  const judged = judge(rows);
   writeFileSync(
     path.join(import.meta.dirname, 'results.json'),
     JSON.stringify({ ...results, targets: judged.filter((r) => r.target).map((r) => ({ row: r.what, ratio: r.ratio, value: round(r.grove), target: targetText(r.target!), met: r.met })) }, null, 2) + '\n',
   );
   console.log(JSON.stringify(results, null, 2));
 
-  console.log('\n| measure | grove | baseline | ratio | target | met |\n|---|---|---|---|---|---|');
-  for (const r of judged) {
-    console.log(`| ${r.what} | ${fmt(r.grove)} | ${fmt(r.base)} | ${r.ratio.toFixed(2)} | ${r.target ? targetText(r.target) : ''} | ${r.met === null ? '' : r.met ? 'met' : 'missed'} |`);
-  }
-  const missed = judged.filter((r) => r.met === false).length;
-  console.log(`\ntargets: ${judged.filter((r) => r.met !== null).length - missed} met, ${missed} missed`);
+  printTable(judged);
   console.log(`seconds per part: ${Object.entries(elapsed_s).map(([k, v]) => `${k} ${v}`).join(', ')}`);
 } finally {
   rmSync(tplRoot, { recursive: true, force: true });
-}
-
-// A target bounds the ratio (×) or, for memory, grove's own figure (MB); `ok` is any other
-// condition the row needs (every creation succeeded, every line stored).
-interface Target {
-  op: '≤' | '≥';
-  limit: number;
-  of: 'ratio' | 'MB';
-  ok?: boolean;
-}
-
-interface Row {
-  what: string;
-  grove: number;
-  base: number;
-  ratio: number;
-  target?: Target;
-}
-
-function le(limit: number, ok?: boolean): Target {
-  return { op: '≤', limit, of: 'ratio', ...(ok === undefined ? {} : { ok }) };
-}
-
-function mb(limit: number): Target {
-  return { op: '≤', limit, of: 'MB' };
-}
-
-function met(r: Row): boolean {
-  const t = r.target!;
-  const v = t.of === 'MB' ? r.grove : r.ratio;
-  return (t.op === '≤' ? v <= t.limit : v >= t.limit) && t.ok !== false;
-}
-
-function targetText(t: Target): string {
-  return t.of === 'MB' ? `${t.op} ${t.limit} MB` : `${t.op} ${t.limit}×`;
-}
-
-function fmt(n: number): string {
-  return String(round(n, n < 10 ? 2 : 0));
 }

@@ -25,6 +25,8 @@ export const ERRORS = {
   BASE_CHECKOUT_DIRTY: { status: 409, title: 'The checkout of the base branch has uncommitted changes' },
   APPROVAL_DECIDED: { status: 409, title: 'The approval was already decided' },
   APPROVAL_STALE: { status: 409, title: "The nonce is not the approval's: the decision was made on an out-of-date view" },
+  // A session of the conversation runs (or waits its turn): grove takeover waits for it to end.
+  SESSION_RUNNING: { status: 409, title: 'A session of the conversation is running' },
   RESUME_UNAVAILABLE: { status: 409, title: "The agent's session id is not known, so its conversation cannot be continued" },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
@@ -38,6 +40,9 @@ export const ERRORS = {
   NO_REMOTE: { status: 422, title: 'The repository has no such remote' },
   REMOTE_FAILED: { status: 502, title: 'The remote refused or could not be reached' },
   RESUME_UNSUPPORTED: { status: 422, title: 'The agent cannot continue a conversation' },
+  // Not in DESIGN §4's table: grove takeover on an agent with no interactive resume (or a session
+  // that is no agent's conversation), or an end reported for a session that is not interactive.
+  TAKEOVER_UNSUPPORTED: { status: 422, title: 'The session cannot be taken over in a terminal' },
   // Not in DESIGN §4's table: git refused a commit (a hook failed, no identity), with its message.
   COMMIT_FAILED: { status: 422, title: 'git refused the commit' },
   // Not in DESIGN §4's table: a tracked path in a task's worktree is a FIFO, socket or device, which git cannot read.

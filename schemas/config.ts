@@ -33,7 +33,7 @@ export const AllowRules = Type.Array(Type.String({ minLength: 1, maxLength: 4096
 
 // An agent as data (DESIGN §5, §8): `{prompt}` in `command` is replaced by the prompt; a mode's
 // arguments, then the request's args, go just before it. An agent without `modes` has `edit` only.
-// `{session}` in `command` pins a fresh id; in `resume` it is the conversation's id.
+// `{session}` in `command` pins a fresh id; in `resume` and `interactive` it is the conversation's id.
 // With `protocol: "acp"` the command is an Agent Client Protocol agent on stdio: grove runs it
 // under `grove acp-bridge`, which sends the prompt, asks the person for its permission requests,
 // continues its session for a follow-up (no `resume` needed) and prints what the `acp` dialect reads.
@@ -48,6 +48,12 @@ export const AgentDefinition = Type.Object(
       ),
     ),
     resume: Type.Optional(Type.Array(Arg, { minItems: 1, description: 'the command that continues a conversation; `{session}` is its id' })),
+    interactive: Type.Optional(
+      Type.Array(Arg, {
+        minItems: 1,
+        description: "the command that resumes a conversation in the person's own terminal (grove takeover, DESIGN §15); `{session}` is its id; no prompt, no mode",
+      }),
+    ),
     session_id_field: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "the top-level JSON field of the agent's session id in its output" })),
     format: Type.Optional(Format),
     modes: Type.Optional(

@@ -35,7 +35,9 @@ export const Session = Type.Object(
   {
     id: Id,
     task_id: Id,
-    kind: Type.Union([Type.Literal('agent'), Type.Literal('service')], { description: 'an agent, or one of the project\'s services (DESIGN §10)' }),
+    kind: Type.Union([Type.Literal('agent'), Type.Literal('service'), Type.Literal('interactive')], {
+      description: "an agent, one of the project's services (DESIGN §10), or an agent taken over in the person's terminal (grove takeover, DESIGN §15: no output is captured)",
+    }),
     agent: Type.String({ description: "the agent's name, or the service's" }),
     command: Type.Array(Type.String(), { description: 'the command line the agent was started with' }),
     status: SessionStatus,
@@ -133,6 +135,7 @@ export const Agent = Type.Object(
     name: Type.String(),
     command: Type.Array(Type.String()),
     resume: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'the command that continues a conversation, or null: the agent cannot' }),
+    interactive: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "the command that resumes a conversation in the person's terminal (grove takeover), or null: the agent has none" }),
     available: Type.Boolean(),
     builtin: Type.Boolean(),
     approvals: Type.Boolean({ description: "whether grove asks the person about the calls this agent's mode would refuse (DESIGN §15)" }),
@@ -159,3 +162,35 @@ export type ServiceList = Static<typeof ServiceList>;
 
 // Any name: one that the project's .grove.json does not have is 404, whatever its shape.
 export const ServiceParams = Type.Object({ id: Id, name: Type.String({ minLength: 1 }) }, { additionalProperties: false });
+
+// Take-over (DESIGN §15): the client that runs the agent's interactive resume in the person's
+// terminal names its own process, which grove watches as a session's process.
+export const TakeoverBody = Type.Object(
+  {
+    pid: Type.Integer({ minimum: 1, maximum: 2 ** 31 - 1, description: "the id of the client's own process (grove takeover): while it runs, the session runs" }),
+    args: Type.Optional(Args),
+  },
+  { additionalProperties: false, $id: 'TakeoverBody' },
+);
+export type TakeoverBody = Static<typeof TakeoverBody>;
+
+// What the client runs, in the person's terminal: the command, where, and the task's own
+// variables, which go over the client's environment.
+export const Takeover = Type.Object(
+  {
+    session: Session,
+    command: Type.Array(Type.String(), { description: "the agent's interactive resume of the conversation's agent session id" }),
+    cwd: Type.String({ description: "the task's worktree, absolute" }),
+    env: Type.Record(Type.String(), Type.String(), { description: "the task's variables (GROVE_*, ports, the project's env) and the agent's, set over the client's own environment" }),
+  },
+  { $id: 'Takeover' },
+);
+export type Takeover = Static<typeof Takeover>;
+
+// How the interactive command ended, as its client saw it: the exit code (a signal's death as
+// 128 + its number, as a shell says it).
+export const EndBody = Type.Object(
+  { exit_code: Type.Integer({ minimum: 0, maximum: 255 }) },
+  { additionalProperties: false, $id: 'EndBody' },
+);
+export type EndBody = Static<typeof EndBody>;

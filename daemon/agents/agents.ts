@@ -14,12 +14,14 @@ export const SESSION = '{session}';
 
 // Each CLI in its non-interactive mode, with structured (JSON lines) output where it has one,
 // the prompt where that CLI reads it as text (after `--`, or attached as `--prompt=`), its own
-// flags per mode (a mode it cannot enforce is left out), how it continues a conversation and
-// the dialect its output speaks (docs/agents.md says how each was checked).
+// flags per mode (a mode it cannot enforce is left out), how it continues a conversation (and,
+// `interactive`, in the person's terminal: grove takeover) and the dialect its output speaks
+// (docs/agents.md says how each was checked).
 export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   claude: {
     command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', SESSION, '--', PROMPT],
     resume: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', SESSION, '--', PROMPT],
+    interactive: ['claude', '--resume', SESSION],
     format: 'claude',
     modes: {
       read: ['--permission-mode', 'plan'],
@@ -30,6 +32,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   codex: {
     command: ['codex', 'exec', '--json', '--', PROMPT],
     resume: ['codex', 'exec', 'resume', '--json', SESSION, '--', PROMPT],
+    interactive: ['codex', 'resume', SESSION],
     format: 'codex',
     modes: {
       read: ['-c', 'sandbox_mode=read-only'],
@@ -42,6 +45,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   gemini: {
     protocol: 'acp',
     command: ['gemini', '--acp', '--skip-trust'],
+    interactive: ['gemini', '--skip-trust', '--resume', SESSION],
     modes: { read: [], edit: [], full: [] },
     acp_modes: { read: 'default', edit: 'autoEdit', full: 'yolo' },
   },
@@ -52,6 +56,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   amp: {
     command: ['amp', '--stream-json', `--execute=${PROMPT}`],
     resume: ['amp', 'threads', 'continue', SESSION, '--stream-json', `--execute=${PROMPT}`],
+    interactive: ['amp', 'threads', 'continue', SESSION],
     format: 'claude',
     modes: { edit: [], full: ['--dangerously-allow-all'] },
   },
@@ -61,6 +66,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   opencode: {
     protocol: 'acp',
     command: ['opencode', 'acp'],
+    interactive: ['opencode', '--session', SESSION],
     modes: { read: [], edit: [], full: [] },
     acp_modes: { read: 'grove-read', edit: 'grove-edit', full: 'grove-full' },
     env: {
@@ -78,17 +84,20 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   copilot: {
     protocol: 'acp',
     command: ['copilot', '--acp', '--no-auto-update'],
+    interactive: ['copilot', `--resume=${SESSION}`],
     modes: { read: [], edit: ['--allow-tool=write'], full: ['--allow-all'] },
   },
   qwen: {
     protocol: 'acp',
     command: ['qwen', '--acp'],
+    interactive: ['qwen', '--resume', SESSION],
     modes: { read: [], edit: [], full: [] },
     acp_modes: { read: 'default', edit: 'auto-edit', full: 'yolo' },
   },
   cursor: {
     command: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', PROMPT],
     resume: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', '--resume', SESSION, PROMPT],
+    interactive: ['cursor-agent', '--resume', SESSION],
     format: 'cursor',
     modes: { read: ['--mode', 'ask'], edit: [], full: ['--force'] },
   },
@@ -209,6 +218,7 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
           command: all[name]!.command,
           // An ACP agent continues with its own command: the bridge resumes or loads the session.
           resume: all[name]!.protocol === 'acp' ? all[name]!.command : (all[name]!.resume ?? null),
+          interactive: all[name]!.interactive ?? null,
           available: which(all[name]!.command[0]!) !== null,
           builtin: builtin(name),
           approvals: asks(name),

@@ -14,6 +14,7 @@ import { deniedCount, denialSummary, describeDenial } from '../../schemas/denial
 import { resolvePaths } from '../runtime/paths.ts';
 import { CliError, createClient, EXIT, sse, type Client } from './client.ts';
 import { duration, shortId, table } from './format.ts';
+import { runTakeover } from './takeover.ts';
 
 const USAGE = `usage: grove <command> [options]
 
@@ -35,6 +36,7 @@ const USAGE = `usage: grove <command> [options]
   say <session> <prompt>|--prompt=P [--mode M] [--timeout S] [-- args…]
                                            continue a session's conversation (followed on a terminal, or with -f)
   session kill <id>                        kill a session's process group
+  takeover <session> [-- args…]            resume its conversation in this terminal, interactively (grove say continues after it)
   logs <session> [-f]                      a session's output; -f follows it to its end, with the approvals it waits for
   approvals [--task T] [--all]             what agents ask the person (pending ones; --all: every one)
   approve <id> [--remember session|project] [--answer TEXT]
@@ -120,8 +122,12 @@ function sessionRow(s: Session): Record<string, unknown> {
   if (s.limit_resets_at) words.push(`limit until ${s.limit_resets_at}`);
   if (s.status === 'queued' && s.not_before) words.push(`not before ${s.not_before}`);
   if (s.timed_out) words.push('timed out');
-  return { ...s, id: shortId(s.id), conversation: shortId(s.conversation_id), result: words.filter(Boolean).join(' ') || null };
+  if (s.kind === 'interactive') words.push('taken over in a terminal (no output captured)');
+  return { ...s, id: shortId(s.id), agent: who(s), conversation: shortId(s.conversation_id), result: words.filter(Boolean).join(' ') || null };
 }
+// Who a session is: the agent's name, after its kind where it is not a plain agent turn
+// ("service web", "interactive claude").
+const who = (s: Pick<Session, 'kind' | 'agent'>) => (s.kind === 'agent' ? s.agent : `${s.kind} ${s.agent}`);
 const short = <T extends { id: string }>(rows: T[]) => rows.map((r) => ({ ...r, id: shortId(r.id) }));
 
 const APPROVAL_COLS = ['id', 'session', 'status', 'tool', 'asks', 'created_at'];
@@ -225,7 +231,7 @@ function describeEvent(e: GroveEvent): string {
       ? `approval ${shortId(d.id ?? '')} ${d.tool} ${d.status} (session ${shortId(d.session_id ?? '')})`
       : e.type.startsWith('task.')
         ? `task ${d.name} ${d.status}${e.type === 'task.merged' ? ` (merged as ${String(d.merged_commit).slice(0, 12)})` : ''}`
-        : `session ${shortId(d.id ?? '')} ${d.kind === 'service' ? 'service ' : ''}${d.agent} ${d.status}${e.type === 'session.result' ? `: ${sessionRow(d).result}` : ''}${e.type === 'session.limit' ? ` until ${d.limit_resets_at}` : ''}${e.type === 'session.waiting' ? ` waiting: ${d.waiting ?? 'no'}` : ''}`;
+        : `session ${shortId(d.id ?? '')} ${who(d)} ${d.status}${e.type === 'session.result' ? `: ${sessionRow(d).result}` : ''}${e.type === 'session.limit' ? ` until ${d.limit_resets_at}` : ''}${e.type === 'session.waiting' ? ` waiting: ${d.waiting ?? 'no'}` : ''}`;
   return `${e.at} ${e.seq} ${e.type} ${what}`;
 }
 
@@ -369,7 +375,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const r = s.result;
     print(c, s, () =>
       [
-        `session ${s.id} (${s.kind === 'service' ? 'service ' : ''}${s.agent}, ${s.mode}) ${s.status}${s.exit_code === null ? '' : `, exit ${s.exit_code}`}${s.timed_out ? ', timed out' : ''}`,
+        `session ${s.id} (${who(s)}, ${s.mode}) ${s.status}${s.exit_code === null ? '' : `, exit ${s.exit_code}`}${s.timed_out ? ', timed out' : ''}`,
         ...(s.prompt ? [`prompt: ${s.prompt}`] : []),
         ...(r ? [`result: ${r.is_error ? 'error: ' : ''}${r.text ?? '-'}${r.cost_usd !== null ? ` ($${r.cost_usd.toFixed(4)})` : ''}`] : []),
         ...(r && r.denials.length > 0 ? [`${deniedCount(r.denials.length)}:`, ...r.denials.map((d) => `  ${describeDenial(d)}`)] : []),
@@ -385,6 +391,12 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     if (c.json || !(c.values.follow || process.stdout.isTTY)) return print(c, next, () => `session ${next.id} ${next.status}`);
     process.stderr.write(`session ${shortId(next.id)} ${next.status}${next.status === 'queued' ? ' (waits for the conversation)' : ''}\n`);
     await followOutput(c, next);
+  },
+  // Exits with the agent's exit code.
+  async takeover(c) {
+    const s = await session(c, arg(c, 0, 'session'));
+    const socketPath = resolvePaths(process.env, process.getuid?.() ?? 0).socketPath;
+    process.exitCode = await runTakeover({ api: c.api, socketPath, session: s, args: c.rest, err: (line) => process.stderr.write(`${line}\n`) });
   },
   async 'service ls'(c) {
     const t = await task(c, arg(c, 0, 'task'));
@@ -530,7 +542,7 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
           // Sessions that run or wait, and those that ended in the last hour.
           if (s.ended_at && Date.now() - Date.parse(s.ended_at) > 3600_000) continue;
           const r = sessionRow(s);
-          rows.push({ task: '', status: '', branch: '', session: r.id, agent: `${s.kind === 'service' ? 'service ' : ''}${s.agent}`, state: s.status, result: r.result });
+          rows.push({ task: '', status: '', branch: '', session: r.id, agent: who(s), state: s.status, result: r.result });
         }
       }
       const text = `grove watch — ${new Date().toLocaleTimeString()} — Ctrl-C leaves\n\n${table(rows, ['task', 'status', 'branch', 'session', 'agent', 'state', 'result'])}\n`;

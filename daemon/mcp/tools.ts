@@ -46,6 +46,9 @@ async function sessionState(api: Client, session: Session) {
   const approvals = session.ended_at !== null ? [] : await api.call<Approval[]>('GET', `/api/approvals?status=pending&session_id=${q(session.id)}`);
   return {
     ended: session.ended_at !== null,
+    // `interactive`: the person took the conversation over in a terminal (grove takeover); it
+    // has no output, and a follow-up continues after it.
+    kind: session.kind,
     status: session.status,
     exit_code: session.exit_code,
     ...(denied ? { denied: `${denied} (the agent refused them by itself; the work they were for was not done)` } : {}),
@@ -156,7 +159,7 @@ export const TOOLS: Tool[] = [
   },
   {
     name: 'wait_for_session',
-    description: `Wait until a session ends, one of its approvals waits for a decision, or timeout_s (default ${WAIT_S}) passes. Answers ended (true or false), status, exit_code, result (the agent's final message, cost and tokens, when it reported one), denied (the tool calls the agent refused by itself, when there were any), limit_resets_at when it hit a usage limit, and waiting ("approval" or null) with the pending approvals (answer them with respond_to_approval).`,
+    description: `Wait until a session ends, one of its approvals waits for a decision, or timeout_s (default ${WAIT_S}) passes. Answers ended (true or false), kind (agent; interactive: the person took the conversation over in a terminal, nothing of it is captured; service), status, exit_code, result (the agent's final message, cost and tokens, when it reported one), denied (the tool calls the agent refused by itself, when there were any), limit_resets_at when it hit a usage limit, and waiting ("approval" or null) with the pending approvals (answer them with respond_to_approval).`,
     input: input({ session_id: SessionId, timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: `seconds to wait at most (default ${WAIT_S})` })) }),
     readOnly: true,
     destructive: false,

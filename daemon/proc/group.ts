@@ -65,11 +65,11 @@ export function signalProcesses(procs: Recorded[], signal: NodeJS.Signals): void
 // give no exit event, so there is nothing to wait on but the table itself.
 const LOOK_MS = 25;
 
-// Resolves true once the group and the given processes are all gone, false after `ms`.
-export async function waitGone(pgid: number, ms: number, procs: Recorded[] = []): Promise<boolean> {
+// Resolves true once the group (if any) and the given processes are all gone, false after `ms`.
+export async function waitGone(pgid: number | null, ms: number, procs: Recorded[] = []): Promise<boolean> {
   const deadline = Date.now() + ms;
   for (;;) {
-    if (groupMembers(pgid).length === 0 && procs.every((p) => !isSameProcessAlive(p.pid, p.start))) return true;
+    if ((pgid === null || groupMembers(pgid).length === 0) && procs.every((p) => !isSameProcessAlive(p.pid, p.start))) return true;
     if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, LOOK_MS));
   }

@@ -1,4 +1,4 @@
-import { signalGroup, signalProcesses, strayDescendants, waitGone } from './group.ts';
+import { signalGroup, signalProcesses, strayDescendants, waitGone, type Recorded } from './group.ts';
 
 // How long a process group gets between TERM and KILL, by what it runs: a session as DESIGN §5
 // says; a setup command (timed out, cancelled, or left by a stopped daemon) a shorter time; a
@@ -21,4 +21,13 @@ export async function terminate(pgid: number, opts: { graceMs: number }): Promis
   signalGroup(pgid, 'SIGKILL');
   signalProcesses(strays, 'SIGKILL');
   return waitGone(pgid, AFTER_KILL_MS, strays);
+}
+
+// Stops one recorded process that is not a group's leader (grove takeover's client, which
+// passes the TERM on to the agent in its terminal): TERM, then KILL after `graceMs`.
+export async function terminateProcess(proc: Recorded, opts: { graceMs: number }): Promise<boolean> {
+  signalProcesses([proc], 'SIGTERM');
+  if (await waitGone(null, opts.graceMs, [proc])) return true;
+  signalProcesses([proc], 'SIGKILL');
+  return waitGone(null, AFTER_KILL_MS, [proc]);
 }

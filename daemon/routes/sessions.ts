@@ -4,6 +4,7 @@ import {
   AllSessionsQuery,
   CreateMessage,
   CreateSession,
+  EndBody,
   KillResult,
   MAX_SEQ,
   OUTPUT_PAGE_DEFAULT,
@@ -14,6 +15,8 @@ import {
   Session,
   SessionList,
   SessionListQuery,
+  Takeover,
+  TakeoverBody,
 } from '../../schemas/session.ts';
 import type { Agents } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
@@ -87,6 +90,30 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
         const { status, session } = await sessions.send(params.id, body);
         return { status, body: session };
       },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/sessions/:id/takeover',
+      summary:
+        "Take a session's conversation over in the person's terminal (grove takeover): a new session of kind interactive, running while the client's process `pid` runs, and what the client runs: the agent's interactive resume, in the task's worktree, with the task's variables over its own environment. No output is captured",
+      params: IdParams,
+      body: TakeoverBody,
+      responses: { 201: Takeover },
+      errors: ['TASK_NOT_READY', 'SESSION_RUNNING', 'RESUME_UNAVAILABLE', 'TAKEOVER_UNSUPPORTED', 'UNKNOWN_AGENT'],
+      handler: async ({ params, body }) => {
+        checkArgSizes(body);
+        return { status: 201, body: await sessions.takeover(params.id, body) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/sessions/:id/end',
+      summary: "An interactive session's end, reported by its client with the exit code of the agent it ran (exited when 0, else failed)",
+      params: IdParams,
+      body: EndBody,
+      responses: { 200: Session },
+      errors: ['SESSION_NOT_RUNNING', 'TAKEOVER_UNSUPPORTED'],
+      handler: async ({ params, body }) => ({ status: 200, body: await sessions.endInteractive(params.id, body) }),
     }),
     route({
       method: 'GET',

@@ -13,7 +13,7 @@ import type { Ask, Starter } from './start.ts';
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
 // The agent session id a follow-up continues: the newest one its conversation captured before it.
-function resumeId(conversation: SessionRecord[], before?: SessionRecord): string | null {
+export function resumeId(conversation: SessionRecord[], before?: SessionRecord): string | null {
   const upTo = before ? conversation.slice(0, conversation.indexOf(before)) : conversation;
   return upTo.findLast((s) => s.agent_session_id !== null)?.agent_session_id ?? null;
 }
@@ -119,6 +119,8 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
   return {
     send,
     next,
+    // Runs `fn` in the conversation's turn: decisions that look at its busy sessions (a take-over).
+    turn: <T>(conversationId: string, fn: () => Promise<T>) => turns.run(conversationId, fn),
     resumeAll,
     close: once(async () => {
       closed = true;

@@ -3,15 +3,17 @@ import { GroveError } from '../errors.ts';
 import { groupMembers } from '../proc/group.ts';
 import { GRACE_MS, terminate } from '../proc/terminate.ts';
 import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
+import type { Interactive } from './interactive.ts';
 import type { Live } from './live.ts';
 import { findSession, stillRuns } from './record.ts';
 
 // Kills sessions: TERM to the whole process group, KILL after the grace time (DESIGN §5).
-export function createKill(deps: { sessions: SessionsTable; live: Live }) {
+export function createKill(deps: { sessions: SessionsTable; live: Live; interactive: Pick<Interactive, 'kill'> }) {
   const { sessions, live } = deps;
 
   // Stops the group if it is still ours and records the end as `killed`.
   async function stop(rec: SessionRecord, timedOut: boolean): Promise<void> {
+    if (rec.kind === 'interactive') return deps.interactive.kill(rec, timedOut);
     const entry = live.get(rec.id);
     const pgid = rec.pid;
     if (pgid !== null) {

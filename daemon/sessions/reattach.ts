@@ -13,6 +13,7 @@ export function createReattach(deps: { sessions: SessionsTable; live: Live; log:
   // wrapper's recorded status, or `lost`.
   return async function reattach(): Promise<void> {
     for (const rec of await sessions.listLive()) {
+      if (rec.kind === 'interactive') continue; // no files: interactive.ts watches its client
       const entry = live.follow(rec);
       if (!stillRuns(rec)) {
         await entry.pump.finish({});

@@ -7,6 +7,7 @@ import { createSignal, type Listen } from '../runtime/signal.ts';
 import { publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
 import { createConversations } from './conversation.ts';
 import type { SessionServiceDeps } from './deps.ts';
+import { createInteractive } from './interactive.ts';
 import { createKill } from './kill.ts';
 import { createLive, type SessionSignals } from './live.ts';
 import { createReattach } from './reattach.ts';
@@ -33,9 +34,10 @@ export function createSessionService(deps: SessionServiceDeps) {
     readerOf: (agent) => (agents.has(agent) ? outputReader(agents.get(agent)) : null),
     followUp: limitFollowUp,
   });
-  const { kill, killAllOfTask } = createKill({ sessions, live });
   const starter = createStart({ ...deps, live, signals });
   const conversations = createConversations({ sessions, live, starter, log });
+  const interactive = createInteractive({ sessions, agents, starter, live, turn: conversations.turn, log });
+  const { kill, killAllOfTask } = createKill({ sessions, live, interactive });
 
   // The services of the task's `.grove.json`, each with its latest session (or null).
   async function listServices(taskId: string) {
@@ -100,6 +102,8 @@ export function createSessionService(deps: SessionServiceDeps) {
 
     create: starter.start,
     send: conversations.send,
+    takeover: interactive.takeover,
+    endInteractive: interactive.end,
     startService: starter.startService,
 
     services: listServices,
@@ -119,11 +123,13 @@ export function createSessionService(deps: SessionServiceDeps) {
     // After a restart: sessions still running are followed again, then queued follow-ups get their turn.
     async reattach(): Promise<void> {
       await createReattach({ sessions, live, log })();
+      await interactive.reattach();
       await conversations.resumeAll();
     },
     close: once(async () => {
       for (const stop of stops) stop();
       await conversations.close();
+      await interactive.close();
       await live.close();
     }),
   };

@@ -157,7 +157,8 @@ export function sessionsTable(db: Db, events: EventsTable) {
       return rows[0] ? toRecord(rows[0]) : null;
     });
   return {
-    async insert(s: NewSession, status: 'starting' | 'queued' = 'starting'): Promise<SessionRecord> {
+    // `running` is an interactive session's (its client runs already, DESIGN §15).
+    async insert(s: NewSession, status: 'starting' | 'queued' | 'running' = 'starting'): Promise<SessionRecord> {
       return events.tx(async (tx, record) => {
         const { rows } = await tx.query<Changed>(INSERT, insertParams(s, status));
         await recordSession(record, 'session.created', rows[0]!);

@@ -80,6 +80,22 @@ test('ACP built-ins (gemini, qwen, copilot, opencode): the agent under `grove ac
   assert.deepEqual(agentModes({ command: ['x'], protocol: 'acp', acp_modes: { read: 'ask', full: 'yolo' } }), { read: [], full: [] });
 });
 
+test('interactive: every built-in that can resume has its interactive resume (grove takeover), checked against each CLI\'s --help; the id in place, the args at the end, no prompt and no mode', () => {
+  const interactive = (name: string) => buildCommand(BUILTIN_AGENTS[name]!.interactive!, { before: ['--x'], session: 'abc-1' });
+  assert.deepEqual(interactive('claude'), ['claude', '--resume', 'abc-1', '--x']);
+  assert.deepEqual(interactive('codex'), ['codex', 'resume', 'abc-1', '--x']);
+  assert.deepEqual(interactive('gemini'), ['gemini', '--skip-trust', '--resume', 'abc-1', '--x']);
+  assert.deepEqual(interactive('qwen'), ['qwen', '--resume', 'abc-1', '--x']);
+  assert.deepEqual(interactive('copilot'), ['copilot', '--resume=abc-1', '--x']);
+  assert.deepEqual(interactive('opencode'), ['opencode', '--session', 'abc-1', '--x']);
+  assert.deepEqual(interactive('amp'), ['amp', 'threads', 'continue', 'abc-1', '--x']);
+  assert.deepEqual(interactive('cursor'), ['cursor-agent', '--resume', 'abc-1', '--x']);
+  for (const [name, def] of Object.entries(BUILTIN_AGENTS)) assert.equal(def.interactive !== undefined, def.resume !== undefined, name);
+  const listed = agentsOf({ config: { agents: { mine: { command: ['mine'] } } }, configFile: 'config.json' }).list();
+  assert.deepEqual(listed.find((a) => a.name === 'claude')!.interactive, ['claude', '--resume', '{session}']);
+  assert.equal(listed.find((a) => a.name === 'mine')!.interactive, null);
+});
+
 test('modes: an agent without modes has edit only; a mode it does not list is MODE_UNSUPPORTED', () => {
   assert.deepEqual(agentModes({ command: ['x'] }), { edit: [] });
   assert.deepEqual(modeArgs({ command: ['x'] }, 'x', 'edit'), []);

@@ -11,7 +11,7 @@ import { git, makeRepo } from '../helpers/git.ts';
 import { gate, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
-const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } } };
+const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], interactive: [STREAM, '--resume', '{session}'], format: 'claude' } } };
 const CHANGING = ['create_task', 'start_session', 'send_message', 'commit_task', 'merge_task', 'archive_task', 'kill_session', 'respond_to_approval'];
 const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'list_approvals', 'conflicts'];
 // The tests that need a daemon share one, each with a project of its own.
@@ -166,6 +166,17 @@ test('grove mcp: wait_for_session and get_session say the calls the agent denied
   assert.deepEqual(waited.result.denials, [{ tool: 'Bash', input: { command: 'tee ran.txt </dev/null && echo done', description: 'Run the command' } }]);
   const got = await call(client, 'get_session', { session_id: session.id });
   assert.deepEqual(got, waited);
+  assert.equal(got.kind, 'agent');
+
+  // Taken over in a terminal (this test's process stands in for grove takeover): the kind says so.
+  const over = await d.socket('POST', `/api/sessions/${session.id}/takeover`, { body: { pid: process.pid } });
+  assert.equal(over.status, 201, over.text);
+  const running = await call(client, 'get_session', { session_id: over.json.session.id });
+  assert.equal(running.kind, 'interactive');
+  assert.equal(running.ended, false);
+  await d.socket('POST', `/api/sessions/${over.json.session.id}/end`, { body: { exit_code: 0 } });
+  const back = await call(client, 'wait_for_session', { session_id: over.json.session.id, timeout_s: 60 });
+  assert.deepEqual([back.kind, back.ended, back.status, back.exit_code], ['interactive', true, 'exited', 0]);
 
   const plain = await call(client, 'start_session', { task_id: task.id, prompt: 'hello' });
   const ok = await call(client, 'wait_for_session', { session_id: plain.id, timeout_s: 60 });

@@ -15,7 +15,7 @@ const TICKER = path.join(ROOT, 'test', 'fixtures', 'ticker.mjs');
 const WEB = path.join(ROOT, 'test', 'fixtures', 'web-service.mjs');
 const config = {
   agents: {
-    stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude' },
+    stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], interactive: [STREAM, '--resume', '{session}'], format: 'claude' },
     // 60 lines, 20 a second: plain output that streams for three seconds.
     ticker: { command: [TICKER, '60', '20'] },
   },
@@ -270,6 +270,28 @@ test('calls the agent denied by itself: the turn shows a warning state with each
   assert.notEqual(await border(other.locator('p.result')), warn);
   const { out } = await contrasts(page, [`.turn[data-session="${denied.id}"] .status`, `.turn[data-session="${denied.id}"] .badge.denied`, '.denials code', '.denials p']);
   for (const [sel, ratio] of Object.entries(out)) assert.ok(ratio >= 4.5, `${sel} has contrast ${ratio}`);
+  assert.deepEqual(errors, [], `no console errors (failed requests: ${failures.join(', ')})`);
+});
+
+test('a turn taken over in a terminal (grove takeover) shows as interactive in its conversation, with no output view, running then ended', async (t) => {
+  const { d, project, page, errors, failures, base } = await setup(t);
+  const task = await newTask(d, project.id, 'by hand');
+  const first = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'stream', prompt: 'hello' } })).json;
+  await waitSessionEnd(d, first.id);
+  // This test's process stands in for grove takeover's: while it runs, the session runs.
+  const over = await d.socket('POST', `/api/sessions/${first.id}/takeover`, { body: { pid: process.pid } });
+  assert.equal(over.status, 201, over.text);
+  const id = over.json.session.id;
+
+  await page.goto(`${base}/#/tasks/${task.id}`);
+  const turn = page.locator(`.turn[data-session="${id}"]`);
+  await turn.locator('.status.running').waitFor();
+  assert.equal(await turn.locator('.badge.interactive').textContent(), 'interactive');
+  assert.match((await turn.textContent())!, /Taken over in a terminal \(grove takeover\)/);
+  assert.equal(await turn.locator('.output').count(), 0, 'nothing of it is captured');
+  assert.equal(await page.locator(`.conversation:has(.turn[data-session="${first.id}"]) .turn`).count(), 2, 'in the same conversation');
+  await d.socket('POST', `/api/sessions/${id}/end`, { body: { exit_code: 0 } });
+  await turn.locator('.status.exited').waitFor();
   assert.deepEqual(errors, [], `no console errors (failed requests: ${failures.join(', ')})`);
 });
 

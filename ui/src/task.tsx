@@ -37,7 +37,8 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
     );
   }
   const project = live.state.projects.get(task.project_id);
-  const agents = sessions.filter((s) => s.kind === 'agent');
+  // A conversation's turns: the agent's, and those taken over in a terminal (grove takeover).
+  const agents = sessions.filter((s) => s.kind !== 'service');
   return (
     <article class="task">
       <header class="page-head">
@@ -377,7 +378,7 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
       {turns.map((s) => (
         <div class="turn" key={s.id} data-session={s.id}>
           <header>
-            <strong>{s.agent}</strong> <span class="muted small">{s.mode}</span>{' '}
+            <strong>{s.agent}</strong> {s.kind === 'interactive' ? <span class="badge interactive">interactive</span> : null} <span class="muted small">{s.mode}</span>{' '}
             <span class={`status ${s.status}${s.result?.denials.length ? ' denied' : ''}`}>{s.status}</span>
             {s.exit_code !== null ? <span class="muted small">exit {s.exit_code}</span> : null}
             {s.result?.denials.length ? <span class="badge denied">{deniedCount(s.result.denials.length)}</span> : null}
@@ -390,7 +391,13 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
             ) : null}
           </header>
           {s.prompt ? <p class="prompt">{s.prompt}</p> : null}
-          {s.status === 'queued' ? <p class="muted small">queued{s.not_before ? ` until ${new Date(s.not_before).toLocaleString()}` : ''}</p> : <OutputView session={s} />}
+          {s.status === 'queued' ? (
+            <p class="muted small">queued{s.not_before ? ` until ${new Date(s.not_before).toLocaleString()}` : ''}</p>
+          ) : s.kind === 'interactive' ? (
+            <p class="muted small">Taken over in a terminal (grove takeover): what was said there is the agent's own, not captured here.</p>
+          ) : (
+            <OutputView session={s} />
+          )}
           {s.result?.text ? <p class={`result${s.result.denials.length ? ' denied' : ''}`}>{s.result.text}</p> : null}
           {s.result?.denials.length ? <Denials agent={s.agent} denials={s.result.denials} /> : null}
         </div>

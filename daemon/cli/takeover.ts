@@ -1,0 +1,68 @@
+// `grove takeover SESSION`: the agent's interactive resume in this terminal (DESIGN §15).
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Session, Takeover } from '../../schemas/session.ts';
+import { CliError, createClient, type Client } from './client.ts';
+import { shortId } from './format.ts';
+
+// How the agent ended, as a shell says it: its code, or 128 + the number of the signal that ended it.
+function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  return 128 + (signal !== null ? (constants.signals[signal] ?? 0) : 0);
+}
+
+// The agent in this terminal (stdio inherited, the same process group: the terminal's keys and
+// signals reach it as they would reach it run by hand), with the task's variables over this
+// process's own. grove records the session while it runs and its end when it exits; this
+// process is the session's process, so the daemon ends the session if it dies unreported.
+export async function runTakeover(opts: { api: Client; socketPath: string; session: Session; args: string[]; err: (s: string) => void }): Promise<number> {
+  const { session, err } = opts;
+  const body = { pid: process.pid, ...(opts.args.length > 0 ? { args: opts.args } : {}) };
+  const t = await opts.api.call<Takeover>('POST', `/api/sessions/${session.id}/takeover`, body);
+  const id = shortId(t.session.id);
+  err(`grove: ${t.session.agent} resumes its conversation here (interactive session ${id}, in ${t.cwd}); when it exits, grove say ${id} continues it`);
+
+  const env: Record<string, string | undefined> = { ...process.env };
+  // As for a session: the daemon's or the shell's port is not the task's (tasks/env.ts).
+  delete env.PORT;
+  delete env.GROVE_PORT;
+  Object.assign(env, t.env);
+  const child = spawn(t.command[0]!, t.command.slice(1), { cwd: t.cwd, env, stdio: 'inherit' });
+
+  // Ctrl-C and Ctrl-\ are the agent's (the terminal sends them to it too); a TERM or HUP sent
+  // to this process alone (grove's kill, a closed terminal) is passed on to it.
+  const ignore = () => {};
+  const pass = (signal: NodeJS.Signals) => () => child.kill(signal);
+  const handlers: Array<[NodeJS.Signals, () => void]> = [
+    ['SIGINT', ignore],
+    ['SIGQUIT', ignore],
+    ['SIGTERM', pass('SIGTERM')],
+    ['SIGHUP', pass('SIGHUP')],
+  ];
+  for (const [signal, fn] of handlers) process.on(signal, fn);
+  // A terminal that went away makes writes to it fail: the end is still recorded.
+  process.stderr.on('error', ignore);
+
+  const exitCode = await new Promise<number>((resolve) => {
+    child.once('error', (e: NodeJS.ErrnoException) => {
+      err(`grove: cannot run ${t.command[0]}: ${e.code === 'ENOENT' ? 'not found on PATH' : e.message}`);
+      resolve(e.code === 'ENOENT' ? 127 : 126);
+    });
+    child.once('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
+  });
+  for (const [signal, fn] of handlers) process.off(signal, fn);
+
+  // A fresh connection: the first one idled for as long as the agent ran.
+  const api = createClient(opts.socketPath);
+  try {
+    const ended = await api.call<Session>('POST', `/api/sessions/${t.session.id}/end`, { exit_code: exitCode });
+    err(`grove: interactive session ${id} ${ended.status} (exit ${exitCode}); grove say ${id} <prompt> continues the conversation`);
+  } catch (e) {
+    // Stopped by grove (killed) meanwhile: that end is recorded already.
+    if (!(e instanceof CliError && e.problem?.code === 'SESSION_NOT_RUNNING')) throw e;
+    err(`grove: interactive session ${id} was stopped by grove`);
+  } finally {
+    await api.close();
+  }
+  return exitCode;
+}
