@@ -90,7 +90,8 @@ test('interactive: every built-in that can resume has its interactive resume (gr
   assert.deepEqual(interactive('opencode'), ['opencode', '--session', 'abc-1', '--x']);
   assert.deepEqual(interactive('amp'), ['amp', 'threads', 'continue', 'abc-1', '--x']);
   assert.deepEqual(interactive('cursor'), ['cursor-agent', '--resume', 'abc-1', '--x']);
-  for (const [name, def] of Object.entries(BUILTIN_AGENTS)) assert.equal(def.interactive !== undefined, def.resume !== undefined, name);
+  // Every built-in that continues a conversation (by its resume, or through the ACP bridge) has one.
+  for (const [name, def] of Object.entries(BUILTIN_AGENTS)) assert.equal(def.interactive !== undefined, def.resume !== undefined || def.protocol === 'acp', name);
   const listed = agentsOf({ config: { agents: { mine: { command: ['mine'] } } }, configFile: 'config.json' }).list();
   assert.deepEqual(listed.find((a) => a.name === 'claude')!.interactive, ['claude', '--resume', '{session}']);
   assert.equal(listed.find((a) => a.name === 'mine')!.interactive, null);
