@@ -52,6 +52,8 @@ const USAGE = `usage: grove <command> [options]
   open                                     the dashboard in the default browser ($BROWSER if set)
   mcp [--read-only]                        an MCP server on stdio for agents (claude mcp add grove -- grove mcp)
   approval-mcp --session ID                Claude Code's permission prompt tool for a session (grove passes it)
+  codex-bridge --session ID --mode M --prompt=TEXT [--resume THREAD] -- codex app-server …
+                                           one turn of Codex that asks through grove (grove runs it)
   agents                                   agents and whether they are installed
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
@@ -608,6 +610,7 @@ async function main(argv: string[]): Promise<number> {
         answer: { type: 'string' },
         all: { type: 'boolean' },
         session: { type: 'string' },
+        resume: { type: 'string' },
       },
     });
   } catch (err) {
@@ -654,6 +657,19 @@ async function main(argv: string[]): Promise<number> {
       await api.close();
     }
     return EXIT.OK;
+  }
+  if (words[0] === 'codex-bridge') {
+    const { session, mode, resume, prompt } = parsed.values;
+    if (typeof session !== 'string' || session === '') usage('grove codex-bridge needs --session <grove session id>');
+    if (mode !== 'read' && mode !== 'edit') usage('grove codex-bridge needs --mode read|edit');
+    if (rest.length === 0) usage('grove codex-bridge needs the command of codex app-server after --');
+    const [{ runCodexBridge }, { VERSION }] = await Promise.all([import('../bridges/codex.ts'), import('../runtime/root.ts')]);
+    const api = createClient(resolvePaths(process.env, process.getuid?.() ?? 0).socketPath);
+    try {
+      return await runCodexBridge({ api, session, mode, resume: resume ?? null, prompt: prompt ?? '', command: rest, version: VERSION });
+    } finally {
+      await api.close();
+    }
   }
   const two = `${words[0]} ${words[1] ?? ''}`.trim();
   const name = COMMANDS[two] ? two : COMMANDS[words[0]!] ? words[0]! : null;
