@@ -107,12 +107,30 @@ test("approvals: claude in read and edit names grove's approval server for the s
   }
   assert.deepEqual(agents.approvalArgs('claude', 'full', 'sess-1'), [], 'full allows all by itself');
   for (const name of ['codex', 'gemini', 'copilot', 'qwen', 'mine']) assert.deepEqual(agents.approvalArgs(name, 'edit', 'sess-1'), [], name);
-  assert.deepEqual(Object.fromEntries(agents.list().map((a) => [a.name, a.approvals])).claude, true);
-  assert.equal(agents.list().filter((a) => a.approvals).length, 1, 'claude only');
+  assert.deepEqual(agents.list().filter((a) => a.approvals).map((a) => a.name), ['claude', 'codex']);
   // A user's own `claude` is their command: grove adds nothing to it.
   const own = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { claude: { command: ['claude', '-p', '{prompt}'] } } } });
   assert.deepEqual(own.approvalArgs('claude', 'edit', 'sess-1'), []);
   assert.equal(own.list().find((a) => a.name === 'claude')!.approvals, false);
   // Without a socket (no daemon), nothing to name.
   assert.deepEqual(agentsOf({ configFile, config: {} }).approvalArgs('claude', 'edit', 'sess-1'), []);
+});
+
+test("approvals: codex in read and edit runs as grove's codex-bridge over `codex app-server` (the mode, the thread of a follow-up, the prompt attached, the request's args to app-server); full, a user's codex and no socket keep `codex exec`", () => {
+  const configFile = '/users/u/.config/grove/config.json';
+  const agents = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: {} });
+  const grove = [process.execPath, path.join(ROOT, 'bin', 'grove.js'), 'codex-bridge', '--session', 'sess-1'];
+  assert.deepEqual(agents.bridgeCommand('codex', 'edit', 'sess-1', { prompt: '- fix it', resume: null, args: [] }), {
+    command: [...grove, '--mode', 'edit', '--prompt=- fix it', '--', 'codex', 'app-server'],
+    env: { GROVE_SOCKET: '/tmp/g.sock' },
+  });
+  assert.deepEqual(agents.bridgeCommand('codex', 'read', 'sess-1', { prompt: 'go on', resume: 'th-1', args: ['-c', 'model="o3"'] })!.command, [
+    ...grove, '--mode', 'read', '--resume', 'th-1', '--prompt=go on', '--', 'codex', 'app-server', '-c', 'model="o3"',
+  ]);
+  assert.equal(agents.bridgeCommand('codex', 'full', 'sess-1', { prompt: 'p', resume: null, args: [] }), null, 'full stays on codex exec');
+  for (const name of ['claude', 'gemini']) assert.equal(agents.bridgeCommand(name, 'edit', 'sess-1', { prompt: 'p', resume: null, args: [] }), null, name);
+  const own = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { codex: { command: ['codex', 'exec', '{prompt}'] } } } });
+  assert.equal(own.bridgeCommand('codex', 'edit', 'sess-1', { prompt: 'p', resume: null, args: [] }), null, "a user's own codex is their command");
+  assert.equal(own.list().find((a) => a.name === 'codex')!.approvals, false);
+  assert.equal(agentsOf({ configFile, config: {} }).bridgeCommand('codex', 'edit', 'sess-1', { prompt: 'p', resume: null, args: [] }), null);
 });

@@ -1,0 +1,68 @@
+// The pure parts of grove's Codex bridge (daemon/bridges/codex.ts): what it asks about each
+// request of `codex app-server`, and how a verdict is answered. The bridge itself, against the
+// real CLI, is test/real-agents/codex.test.ts.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import test from 'node:test';
+import { answerOf, askOf, innerCommand, POLICY } from '../../daemon/bridges/codex.ts';
+import { ROOT } from '../../daemon/runtime/root.ts';
+
+// The lines of a real app-server turn (codex-cli 0.169.0): an escalated `touch esc.txt`, declined.
+const recorded = readFileSync(path.join(ROOT, 'test', 'fixtures', 'agent-output', 'codex-app-declined.jsonl'), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l));
+
+test('innerCommand: the command inside `/bin/bash -lc \'…\'`, its quotes undone; anything else as is', () => {
+  assert.equal(innerCommand("/bin/bash -lc 'touch esc.txt'"), 'touch esc.txt');
+  assert.equal(innerCommand(`bash -c 'echo '\\''hi'\\'' > a'`), "echo 'hi' > a");
+  assert.equal(innerCommand("/usr/bin/zsh -lc 'npm test'"), 'npm test');
+  assert.equal(innerCommand('npm test'), 'npm test');
+  assert.equal(innerCommand("/bin/bash -lc 'a' 'b'"), "/bin/bash -lc 'a' 'b'", 'not one quoted command');
+});
+
+test('askOf: a command approval of the recorded turn is a Bash call with the command the model asked for, keyed by turn and call id', () => {
+  const request = recorded.find((m) => m.method === 'item/commandExecution/requestApproval');
+  const items = new Map([[request.params.itemId, recorded.find((m) => m.method === 'item/started' && m.params.item.type === 'commandExecution').params.item]]);
+  assert.deepEqual(askOf(request.method, request.params, items), {
+    key: `codex:${request.params.turnId}:call_scripted_0002`,
+    kind: 'tool',
+    tool: 'Bash',
+    input: { command: 'touch esc.txt', cwd: '/users/u/work/task', reason: 'Run it' },
+  });
+  // A second callback of the same item (zsh-exec-bridge subcommands) has a key of its own.
+  assert.equal(askOf(request.method, { ...request.params, approvalId: 'cb-2' }, items)!.key, `codex:${request.params.turnId}:call_scripted_0002:cb-2`);
+  // Without the command in the request, the item's.
+  const { command: _, ...bare } = request.params;
+  assert.equal(askOf(request.method, bare, items)!.input.command, 'touch esc.txt');
+});
+
+test('askOf: a file change is an Edit with the changes its item announced (file_path when one); requests grove does not ask about are null', () => {
+  const changes = [{ path: '/users/u/work/task/a.txt', kind: { type: 'add' }, diff: 'hello\n' }];
+  const items = new Map([['call_7', { type: 'fileChange', id: 'call_7', changes }]]);
+  assert.deepEqual(askOf('item/fileChange/requestApproval', { threadId: 't', turnId: 'u', itemId: 'call_7', reason: null, grantRoot: null }, items), {
+    key: 'codex:u:call_7',
+    kind: 'tool',
+    tool: 'Edit',
+    input: { file_path: '/users/u/work/task/a.txt', changes },
+  });
+  const two = new Map([['call_8', { changes: [...changes, { path: '/users/u/work/task/b.txt' }] }]]);
+  assert.equal('file_path' in askOf('item/fileChange/requestApproval', { turnId: 'u', itemId: 'call_8' }, two)!.input, false);
+  assert.equal(askOf('item/tool/requestUserInput', { turnId: 'u', itemId: 'call_9' }, items), null);
+  assert.equal(askOf('item/commandExecution/requestApproval', { turnId: 'u' }, items), null, 'no item id: nothing to key it by');
+});
+
+test("answerOf: allow accepts; deny and expiry decline (Codex tells the model \"rejected by user\") and grove's own words are steered in", () => {
+  const ask = { key: 'k', kind: 'tool' as const, tool: 'Bash', input: { command: 'touch a' } };
+  assert.deepEqual(answerOf(ask, { behavior: 'allow', answer: null }), { decision: 'accept', say: null });
+  assert.deepEqual(answerOf(ask, { behavior: 'deny', message: 'not now' }), { decision: 'decline', say: 'grove: the command `touch a` was not run: not now' });
+  assert.deepEqual(answerOf({ ...ask, tool: 'Edit', input: {} }, { behavior: 'expired', message: 'no decision within 2 s' }), {
+    decision: 'decline',
+    say: 'grove: the file change was not made: no decision within 2 s',
+  });
+});
+
+test('POLICY: read and edit keep their sandbox and ask on request (the model escalates what the sandbox would refuse)', () => {
+  assert.deepEqual(POLICY, { read: { sandbox: 'read-only', approvalPolicy: 'on-request' }, edit: { sandbox: 'workspace-write', approvalPolicy: 'on-request' } });
+});
