@@ -1,12 +1,16 @@
-// The pure parts of grove's Codex bridge (daemon/bridges/codex.ts): what it asks about each
-// request of `codex app-server`, and how a verdict is answered. The bridge itself, against the
-// real CLI, is test/real-agents/codex.test.ts.
+// grove's Codex bridge (daemon/bridges/codex.ts): what it asks about each request of `codex
+// app-server`, how a verdict is answered, and `grove codex-bridge` over a stand-in server
+// (test/fixtures/codex-app-server.mjs) for its turn, its output and its exit code. Against the
+// real CLI and a daemon: test/real-agents/codex.test.ts.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import { answerOf, askOf, innerCommand, POLICY } from '../../daemon/bridges/codex.ts';
 import { ROOT } from '../../daemon/runtime/root.ts';
+import { DAEMON_ENTRY } from '../helpers/daemon.ts';
+import { makeTempDir } from '../helpers/git.ts';
 
 // The lines of a real app-server turn (codex-cli 0.169.0): an escalated `touch esc.txt`, declined.
 const recorded = readFileSync(path.join(ROOT, 'test', 'fixtures', 'agent-output', 'codex-app-declined.jsonl'), 'utf8')
@@ -65,4 +69,52 @@ test("answerOf: allow accepts; deny and expiry decline (Codex tells the model \"
 
 test('POLICY: read and edit keep their sandbox and ask on request (the model escalates what the sandbox would refuse)', () => {
   assert.deepEqual(POLICY, { read: { sandbox: 'read-only', approvalPolicy: 'on-request' }, edit: { sandbox: 'workspace-write', approvalPolicy: 'on-request' } });
+});
+
+// `grove codex-bridge` over the stand-in server, with no daemon (a turn that asks nothing needs none).
+function bridge(t: test.TestContext, args: string[], turn: string) {
+  const dir = makeTempDir(t, 'grove-codex-bridge-');
+  const log = path.join(dir, 'log.jsonl');
+  const fake = path.join(ROOT, 'test', 'fixtures', 'codex-app-server.mjs');
+  const r = spawnSync(process.execPath, [DAEMON_ENTRY, 'codex-bridge', '--session', 's-1', ...args, '--', process.execPath, fake], {
+    env: { ...process.env, GROVE_SOCKET: path.join(dir, 'none.sock'), FAKE_LOG: log, FAKE_TURN: turn },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  let sent: any[] = [];
+  try {
+    sent = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  } catch {
+    // the bridge never wrote to the server
+  }
+  return { code: r.status, lines: r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)), stderr: r.stderr, sent };
+}
+
+test('grove codex-bridge: initialize, thread/start with the mode\'s sandbox and policy, turn/start with the prompt; every server line on stdout; exit 0 when the turn completes', (t) => {
+  const run = bridge(t, ['--mode', 'edit', '--prompt=- fix it'], 'completed');
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.sent.map((m) => m.method), ['initialize', 'initialized', 'thread/start', 'turn/start']);
+  assert.deepEqual(run.sent[2].params, { sandbox: 'workspace-write', approvalPolicy: 'on-request' });
+  assert.deepEqual(run.sent[3].params, { threadId: 'thread-1', input: [{ type: 'text', text: '- fix it', text_elements: [] }] });
+  assert.deepEqual(run.lines.map((l) => l.method ?? `reply ${l.id}`), ['reply 1', 'reply 2', 'thread/started', 'reply 3', 'item/completed', 'turn/completed']);
+  assert.equal(run.lines[4].params.item.text, 'heard: - fix it');
+});
+
+test('grove codex-bridge: a follow-up resumes its thread (read: read-only); a failed turn exits 1; a server that exits before the turn ends, with its code', (t) => {
+  const resumed = bridge(t, ['--mode', 'read', '--resume', 'thread-9', '--prompt=go on'], 'completed');
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.deepEqual(resumed.sent[2], { method: 'thread/resume', id: 2, params: { threadId: 'thread-9', sandbox: 'read-only', approvalPolicy: 'on-request' } });
+  assert.equal(resumed.sent[3].params.threadId, 'thread-9');
+  assert.equal(bridge(t, ['--mode', 'edit', '--prompt=x'], 'failed').code, 1);
+  const gone = bridge(t, ['--mode', 'edit', '--prompt=x'], 'exit');
+  assert.equal(gone.code, 3);
+  assert.equal(gone.lines.at(-1).id, 3, 'what it printed before it went is on stdout');
+});
+
+test('grove codex-bridge: without --session, a mode of read or edit, or the server\'s command, it is a usage error', () => {
+  for (const args of [['--mode', 'edit', '--', 'codex', 'app-server'], ['--session', 's', '--mode', 'full', '--', 'codex'], ['--session', 's', '--mode', 'edit']]) {
+    const r = spawnSync(process.execPath, [DAEMON_ENTRY, 'codex-bridge', ...args], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /grove codex-bridge needs/);
+  }
 });
