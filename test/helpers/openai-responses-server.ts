@@ -9,8 +9,8 @@ import { once } from '../../daemon/runtime/once.ts';
 import type { Cleanup } from './daemon.ts';
 import type { RecordedRequest } from './model-server.ts';
 
-/** One answer of the model: text, or a function call (Codex's shell tool) with its arguments. */
-export type ResponsesTurn = { text: string } | { call: { name: string; arguments: Record<string, unknown> }; text?: string };
+/** One answer of the model: text, a function call (Codex's shell tool) with its arguments, or an HTTP error. */
+export type ResponsesTurn = { text: string } | { call: { name: string; arguments: Record<string, unknown> }; text?: string } | { fail: { status: number; body: object } };
 
 export interface ResponsesServer {
   /** `http://127.0.0.1:<port>/v1`, a model provider's base_url */
@@ -24,7 +24,7 @@ export interface ResponsesServer {
 const pad = (n: number) => String(n).padStart(4, '0');
 
 // The output items of a turn, as the API puts them in a response.
-function itemsOf(turn: ResponsesTurn, id: (prefix: string) => string): any[] {
+function itemsOf(turn: Exclude<ResponsesTurn, { fail: unknown }>, id: (prefix: string) => string): any[] {
   const message = (text: string) => ({ type: 'message', id: id('msg'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
   if (!('call' in turn)) return [message(turn.text)];
   const call = { type: 'function_call', id: id('fc'), status: 'completed', call_id: id('call'), name: turn.call.name, arguments: JSON.stringify(turn.call.arguments) };
@@ -81,7 +81,9 @@ export async function startResponsesServer(t: Cleanup, script: ResponsesTurn[]):
     if (typeof body !== 'object' || body === null || !Array.isArray(body.input)) return sendJson(res, 400, { error: { type: 'invalid_request_error', message: 'input: an array is required' } });
     if (next >= script.length) return sendJson(res, 400, { error: { type: 'invalid_request_error', message: `the script has ${script.length} turns; request ${next + 1} has none` } });
     rec.turn = next;
-    const output = itemsOf(script[next++]!, id);
+    const turn = script[next++]!;
+    if ('fail' in turn) return sendJson(res, turn.fail.status, turn.fail.body);
+    const output = itemsOf(turn, id);
     const outputTokens = Math.max(1, Math.ceil(JSON.stringify(output).length / 4));
     const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 10 + outputTokens };
     const response = { id: id('resp'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model: typeof body.model === 'string' ? body.model : 'scripted', output, usage };

@@ -237,3 +237,44 @@ test('edit mode: the daemon restarts while an approval is pending; allowed after
   assert.ok(texts.includes('do the scripted thing') && texts.includes('and now?'), 'the follow-up carries the conversation so far');
   assert.equal(m.turns()[2]!.body.prompt_cache_key, thread);
 });
+
+test('read mode: the read-only sandbox refuses a write by itself (the model reads why); the model escalates it, that is asked, and allowed it runs', async (t) => {
+  const { m, d, task, worktree } = await codexDaemon(t, [exec('touch plain.txt'), escalated('touch asked.txt'), { text: 'Done.' }]);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'do the scripted thing', mode: 'read' } });
+  assert.equal(r.status, 201, r.text);
+  assert.deepEqual(r.json.command.slice(2, 7), ['codex-bridge', '--session', r.json.id, '--mode', 'read']);
+  const a = await pendingOf(d, r.json.id);
+  assert.equal(a.input.command, 'touch asked.txt');
+  assert.ok(!existsSync(path.join(worktree, 'plain.txt')));
+  assert.match(callOutputs(m.turns()[1]!).at(-1)!.output, /Read-only file system/);
+  await d.socket('POST', `/api/approvals/${a.id}`, { body: { nonce: a.nonce, decision: 'allow' } });
+  const { s, said } = await ended(d, r.json.id);
+  assert.equal(s.status, 'exited', said);
+  assert.ok(existsSync(path.join(worktree, 'asked.txt')), 'allowed, it ran outside the sandbox');
+});
+
+test('edit mode, the model refuses the request (a 400): the turn fails, the bridge exits 1, the session fails with the error as its result', async (t) => {
+  // An empty script: the server answers the first request 400, which Codex does not retry.
+  const { m, d, task } = await codexDaemon(t, []);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'do the scripted thing' } });
+  const { s, said } = await ended(d, r.json.id);
+  assert.equal(s.status, 'failed', said);
+  assert.equal(s.exit_code, 1);
+  assert.equal(s.result.is_error, true);
+  assert.match(s.result.text, /the script has 0 turns/);
+  assert.match(s.agent_session_id, /^[0-9a-f-]{36}$/);
+  assert.ok(m.requests.some((q) => q.path === '/v1/responses'));
+});
+
+test('edit mode, a usage limit (a 429 usage_limit_reached): the turn fails with Codex\'s message and the session says when the limit resets', async (t) => {
+  const resetsAt = Math.floor(Date.now() / 1000) + 3600;
+  const { d, task } = await codexDaemon(t, [{ fail: { status: 429, body: { error: { type: 'usage_limit_reached', message: 'cap', plan_type: 'pro', resets_at: resetsAt } } } }]);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'do the scripted thing' } });
+  const { s, said } = await ended(d, r.json.id);
+  assert.equal(s.status, 'failed', said);
+  assert.equal(s.result.is_error, true);
+  assert.match(s.result.text, /usage limit.*try again at \d{1,2}:\d{2}/);
+  // Codex names a clock time to the minute: the next time the clock shows it.
+  const resets = Date.parse(s.limit_resets_at);
+  assert.ok(resets > Date.now() && resets <= (resetsAt + 60) * 1000, s.limit_resets_at);
+});
