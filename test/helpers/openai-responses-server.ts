@@ -9,8 +9,13 @@ import { once } from '../../daemon/runtime/once.ts';
 import type { Cleanup } from './daemon.ts';
 import type { RecordedRequest } from './model-server.ts';
 
-/** One answer of the model: text, a function call (Codex's shell tool) with its arguments, or an HTTP error. */
-export type ResponsesTurn = { text: string } | { call: { name: string; arguments: Record<string, unknown> }; text?: string } | { fail: { status: number; body: object } };
+/** One answer of the model: text, a function call (Codex's shell tool) with its arguments, a
+ * custom (freeform) tool call with its input (Codex's apply_patch), or an HTTP error. */
+export type ResponsesTurn =
+  | { text: string }
+  | { call: { name: string; arguments: Record<string, unknown> }; text?: string }
+  | { custom: { name: string; input: string }; text?: string }
+  | { fail: { status: number; body: object } };
 
 export interface ResponsesServer {
   /** `http://127.0.0.1:<port>/v1`, a model provider's base_url */
@@ -26,9 +31,10 @@ const pad = (n: number) => String(n).padStart(4, '0');
 // The output items of a turn, as the API puts them in a response.
 function itemsOf(turn: Exclude<ResponsesTurn, { fail: unknown }>, id: (prefix: string) => string): any[] {
   const message = (text: string) => ({ type: 'message', id: id('msg'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
-  if (!('call' in turn)) return [message(turn.text)];
-  const call = { type: 'function_call', id: id('fc'), status: 'completed', call_id: id('call'), name: turn.call.name, arguments: JSON.stringify(turn.call.arguments) };
-  return [...(turn.text ? [message(turn.text)] : []), call];
+  const before = turn.text ? [message(turn.text)] : [];
+  if ('call' in turn) return [...before, { type: 'function_call', id: id('fc'), status: 'completed', call_id: id('call'), name: turn.call.name, arguments: JSON.stringify(turn.call.arguments) }];
+  if ('custom' in turn) return [...before, { type: 'custom_tool_call', id: id('ctc'), status: 'completed', call_id: id('call'), name: turn.custom.name, input: turn.custom.input }];
+  return before;
 }
 
 // The SSE the API streams for a response: created, in_progress, each item added (a message's
@@ -39,13 +45,16 @@ function sseOf(response: any): string {
   const pending = { ...response, status: 'in_progress', output: [], usage: null };
   let out = ev('response.created', { response: pending }) + ev('response.in_progress', { response: pending });
   response.output.forEach((item: any, output_index: number) => {
-    const empty = item.type === 'message' ? { ...item, status: 'in_progress', content: [] } : { ...item, status: 'in_progress', arguments: '' };
-    out += ev('response.output_item.added', { output_index, item: empty });
+    const empty = item.type === 'message' ? { ...item, content: [] } : item.type === 'function_call' ? { ...item, arguments: '' } : { ...item, input: '' };
+    out += ev('response.output_item.added', { output_index, item: { ...empty, status: 'in_progress' } });
     if (item.type === 'message') {
       out += ev('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta: item.content[0].text });
-    } else {
+    } else if (item.type === 'function_call') {
       out += ev('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: item.arguments });
       out += ev('response.function_call_arguments.done', { item_id: item.id, output_index, arguments: item.arguments });
+    } else {
+      out += ev('response.custom_tool_call_input.delta', { item_id: item.id, output_index, delta: item.input });
+      out += ev('response.custom_tool_call_input.done', { item_id: item.id, output_index, input: item.input });
     }
     out += ev('response.output_item.done', { output_index, item });
   });
@@ -124,11 +133,12 @@ export function calls(req: RecordedRequest): Array<{ call_id: string; name: stri
   return (req.body?.input ?? []).filter((item: any) => item.type === 'function_call').map((item: any) => ({ call_id: item.call_id, name: item.name, arguments: item.arguments }));
 }
 
-// The config.toml that points Codex at `url` as its model provider, with no auth, no network
-// besides the model (no update check, no analytics), and a model name of its own.
+// The config.toml that points Codex at `url` as its model provider, with no auth and no network
+// besides the model (no update check, no analytics).
 export function codexConfig(url: string): string {
   return [
-    'model = "gpt-5-codex"',
+    // A model Codex knows: it offers its current tools (apply_patch among them) and warns of nothing.
+    'model = "gpt-5.5"',
     'model_provider = "scripted"',
     'check_for_update_on_startup = false',
     '[analytics]',
@@ -139,6 +149,10 @@ export function codexConfig(url: string): string {
     'wire_api = "responses"',
     'request_max_retries = 0',
     'stream_max_retries = 0',
+    // The sandbox's writable roots are the worktree only, not /tmp where the tests' folders are.
+    '[sandbox_workspace_write]',
+    'exclude_slash_tmp = true',
+    'exclude_tmpdir_env_var = true',
     '',
   ].join('\n');
 }

@@ -7,7 +7,7 @@
 // what the model asks beyond the sandbox is an approval.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import { addProject, DAEMON_ENTRY, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -277,4 +277,21 @@ test('edit mode, a usage limit (a 429 usage_limit_reached): the turn fails with 
   // Codex names a clock time to the minute: the next time the clock shows it.
   const resets = Date.parse(s.limit_resets_at);
   assert.ok(resets > Date.now() && resets <= (resetsAt + 60) * 1000, s.limit_resets_at);
+});
+
+test('edit mode: apply_patch in the worktree writes without asking; a file outside it is a pending Edit with its changes; allowed, it is written', async (t) => {
+  const outside = path.join(makeTempDir(t, 'grove-codex-outside-'), 'out.txt');
+  const patch = (file: string) => ({ custom: { name: 'apply_patch', input: `*** Begin Patch\n*** Add File: ${file}\n+hello\n*** End Patch\n` } });
+  const { m, d, task, worktree } = await codexDaemon(t, [patch('inside.txt'), patch(outside), { text: 'Both written.' }]);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'do the scripted thing' } });
+  const a = await pendingOf(d, r.json.id);
+  assert.deepEqual([a.kind, a.tool, a.input], ['tool', 'Edit', { file_path: outside, changes: [{ path: outside, kind: { type: 'add' }, diff: 'hello\n' }] }]);
+  assert.equal(readFileSync(path.join(worktree, 'inside.txt'), 'utf8'), 'hello\n', 'the worktree is the sandbox: written without asking');
+  assert.ok(!existsSync(outside), 'nothing written while it waits');
+  await d.socket('POST', `/api/approvals/${a.id}`, { body: { nonce: a.nonce, decision: 'allow' } });
+  const { s, said, approvals } = await ended(d, r.json.id);
+  assert.equal(s.status, 'exited', said);
+  assert.equal(readFileSync(outside, 'utf8'), 'hello\n');
+  assert.deepEqual(approvals.map((x: any) => x.status), ['allowed']);
+  assert.match(m.turns()[2]!.body.input.at(-1).output, /Success\. Updated the following files/);
 });

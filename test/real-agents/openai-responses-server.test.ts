@@ -59,3 +59,13 @@ test('a streamed function call is the API\'s SSE: created, in_progress, the mess
   assert.match(JSON.parse(past.text).error.message, /the script has 2 turns; request 3 has none/);
   assert.equal(m.turns().length, 2);
 });
+
+test('a custom (freeform) tool call streams its input as custom_tool_call_input events; an HTTP error turn is answered with its status and body', async (t) => {
+  const m = await startResponsesServer(t, [{ custom: { name: 'apply_patch', input: '*** Begin Patch\n*** End Patch\n' } }, { fail: { status: 429, body: { error: { type: 'usage_limit_reached' } } } }]);
+  const evs = events((await post(m.url, { stream: true, input: [] })).text);
+  assert.deepEqual(evs.map((e) => e.type).slice(2, -1), ['response.output_item.added', 'response.custom_tool_call_input.delta', 'response.custom_tool_call_input.done', 'response.output_item.done']);
+  assert.equal(evs[2].item.input, '', 'added with no input yet');
+  assert.deepEqual([evs[5].item.type, evs[5].item.name, evs[5].item.input], ['custom_tool_call', 'apply_patch', '*** Begin Patch\n*** End Patch\n']);
+  const limited = await post(m.url, { stream: true, input: [] });
+  assert.deepEqual([limited.status, JSON.parse(limited.text)], [429, { error: { type: 'usage_limit_reached' } }]);
+});
