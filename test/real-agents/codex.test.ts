@@ -13,7 +13,7 @@ import { after, before, test, type TestContext } from 'node:test';
 import { addProject, DAEMON_ENTRY, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { callOutputs, codexConfig, startResponsesServer, type ResponsesServer, type ResponsesTurn } from '../helpers/openai-responses-server.ts';
-import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
+import { allLines, liveGroupMembers, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
 // The CLI, installed once for this file's tests into a folder removed after the last.
@@ -294,4 +294,19 @@ test('edit mode: apply_patch in the worktree writes without asking; a file outsi
   assert.equal(readFileSync(outside, 'utf8'), 'hello\n');
   assert.deepEqual(approvals.map((x: any) => x.status), ['allowed']);
   assert.match(m.turns()[2]!.body.input.at(-1).output, /Success\. Updated the following files/);
+});
+
+test('edit mode: killed while it waits on an approval, the bridge and codex app-server go with the session, and the approval expires', async (t) => {
+  const { d, task, worktree } = await codexDaemon(t, [escalated('touch killed.txt'), { text: 'unreached' }]);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'do the scripted thing' } });
+  await pendingOf(d, r.json.id);
+  const { pid } = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
+  assert.ok(liveGroupMembers(pid).length >= 2, 'the bridge and the server run in the session\'s group');
+  const killed = await d.socket('DELETE', `/api/sessions/${r.json.id}`);
+  assert.ok(killed.status < 300, killed.text);
+  const { s, approvals } = await ended(d, r.json.id);
+  assert.equal(s.status, 'killed');
+  assert.deepEqual(liveGroupMembers(pid), [], 'nothing of it is left running');
+  assert.deepEqual(approvals.map((x: any) => [x.status, x.reason]), [['expired', 'no decision: the session ended (killed) while it waited']]);
+  assert.ok(!existsSync(path.join(worktree, 'killed.txt')));
 });
