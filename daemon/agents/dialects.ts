@@ -81,13 +81,18 @@ const claude: Rule = (r, { json }) => {
 };
 
 // `codex app-server`'s notifications, as grove's codex bridge prints them (`{method, params}`):
-// the last agent message is the text, each model request's tokens (`last`) summed, the turn's
-// status and error at its end; a usage limit is `usageLimitExceeded` with a clock time.
+// the last agent message is the text, the tokens of each model request of the turn (`last`)
+// summed, the turn's status and error at its end; a usage limit is `usageLimitExceeded` with a
+// clock time.
 const codexApp: Rule = (r, { json, at }) => {
   const params = obj(json.params);
   const item = obj(params.item);
   if (json.method === 'item/completed' && item.type === 'agentMessage' && str(item.text)) return result(r, { text: str(item.text) });
+  // A resumed thread first replays its last usage, before this session's turn starts: the turn's
+  // start opens the result, and only usage after it counts.
+  if (json.method === 'turn/started') return r.result === null ? result(r, {}) : {};
   if (json.method === 'thread/tokenUsage/updated') {
+    if (r.result === null) return {};
     const last = obj(obj(params.tokenUsage).last);
     return result(r, { input_tokens: add(r.result?.input_tokens ?? null, int(last.inputTokens)), output_tokens: add(r.result?.output_tokens ?? null, int(last.outputTokens)) });
   }

@@ -58,8 +58,18 @@ test('codex (recorded, codex app-server through grove\'s bridge): the thread id 
 });
 
 test('codex app-server: a resumed thread\'s id from thread/resume\'s answer, a failed turn is an error with its message, a usage limit names its clock time', () => {
-  const resumed = read({ format: 'codex' }, [{ id: 2, result: { thread: { id: '0199-abc' } } }, { method: 'thread/started', params: { thread: { id: 'other' } } }]);
+  // On resume the server replays the thread's last usage before the turn starts: not this session's.
+  const usage = (input: number, output: number) => ({ method: 'thread/tokenUsage/updated', params: { tokenUsage: { total: { inputTokens: 99, outputTokens: 99 }, last: { inputTokens: input, outputTokens: output } } } });
+  const resumed = read({ format: 'codex' }, [
+    { id: 2, result: { thread: { id: '0199-abc' } } },
+    { method: 'thread/started', params: { thread: { id: 'other' } } },
+    usage(50, 60),
+    { method: 'turn/started', params: { turn: { id: 'u' } } },
+    usage(10, 5),
+    usage(12, 7),
+  ]);
   assert.equal(resumed.agent_session_id, '0199-abc');
+  assert.deepEqual([resumed.result!.input_tokens, resumed.result!.output_tokens], [22, 12]);
   const message = "You've hit your usage limit. Upgrade or try again at 9:37 PM.";
   const limited = read({ format: 'codex' }, [
     { method: 'item/completed', params: { item: { type: 'agentMessage', text: 'working' } } },

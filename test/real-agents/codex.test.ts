@@ -233,6 +233,7 @@ test('edit mode: the daemon restarts while an approval is pending; allowed after
   assert.equal(second.s.status, 'exited', second.said);
   assert.equal(second.s.agent_session_id, thread, 'the same thread');
   assert.equal(second.s.result.text, 'Still here.');
+  assert.equal(second.s.result.input_tokens, 10, "this turn's one request only, not the thread's");
   const texts = userTexts(m, 2);
   assert.ok(texts.includes('do the scripted thing') && texts.includes('and now?'), 'the follow-up carries the conversation so far');
   assert.equal(m.turns()[2]!.body.prompt_cache_key, thread);
