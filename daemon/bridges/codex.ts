@@ -78,7 +78,10 @@ export interface BridgeOptions {
 export async function runCodexBridge(opts: BridgeOptions): Promise<number> {
   const [file, ...args] = opts.command;
   const child = spawn(file!, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+  // `close`, not `exit`: every line it printed has been read (and passed on) by then. The server
+  // gone before its turn ended is a failure: its own code, else 1 (a signal, or it never started).
+  const exited = new Promise<number>((resolve) => child.once('close', (code) => resolve(code !== null && code > 0 ? code : 1)));
+  child.once('error', (err) => process.stderr.write(`grove codex-bridge: ${err.message}\n`));
   child.stdin.on('error', () => {}); // the server gone while grove still answers
   const send = (message: Json) => child.stdin.writable && child.stdin.write(`${JSON.stringify(message)}\n`);
   const abort = new AbortController();
@@ -159,7 +162,7 @@ export async function runCodexBridge(opts: BridgeOptions): Promise<number> {
 
   let code: number;
   try {
-    code = await Promise.race([run(), exited.then((c) => (c === 0 ? 1 : c))]);
+    code = await Promise.race([run(), exited]);
   } catch (err) {
     process.stderr.write(`grove codex-bridge: ${(err as Error).message}\n`);
     code = 1;

@@ -100,7 +100,7 @@ test('grove codex-bridge: initialize, thread/start with the mode\'s sandbox and 
   assert.equal(run.lines[4].params.item.text, 'heard: - fix it');
 });
 
-test('grove codex-bridge: a follow-up resumes its thread (read: read-only); a failed turn exits 1; a server that exits before the turn ends, with its code', (t) => {
+test('grove codex-bridge: a follow-up resumes its thread (read: read-only); a failed turn exits 1; a server that exits before the turn ends, with its code (1 when it cannot start)', (t) => {
   const resumed = bridge(t, ['--mode', 'read', '--resume', 'thread-9', '--prompt=go on'], 'completed');
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.deepEqual(resumed.sent[2], { method: 'thread/resume', id: 2, params: { threadId: 'thread-9', sandbox: 'read-only', approvalPolicy: 'on-request' } });
@@ -109,6 +109,13 @@ test('grove codex-bridge: a follow-up resumes its thread (read: read-only); a fa
   const gone = bridge(t, ['--mode', 'edit', '--prompt=x'], 'exit');
   assert.equal(gone.code, 3);
   assert.equal(gone.lines.at(-1).id, 3, 'what it printed before it went is on stdout');
+  const missing = spawnSync(process.execPath, [DAEMON_ENTRY, 'codex-bridge', '--session', 's-1', '--mode', 'edit', '--prompt=x', '--', path.join(ROOT, 'no-such-codex')], {
+    env: { ...process.env, GROVE_SOCKET: path.join(ROOT, 'none.sock') },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(missing.status, 1, 'a server that cannot start');
+  assert.match(missing.stderr, /ENOENT/);
 });
 
 test('grove codex-bridge: without --session, a mode of read or edit, or the server\'s command, it is a usage error', () => {
