@@ -114,8 +114,10 @@ export async function runCodexBridge(opts: BridgeOptions): Promise<number> {
       verdict = { behavior: 'deny', message: `grove could not ask about this call: ${why}` };
     }
     const { decision, say } = answerOf(ask, verdict);
-    if (say !== null && threadId !== null && turnId !== null) {
-      await request('turn/steer', { threadId, expectedTurnId: turnId, input: [{ type: 'text', text: say, text_elements: [] }] }).catch(() => {});
+    const turn = str(params.turnId) ?? turnId;
+    if (say !== null && threadId !== null && turn !== null) {
+      // Best effort: a turn that cannot be steered still gets the decline.
+      await request('turn/steer', { threadId, expectedTurnId: turn, input: [{ type: 'text', text: say, text_elements: [] }] }).catch(() => {});
     }
     send({ id, result: { decision } });
   };
