@@ -200,10 +200,13 @@ export function approvalsTable(db: Db, events: EventsTable) {
       return rows.map(toRecord);
     },
 
-    // The rules `remember` kept that apply to a session: its own and its project's.
+    // The rules `remember` kept that apply to a session: its project's, and those of its
+    // conversation's sessions (a follow-up continues the agent's session that was allowed).
     async rules(projectId: string, sessionId: string): Promise<string[]> {
       const { rows } = await db.query<{ rule: string }>(
-        'SELECT rule FROM approval_rules WHERE project_id = $1 AND (session_id IS NULL OR session_id = $2) ORDER BY created_at',
+        `SELECT rule FROM approval_rules WHERE project_id = $1 AND (session_id IS NULL OR session_id IN
+           (SELECT id FROM sessions WHERE conversation_id = (SELECT conversation_id FROM sessions WHERE id = $2)))
+         ORDER BY created_at`,
         [projectId, sessionId],
       );
       return rows.map((r) => r.rule);

@@ -172,8 +172,8 @@ test('edit mode: an `allow` rule in .grove.json lets the command run with no pen
   assert.ok(!events.includes('approval.requested'), events.join(' '));
 });
 
-test('edit mode: allowed with remember "session", the same command again in the session runs without asking', async (t) => {
-  const { d, task, worktree } = await codexDaemon(t, [escalated('touch again.txt'), escalated('touch again.txt'), { text: 'Twice.' }]);
+test('edit mode: allowed with remember "session", the same command runs without asking again in the session and in a follow-up', async (t) => {
+  const { d, task, worktree } = await codexDaemon(t, [escalated('touch again.txt'), escalated('touch again.txt'), { text: 'Twice.' }, escalated('touch again.txt'), { text: 'Thrice.' }]);
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'do the scripted thing' } });
   const a = await pendingOf(d, r.json.id);
   const allowed = await d.socket('POST', `/api/approvals/${a.id}`, { body: { nonce: a.nonce, decision: 'allow', remember: 'session' } });
@@ -182,7 +182,14 @@ test('edit mode: allowed with remember "session", the same command again in the 
   assert.equal(s.status, 'exited', said);
   assert.ok(existsSync(path.join(worktree, 'again.txt')));
   assert.deepEqual(approvals.map((x: any) => x.status), ['allowed', 'allowed']);
-  assert.match(approvals[1].reason, /Bash\(touch again\.txt\)/, 'the second was allowed by the remembered rule');
+  assert.equal(approvals[1].reason, 'allowed by the rule Bash(touch again.txt)', 'the second was allowed by the remembered rule');
+
+  const f = await d.tcp('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: 'once more' } });
+  assert.equal(f.status, 201, f.text);
+  const next = await ended(d, f.json.id);
+  assert.equal(next.s.status, 'exited', next.said);
+  assert.equal(next.s.result.text, 'Thrice.');
+  assert.deepEqual(next.approvals.map((x: any) => [x.status, x.reason]), [['allowed', 'allowed by the rule Bash(touch again.txt)']], 'the follow-up continues the session that was allowed');
   const events = (await d.socket('GET', `/api/events?task_id=${task.id}`)).json.events.filter((e: any) => e.type === 'approval.requested');
   assert.equal(events.length, 1, 'only the first was asked');
 });

@@ -86,6 +86,12 @@ test("expired by session: its pending ones, with the reason; decided ones keep t
 
   assert.deepEqual(await table.rules(task.project_id, session.id), ['Bash(make)']);
   assert.deepEqual(await table.rules(task.project_id, randomUUID()), [], 'a session rule is that session’s');
+  // A follow-up continues the conversation, and with it what was remembered for its session.
+  const newSession = (conversation_id: string) => s.sessions.insert({ id: randomUUID(), task_id: task.id, agent: 'a', command: ['a'], mode: 'edit', prompt: null, conversation_id, parent_id: null, pid: 1 });
+  const followUp = await newSession(session.conversation_id);
+  assert.deepEqual(await table.rules(task.project_id, followUp.id), ['Bash(make)']);
+  const another = await newSession(randomUUID());
+  assert.deepEqual(await table.rules(task.project_id, another.id), [], 'another conversation in the same task asks');
   const { approval: p } = await table.ask(asked());
   await table.decide(p.id, p.nonce, { ...allow, remember: 'project', rule: 'Edit' });
   assert.deepEqual(await table.rules(task.project_id, randomUUID()), ['Edit']);
