@@ -164,7 +164,10 @@ export const APPROVAL_TOOL = 'mcp__grove__approve';
 
 // The built-ins that ask through grove, and in which modes: `full` allows all by itself. (An agent
 // with `protocol: "acp"` always asks through grove's ACP bridge.)
-const APPROVAL_MODES: Readonly<Record<string, readonly Mode[]>> = { claude: ['read', 'edit'] };
+const APPROVAL_MODES: Readonly<Record<string, readonly Mode[]>> = { claude: ['read', 'edit'], codex: ['read', 'edit'] };
+
+// This package's own `grove` run by this Node, with its arguments.
+const groveCommand = (...args: string[]) => [process.execPath, path.join(ROOT, 'bin', 'grove.js'), ...args];
 
 // How long Claude Code lets one call of grove's approval server run (its per-server `timeout`, in
 // ms): past it the model gets a tool error, neither an allow nor a denial. The largest delay a JS
@@ -176,9 +179,7 @@ export const APPROVAL_TOOL_TIMEOUT_MS = 2 ** 31 - 1;
 // `session`, run by the daemon's own Node, with the agent's command after `--`. The prompt goes
 // attached (`--prompt=`), so it is text whatever it starts with.
 export function acpBridgeCommand(opts: { session: string; resume: string | null; acpMode: string | null; prompt: string | null; agent: string[] }): string[] {
-  return [
-    process.execPath,
-    path.join(ROOT, 'bin', 'grove.js'),
+  return groveCommand(
     'acp-bridge',
     '--session',
     opts.session,
@@ -187,7 +188,7 @@ export function acpBridgeCommand(opts: { session: string; resume: string | null;
     ...(opts.prompt !== null && opts.prompt !== '' ? [`--prompt=${opts.prompt}`] : []),
     '--',
     ...opts.agent,
-  ];
+  );
 }
 
 // Claude Code's arguments naming grove's approval server for grove session `session`: this
@@ -196,19 +197,31 @@ export function approvalArgs(socketPath: string, session: string): string[] {
   const server = {
     type: 'stdio',
     command: process.execPath,
-    args: [path.join(ROOT, 'bin', 'grove.js'), 'approval-mcp', '--session', session],
+    args: groveCommand('approval-mcp', '--session', session).slice(1),
     env: { GROVE_SOCKET: socketPath },
     timeout: APPROVAL_TOOL_TIMEOUT_MS,
   };
   return ['--mcp-config', JSON.stringify({ mcpServers: { grove: server } }), '--permission-prompt-tool', APPROVAL_TOOL];
 }
 
+// The command of a codex session that asks through grove (`codex exec` never asks): grove's
+// `codex-bridge` running one turn of `codex app-server` (with the request's args), told the
+// daemon's socket; a follow-up names the thread it continues.
+export function codexBridgeCommand(socketPath: string, session: string, mode: 'read' | 'edit', ask: { prompt: string; resume: string | null; args: string[] }) {
+  const resume = ask.resume !== null ? ['--resume', ask.resume] : [];
+  return {
+    command: groveCommand('codex-bridge', '--session', session, '--mode', mode, ...resume, `--prompt=${ask.prompt}`, '--', 'codex', 'app-server', ...ask.args),
+    env: { GROVE_SOCKET: socketPath },
+  };
+}
+
 // The built-in agents with the user's additions and overrides; with the daemon's socket, the
-// built-ins that can ask (Claude Code) are given grove's approval bridge.
+// built-ins that can ask (Claude Code, Codex) are given grove's approval bridge.
 export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketPath?: string } = {}) {
   const all: Record<string, AgentDefinition> = { ...BUILTIN_AGENTS, ...(config.agents ?? {}) };
   const builtin = (name: string) => Object.hasOwn(BUILTIN_AGENTS, name) && !(config.agents && Object.hasOwn(config.agents, name));
   const asks = (name: string) => all[name]!.protocol === 'acp' || (builtin(name) && Object.hasOwn(APPROVAL_MODES, name));
+  const bridged = (name: string, mode: Mode) => builtin(name) && APPROVAL_MODES[name]?.includes(mode) === true;
   return {
     list() {
       return Object.keys(all)
@@ -227,12 +240,18 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
     // The arguments that route agent `name`'s refusals in `mode` to grove session `session` as
     // approvals: none for an agent (or a user's override) without a bridge, or a mode that allows all.
     approvalArgs(name: string, mode: Mode, session: string): string[] {
-      if (!asks(name) || !APPROVAL_MODES[name]?.includes(mode) || opts.socketPath === undefined) return [];
+      if (name !== 'claude' || !bridged(name, mode) || opts.socketPath === undefined) return [];
       return approvalArgs(opts.socketPath, session);
     },
     // What a bridge run as the session's process needs to reach the daemon.
     bridgeEnv(): Record<string, string> {
       return opts.socketPath !== undefined ? { GROVE_SOCKET: opts.socketPath } : {};
+    },
+    // The whole command (and its variables) that runs agent `name` in `mode` through its bridge,
+    // when the bridge replaces the agent's own command (Codex); null otherwise.
+    bridgeCommand(name: string, mode: Mode, session: string, ask: { prompt: string; resume: string | null; args: string[] }): { command: string[]; env: Record<string, string> } | null {
+      if (name !== 'codex' || !bridged(name, mode) || opts.socketPath === undefined || mode === 'full') return null;
+      return codexBridgeCommand(opts.socketPath, session, mode, ask);
     },
     // Own keys only: `constructor` or `__proto__` must not resolve to Object.prototype's.
     has: (name: string) => Object.hasOwn(all, name),

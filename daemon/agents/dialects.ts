@@ -80,9 +80,38 @@ const claude: Rule = (r, { json }) => {
   };
 };
 
+// `codex app-server`'s notifications, as grove's codex bridge prints them (`{method, params}`):
+// the last agent message is the text, the tokens of each model request of the turn (`last`)
+// summed, the turn's status and error at its end; a usage limit is `usageLimitExceeded` with a
+// clock time.
+const codexApp: Rule = (r, { json, at }) => {
+  const params = obj(json.params);
+  const item = obj(params.item);
+  if (json.method === 'item/completed' && item.type === 'agentMessage' && str(item.text)) return result(r, { text: str(item.text) });
+  // A resumed thread first replays its last usage, before this session's turn starts: the turn's
+  // start opens the result, and only usage after it counts.
+  if (json.method === 'turn/started') return r.result === null ? result(r, {}) : {};
+  if (json.method === 'thread/tokenUsage/updated') {
+    if (r.result === null) return {};
+    const last = obj(obj(params.tokenUsage).last);
+    return result(r, { input_tokens: add(r.result?.input_tokens ?? null, int(last.inputTokens)), output_tokens: add(r.result?.output_tokens ?? null, int(last.outputTokens)) });
+  }
+  const error = json.method === 'error' ? obj(params.error) : json.method === 'turn/completed' ? obj(obj(params.turn).error) : null;
+  if (error === null) return {};
+  const message = str(error.message);
+  const resets = message !== null && error.codexErrorInfo === 'usageLimitExceeded' ? nextClockTime(message, at) : null;
+  const limit = resets ? { limit_resets_at: resets } : {};
+  if (json.method === 'error') return limit;
+  const failed = obj(params.turn).status !== 'completed';
+  return { ...result(r, { is_error: failed, ...(failed && message !== null ? { text: message } : {}) }), ...limit };
+};
+
 // Codex `exec --json`: the last agent message is the text, tokens from `turn.completed`, a failed
-// turn is an error; its usage limit (in an error or a failed turn) names a clock time only.
-const codex: Rule = (r, { json, at }) => {
+// turn is an error; its usage limit (in an error or a failed turn) names a clock time only. The
+// lines of its app-server (through grove's bridge, in read and edit) have a `method` instead.
+const codex: Rule = (r, line) => {
+  if (typeof line.json.method === 'string') return codexApp(r, line);
+  const { json, at } = line;
   const item = obj(json.item);
   if (json.type === 'item.completed' && item.type === 'agent_message' && str(item.text)) return result(r, { text: str(item.text), is_error: false });
   if (json.type === 'turn.completed') {
@@ -207,7 +236,9 @@ const RULES: Record<Format, Rule> = { claude, codex, gemini, opencode, cursor: c
 const ID_FIELD: Record<Format, (json: Record<string, unknown>) => unknown> = {
   claude: (j) => j.session_id,
   cursor: (j) => j.session_id,
-  codex: (j) => (j.type === 'thread.started' ? j.thread_id : undefined),
+  // `exec --json`'s first line, or app-server's answer to thread/start or thread/resume (a
+  // resumed thread has no thread/started notification).
+  codex: (j) => (j.type === 'thread.started' ? j.thread_id : obj(obj(j.result).thread).id),
   gemini: (j) => (j.type === 'init' ? j.session_id : undefined),
   opencode: (j) => j.sessionID,
   copilot: (j) => (j.type === 'result' ? j.sessionId : undefined),

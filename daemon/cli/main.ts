@@ -56,6 +56,8 @@ const USAGE = `usage: grove <command> [options]
   approval-mcp --session ID                Claude Code's permission prompt tool for a session (grove passes it)
   acp-bridge --session ID [--resume A] [--acp-mode M] [--prompt=P] -- agent…
                                            run an ACP agent's turn, asking through grove (grove runs it)
+  codex-bridge --session ID --mode M --prompt=TEXT [--resume THREAD] -- codex app-server …
+                                           one turn of Codex that asks through grove (grove runs it)
   agents                                   agents and whether they are installed
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
@@ -689,6 +691,19 @@ async function main(argv: string[]): Promise<number> {
         cwd: process.cwd(),
         out: (line) => process.stdout.write(JSON.stringify(line) + '\n'),
       });
+    } finally {
+      await api.close();
+    }
+  }
+  if (words[0] === 'codex-bridge') {
+    const { session, mode, resume, prompt } = parsed.values;
+    if (typeof session !== 'string' || session === '') usage('grove codex-bridge needs --session <grove session id>');
+    if (mode !== 'read' && mode !== 'edit') usage('grove codex-bridge needs --mode read|edit');
+    if (rest.length === 0) usage('grove codex-bridge needs the command of codex app-server after --');
+    const [{ runCodexBridge }, { VERSION }] = await Promise.all([import('../bridges/codex.ts'), import('../runtime/root.ts')]);
+    const api = createClient(resolvePaths(process.env, process.getuid?.() ?? 0).socketPath);
+    try {
+      return await runCodexBridge({ api, session, mode, resume: resume ?? null, prompt: prompt ?? '', command: rest, version: VERSION });
     } finally {
       await api.close();
     }

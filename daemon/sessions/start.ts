@@ -74,11 +74,13 @@ export function createStart(deps: StartDeps) {
     const pinned = ask.resume === null && pinsSession(parts) ? randomUUID() : null;
     const bridge = session !== undefined ? deps.agents.approvalArgs(ask.agent, ask.mode, session) : [];
     const before = [...modeArgs(def, ask.agent, ask.mode), ...bridge, ...ask.args];
-    const command = buildCommand(parts, { prompt: ask.prompt ?? undefined, before, session: ask.resume ?? pinned });
-    if (which(command[0]!) === null) {
-      throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
+    const own = buildCommand(parts, { prompt: ask.prompt ?? undefined, before, session: ask.resume ?? pinned });
+    if (which(own[0]!) === null) {
+      throw new GroveError('AGENT_NOT_INSTALLED', `${own[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
     }
-    return { command, pinned, env: { ...(def.env ?? {}), GROVE_AGENT: ask.agent } };
+    // An agent whose bridge runs it (Codex through `codex app-server`) has the bridge's command.
+    const wrapped = session !== undefined ? deps.agents.bridgeCommand(ask.agent, ask.mode, session, { prompt: ask.prompt ?? '', resume: ask.resume, args: ask.args }) : null;
+    return { command: wrapped?.command ?? own, pinned, env: { ...(def.env ?? {}), ...(wrapped?.env ?? {}), GROVE_AGENT: ask.agent } };
   }
 
   // An ACP agent's session (DESIGN §15): its command with the mode's arguments and the request's

@@ -150,12 +150,12 @@ test("approvals: claude in read and edit names grove's approval server for the s
   const approvals = Object.fromEntries(agents.list().map((a) => [a.name, a.approvals]));
   assert.deepEqual(
     Object.keys(approvals).filter((n) => approvals[n]),
-    ['claude', 'copilot', 'gemini', 'opencode', 'qwen'],
-    'claude, and the ACP agents through the ACP bridge',
+    ['claude', 'codex', 'copilot', 'gemini', 'opencode', 'qwen'],
+    'claude and codex, and the ACP agents through the ACP bridge',
   );
   // A user's own ACP agent asks through the bridge too; a user's gemini that is not ACP does not.
   const users = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { a: { protocol: 'acp', command: ['a'] }, gemini: { command: ['gemini', '{prompt}'] } } } });
-  assert.deepEqual(users.list().filter((a) => a.approvals).map((a) => a.name), ['a', 'claude', 'copilot', 'opencode', 'qwen']);
+  assert.deepEqual(users.list().filter((a) => a.approvals).map((a) => a.name), ['a', 'claude', 'codex', 'copilot', 'opencode', 'qwen']);
   assert.deepEqual(users.bridgeEnv(), { GROVE_SOCKET: '/tmp/g.sock' });
   // They continue a conversation with their own command (the bridge resumes the session).
   assert.deepEqual(users.list().find((a) => a.name === 'a')!.resume, ['a']);
@@ -166,4 +166,23 @@ test("approvals: claude in read and edit names grove's approval server for the s
   assert.equal(own.list().find((a) => a.name === 'claude')!.approvals, false);
   // Without a socket (no daemon), nothing to name.
   assert.deepEqual(agentsOf({ configFile, config: {} }).approvalArgs('claude', 'edit', 'sess-1'), []);
+});
+
+test("approvals: codex in read and edit runs as grove's codex-bridge over `codex app-server` (the mode, the thread of a follow-up, the prompt attached, the request's args to app-server); full, a user's codex and no socket keep `codex exec`", () => {
+  const configFile = '/users/u/.config/grove/config.json';
+  const agents = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: {} });
+  const grove = [process.execPath, path.join(ROOT, 'bin', 'grove.js'), 'codex-bridge', '--session', 'sess-1'];
+  assert.deepEqual(agents.bridgeCommand('codex', 'edit', 'sess-1', { prompt: '- fix it', resume: null, args: [] }), {
+    command: [...grove, '--mode', 'edit', '--prompt=- fix it', '--', 'codex', 'app-server'],
+    env: { GROVE_SOCKET: '/tmp/g.sock' },
+  });
+  assert.deepEqual(agents.bridgeCommand('codex', 'read', 'sess-1', { prompt: 'go on', resume: 'th-1', args: ['-c', 'model="o3"'] })!.command, [
+    ...grove, '--mode', 'read', '--resume', 'th-1', '--prompt=go on', '--', 'codex', 'app-server', '-c', 'model="o3"',
+  ]);
+  assert.equal(agents.bridgeCommand('codex', 'full', 'sess-1', { prompt: 'p', resume: null, args: [] }), null, 'full stays on codex exec');
+  for (const name of ['claude', 'gemini']) assert.equal(agents.bridgeCommand(name, 'edit', 'sess-1', { prompt: 'p', resume: null, args: [] }), null, name);
+  const own = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { codex: { command: ['codex', 'exec', '{prompt}'] } } } });
+  assert.equal(own.bridgeCommand('codex', 'edit', 'sess-1', { prompt: 'p', resume: null, args: [] }), null, "a user's own codex is their command");
+  assert.equal(own.list().find((a) => a.name === 'codex')!.approvals, false);
+  assert.equal(agentsOf({ configFile, config: {} }).bridgeCommand('codex', 'edit', 'sess-1', { prompt: 'p', resume: null, args: [] }), null);
 });

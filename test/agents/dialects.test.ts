@@ -48,6 +48,43 @@ test('codex: thread.started, the last agent message, tokens of its turns, a fail
   assert.ok(read({ format: 'codex' }, [{ type: 'error', message: 'You hit your usage limit, try again at 9:37 PM.' }]).limit_resets_at);
 });
 
+test('codex (recorded, codex app-server through grove\'s bridge): the thread id from its answer to thread/start, the last agent message, tokens of each model request summed, a completed turn', () => {
+  // An escalated `touch`, declined, then "Refused, fine." (codex-cli 0.169.0).
+  assert.deepEqual(readRecorded({ format: 'codex' }, 'codex-app-declined'), {
+    agent_session_id: '01a20d12-f12d-79c1-a9d2-ac3b9e75973f',
+    result: { text: 'Refused, fine.', is_error: false, cost_usd: null, input_tokens: 20, output_tokens: 141, denials: [] },
+    limit_resets_at: null,
+  });
+});
+
+test('codex app-server: a resumed thread\'s id from thread/resume\'s answer, a failed turn is an error with its message, a usage limit names its clock time', () => {
+  // On resume the server replays the thread's last usage before the turn starts: not this session's.
+  const usage = (input: number, output: number) => ({ method: 'thread/tokenUsage/updated', params: { tokenUsage: { total: { inputTokens: 99, outputTokens: 99 }, last: { inputTokens: input, outputTokens: output } } } });
+  const resumed = read({ format: 'codex' }, [
+    { id: 2, result: { thread: { id: '0199-abc' } } },
+    { method: 'thread/started', params: { thread: { id: 'other' } } },
+    usage(50, 60),
+    { method: 'turn/started', params: { turn: { id: 'u' } } },
+    usage(10, 5),
+    usage(12, 7),
+  ]);
+  assert.equal(resumed.agent_session_id, '0199-abc');
+  assert.deepEqual([resumed.result!.input_tokens, resumed.result!.output_tokens], [22, 12]);
+  const message = "You've hit your usage limit. Upgrade or try again at 9:37 PM.";
+  const limited = read({ format: 'codex' }, [
+    { method: 'item/completed', params: { item: { type: 'agentMessage', text: 'working' } } },
+    { method: 'error', params: { error: { message, codexErrorInfo: 'usageLimitExceeded' }, willRetry: false } },
+    { method: 'turn/completed', params: { threadId: 't', turn: { id: 'u', status: 'failed', error: { message, codexErrorInfo: 'usageLimitExceeded' } } } },
+  ]);
+  assert.deepEqual(limited.result, { text: message, is_error: true, cost_usd: null, input_tokens: null, output_tokens: null, denials: [] });
+  assert.equal(limited.limit_resets_at, nextClockTime('try again at 9:37 PM', AT));
+  // Another error names no reset time; a retried one is not the result.
+  const retried = read({ format: 'codex' }, [{ method: 'error', params: { error: { message: 'Reconnecting... 2/5', codexErrorInfo: 'other' }, willRetry: true } }]);
+  assert.deepEqual(retried, START);
+  const interrupted = read({ format: 'codex' }, [{ method: 'turn/completed', params: { turn: { status: 'interrupted', error: null } } }]);
+  assert.equal(interrupted.result!.is_error, true);
+});
+
 test('nextClockTime: the next time the local clock shows it, after the line', () => {
   const at = new Date(2026, 10, 23, 20, 0, 0).toISOString(); // 20:00 local
   assert.equal(nextClockTime('try again at 9:37 PM.', at), new Date(2026, 10, 23, 21, 37).toISOString());

@@ -44,7 +44,7 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   const d = await startDaemon(t, { env });
   const agents = (await d.socket('GET', '/api/agents')).json;
   assert.equal(agents.find((a: any) => a.name === 'claude').available, true);
-  assert.deepEqual(agents.filter((a: any) => a.approvals).map((a: any) => a.name), ['claude'], 'the built-in claude asks through grove');
+  assert.equal(agents.find((a: any) => a.name === 'claude').approvals, true, 'the built-in claude asks through grove');
 
   const project = await addProject(d, makeRepo(t));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'claude' } })).json;

@@ -1,0 +1,158 @@
+// A scripted OpenAI Responses API on 127.0.0.1 (a free port), for driving the real Codex CLI
+// (through a model provider whose base_url is this server) without a model: each POST
+// /v1/responses gets the script's next turn as the real API streams it (SSE: response.created,
+// each output item added and done, response.completed with usage), and every request is
+// recorded so that a test can read what Codex sent back (a command's output, a refusal).
+import { once as onceEvent } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { once } from '../../daemon/runtime/once.ts';
+import type { Cleanup } from './daemon.ts';
+import type { RecordedRequest } from './model-server.ts';
+
+/** One answer of the model: text, a function call (Codex's shell tool) with its arguments, a
+ * custom (freeform) tool call with its input (Codex's apply_patch), or an HTTP error. */
+export type ResponsesTurn =
+  | { text: string }
+  | { call: { name: string; arguments: Record<string, unknown> }; text?: string }
+  | { custom: { name: string; input: string }; text?: string }
+  | { fail: { status: number; body: object } };
+
+export interface ResponsesServer {
+  /** `http://127.0.0.1:<port>/v1`, a model provider's base_url */
+  url: string;
+  requests: RecordedRequest[];
+  /** the /v1/responses requests answered with a turn of the script, in order */
+  turns(): RecordedRequest[];
+  close(): Promise<void>;
+}
+
+const pad = (n: number) => String(n).padStart(4, '0');
+
+// The output items of a turn, as the API puts them in a response.
+function itemsOf(turn: Exclude<ResponsesTurn, { fail: unknown }>, id: (prefix: string) => string): any[] {
+  const message = (text: string) => ({ type: 'message', id: id('msg'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
+  const before = turn.text ? [message(turn.text)] : [];
+  if ('call' in turn) return [...before, { type: 'function_call', id: id('fc'), status: 'completed', call_id: id('call'), name: turn.call.name, arguments: JSON.stringify(turn.call.arguments) }];
+  if ('custom' in turn) return [...before, { type: 'custom_tool_call', id: id('ctc'), status: 'completed', call_id: id('call'), name: turn.custom.name, input: turn.custom.input }];
+  return before;
+}
+
+// The SSE the API streams for a response: created, in_progress, each item added (a message's
+// text as one delta) and done, then completed with the whole response and its usage.
+function sseOf(response: any): string {
+  let seq = 0;
+  const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
+  const pending = { ...response, status: 'in_progress', output: [], usage: null };
+  let out = ev('response.created', { response: pending }) + ev('response.in_progress', { response: pending });
+  response.output.forEach((item: any, output_index: number) => {
+    const empty = item.type === 'message' ? { ...item, content: [] } : item.type === 'function_call' ? { ...item, arguments: '' } : { ...item, input: '' };
+    out += ev('response.output_item.added', { output_index, item: { ...empty, status: 'in_progress' } });
+    if (item.type === 'message') {
+      out += ev('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta: item.content[0].text });
+    } else if (item.type === 'function_call') {
+      out += ev('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: item.arguments });
+      out += ev('response.function_call_arguments.done', { item_id: item.id, output_index, arguments: item.arguments });
+    } else {
+      out += ev('response.custom_tool_call_input.delta', { item_id: item.id, output_index, delta: item.input });
+      out += ev('response.custom_tool_call_input.done', { item_id: item.id, output_index, input: item.input });
+    }
+    out += ev('response.output_item.done', { output_index, item });
+  });
+  return out + ev('response.completed', { response });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+// Starts a server that answers /v1/responses with `script`, in order; closed after `t`. A request
+// past the script's end is answered 400 naming it, so a test that scripted too little fails on
+// what the CLI prints instead of hanging on its retries.
+export async function startResponsesServer(t: Cleanup, script: ResponsesTurn[]): Promise<ResponsesServer> {
+  const requests: RecordedRequest[] = [];
+  let next = 0;
+  let ids = 0;
+  const id = (prefix: string) => `${prefix}_scripted_${pad(++ids)}`;
+
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: string) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    let body: any = raw;
+    try {
+      body = raw === '' ? undefined : JSON.parse(raw);
+    } catch {
+      // not JSON: recorded as text
+    }
+    const rec: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.search, headers: req.headers, body, turn: null };
+    requests.push(rec);
+    if (rec.method === 'GET' && rec.path === '/v1/models') return sendJson(res, 200, { object: 'list', data: [] });
+    if (rec.method !== 'POST' || rec.path !== '/v1/responses') return sendJson(res, 404, { error: { type: 'not_found', message: `the scripted server has no ${rec.method} ${rec.path}` } });
+    if (typeof body !== 'object' || body === null || !Array.isArray(body.input)) return sendJson(res, 400, { error: { type: 'invalid_request_error', message: 'input: an array is required' } });
+    if (next >= script.length) return sendJson(res, 400, { error: { type: 'invalid_request_error', message: `the script has ${script.length} turns; request ${next + 1} has none` } });
+    rec.turn = next;
+    const turn = script[next++]!;
+    if ('fail' in turn) return sendJson(res, turn.fail.status, turn.fail.body);
+    const output = itemsOf(turn, id);
+    const outputTokens = Math.max(1, Math.ceil(JSON.stringify(output).length / 4));
+    const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 10 + outputTokens };
+    const response = { id: id('resp'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model: typeof body.model === 'string' ? body.model : 'scripted', output, usage };
+    if (body.stream !== true) return sendJson(res, 200, response);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }).end(sseOf(response));
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
+  });
+  server.listen({ host: '127.0.0.1', port: 0 });
+  await onceEvent(server, 'listening');
+  const close = once(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  t.after(close);
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`,
+    requests,
+    turns: () => requests.filter((r) => r.turn !== null),
+    close,
+  };
+}
+
+// What Codex sent back for the previous turn's calls: the function_call_output items of a
+// request's input, by call id, with their output as text.
+export function callOutputs(req: RecordedRequest): Array<{ call_id: string; output: string }> {
+  return (req.body?.input ?? [])
+    .filter((item: any) => item.type === 'function_call_output' || item.type === 'custom_tool_call_output')
+    .map((item: any) => ({ call_id: item.call_id, output: typeof item.output === 'string' ? item.output : JSON.stringify(item.output) }));
+}
+
+// The function calls of a request's input (what the model asked for so far), in order.
+export function calls(req: RecordedRequest): Array<{ call_id: string; name: string; arguments: string }> {
+  return (req.body?.input ?? []).filter((item: any) => item.type === 'function_call').map((item: any) => ({ call_id: item.call_id, name: item.name, arguments: item.arguments }));
+}
+
+// The config.toml that points Codex at `url` as its model provider, with no auth and no network
+// besides the model (no update check, no analytics).
+export function codexConfig(url: string): string {
+  return [
+    // A model Codex knows: it offers its current tools (apply_patch among them) and warns of nothing.
+    'model = "gpt-5.5"',
+    'model_provider = "scripted"',
+    'check_for_update_on_startup = false',
+    '[analytics]',
+    'enabled = false',
+    '[model_providers.scripted]',
+    'name = "scripted"',
+    `base_url = ${JSON.stringify(url)}`,
+    'wire_api = "responses"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    // The sandbox's writable roots are the worktree only, not /tmp where the tests' folders are.
+    '[sandbox_workspace_write]',
+    'exclude_slash_tmp = true',
+    'exclude_tmpdir_env_var = true',
+    '',
+  ].join('\n');
+}
