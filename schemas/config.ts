@@ -17,8 +17,8 @@ export type Mode = Static<typeof Mode>;
 const Arg = Type.String({ minLength: 1, pattern: '^[^\\u0000]*$' });
 
 // The output dialects grove reads (DESIGN §8): where a CLI prints its own session id, its
-// result and its usage limits. Amp speaks `claude`.
-export const Format = Type.Union([Type.Literal('claude'), Type.Literal('codex'), Type.Literal('gemini'), Type.Literal('opencode'), Type.Literal('cursor'), Type.Literal('copilot'), Type.Literal('qwen')]);
+// result and its usage limits. Amp speaks `claude`; `acp` is what `grove acp-bridge` prints.
+export const Format = Type.Union([Type.Literal('claude'), Type.Literal('codex'), Type.Literal('gemini'), Type.Literal('opencode'), Type.Literal('cursor'), Type.Literal('copilot'), Type.Literal('qwen'), Type.Literal('acp')]);
 export type Format = Static<typeof Format>;
 
 // How long a session may run before it is killed (DESIGN §8), in seconds.
@@ -34,9 +34,19 @@ export const AllowRules = Type.Array(Type.String({ minLength: 1, maxLength: 4096
 // An agent as data (DESIGN §5, §8): `{prompt}` in `command` is replaced by the prompt; a mode's
 // arguments, then the request's args, go just before it. An agent without `modes` has `edit` only.
 // `{session}` in `command` pins a fresh id; in `resume` it is the conversation's id.
+// With `protocol: "acp"` the command is an Agent Client Protocol agent on stdio: grove runs it
+// under `grove acp-bridge`, which sends the prompt, asks the person for its permission requests,
+// continues its session for a follow-up (no `resume` needed) and prints what the `acp` dialect reads.
 export const AgentDefinition = Type.Object(
   {
     command: Type.Array(Arg, { minItems: 1 }),
+    protocol: Type.Optional(Type.Literal('acp', { description: 'the command speaks the Agent Client Protocol on stdio (grove drives it through its ACP bridge)' })),
+    acp_modes: Type.Optional(
+      Type.Object(
+        { read: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })), edit: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })), full: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) },
+        { additionalProperties: false, description: 'with protocol "acp": the ACP session mode (session/set_mode) per grove mode' },
+      ),
+    ),
     resume: Type.Optional(Type.Array(Arg, { minItems: 1, description: 'the command that continues a conversation; `{session}` is its id' })),
     session_id_field: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "the top-level JSON field of the agent's session id in its output" })),
     format: Type.Optional(Format),

@@ -37,11 +37,13 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
       full: ['--dangerously-bypass-approvals-and-sandbox'],
     },
   },
+  // Gemini CLI speaks ACP (`--acp`): through grove's bridge its shell and its writes outside the
+  // mode's reach are asked about (headless `-p` offers no shell in `default` or `auto_edit` at all).
   gemini: {
-    command: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--session-id', SESSION, `--prompt=${PROMPT}`],
-    resume: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--resume', SESSION, `--prompt=${PROMPT}`],
-    format: 'gemini',
-    modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto_edit'], full: ['--approval-mode', 'yolo'] },
+    protocol: 'acp',
+    command: ['gemini', '--acp', '--skip-trust'],
+    modes: { read: [], edit: [], full: [] },
+    acp_modes: { read: 'default', edit: 'autoEdit', full: 'yolo' },
   },
   aider: {
     command: ['aider', '--no-pretty', '--no-stream', '--yes-always', `--message=${PROMPT}`],
@@ -59,21 +61,18 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     format: 'opencode',
     modes: { edit: ['--agent', 'build'], full: ['--auto'] },
   },
-  // Copilot CLI reads a prompt that starts with `-` as an option unless it is attached; without
-  // an allowed tool it denies writes and shell commands by itself, so `read` names both denials.
+  // Copilot CLI and Qwen Code speak ACP too (`--acp`); Copilot's modes are its tool flags (its ACP
+  // session modes are agent, plan and autopilot), Qwen's are its approval modes as ACP modes.
   copilot: {
-    command: ['copilot', '--output-format', 'json', '--no-auto-update', '--session-id', SESSION, `--prompt=${PROMPT}`],
-    resume: ['copilot', '--output-format', 'json', '--no-auto-update', `--resume=${SESSION}`, `--prompt=${PROMPT}`],
-    format: 'copilot',
-    modes: { read: ['--deny-tool=write', '--deny-tool=shell'], edit: ['--allow-tool=write'], full: ['--allow-all'] },
+    protocol: 'acp',
+    command: ['copilot', '--acp', '--no-auto-update'],
+    modes: { read: [], edit: ['--allow-tool=write'], full: ['--allow-all'] },
   },
-  // Qwen Code, a fork of Gemini CLI: the prompt attached (after `--` it reads none), Claude Code's
-  // stream-json; its `default` approval mode offers no write or shell tool headless.
   qwen: {
-    command: ['qwen', '--output-format', 'stream-json', '--session-id', SESSION, `--prompt=${PROMPT}`],
-    resume: ['qwen', '--output-format', 'stream-json', '--resume', SESSION, `--prompt=${PROMPT}`],
-    format: 'qwen',
-    modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto-edit'], full: ['--approval-mode', 'yolo'] },
+    protocol: 'acp',
+    command: ['qwen', '--acp'],
+    modes: { read: [], edit: [], full: [] },
+    acp_modes: { read: 'default', edit: 'auto-edit', full: 'yolo' },
   },
   cursor: {
     command: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', PROMPT],
@@ -97,9 +96,12 @@ export function which(command: string, pathEnv = process.env.PATH ?? ''): string
   return null;
 }
 
-// The modes an agent can honour, with their arguments: an agent that lists none has `edit` only.
+// The modes an agent can honour, with their arguments: an agent that lists none has `edit` only
+// (an ACP agent without `modes`: those of its `acp_modes`, with no arguments).
 export function agentModes(def: AgentDefinition): Partial<Record<Mode, string[]>> {
-  return def.modes ?? { edit: [] };
+  if (def.modes) return def.modes;
+  if (def.protocol === 'acp' && def.acp_modes) return Object.fromEntries(Object.keys(def.acp_modes).map((m) => [m, []]));
+  return { edit: [] };
 }
 
 // The arguments of `mode` for agent `name`; MODE_UNSUPPORTED when the agent does not list it.
@@ -139,8 +141,27 @@ export function pinsSession(parts: string[]): boolean {
 // server that `grove approval-mcp` runs (DESIGN §15, docs/agents.md "Approvals").
 export const APPROVAL_TOOL = 'mcp__grove__approve';
 
-// The built-ins that ask through grove, and in which modes: `full` allows all by itself.
+// The built-ins that ask through grove, and in which modes: `full` allows all by itself. (An agent
+// with `protocol: "acp"` always asks through grove's ACP bridge.)
 const APPROVAL_MODES: Readonly<Record<string, readonly Mode[]>> = { claude: ['read', 'edit'] };
+
+// The command of an ACP agent's session (DESIGN §15): `grove acp-bridge` for grove session
+// `session`, run by the daemon's own Node, with the agent's command after `--`. The prompt goes
+// attached (`--prompt=`), so it is text whatever it starts with.
+export function acpBridgeCommand(opts: { session: string; resume: string | null; acpMode: string | null; prompt: string | null; agent: string[] }): string[] {
+  return [
+    process.execPath,
+    path.join(ROOT, 'bin', 'grove.js'),
+    'acp-bridge',
+    '--session',
+    opts.session,
+    ...(opts.resume !== null ? ['--resume', opts.resume] : []),
+    ...(opts.acpMode !== null ? ['--acp-mode', opts.acpMode] : []),
+    ...(opts.prompt !== null && opts.prompt !== '' ? [`--prompt=${opts.prompt}`] : []),
+    '--',
+    ...opts.agent,
+  ];
+}
 
 // Claude Code's arguments naming grove's approval server for grove session `session`: this
 // package's own `grove` run by this Node, told the daemon's socket. No `timeout`: Claude Code's
@@ -160,7 +181,7 @@ export function approvalArgs(socketPath: string, session: string): string[] {
 export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketPath?: string } = {}) {
   const all: Record<string, AgentDefinition> = { ...BUILTIN_AGENTS, ...(config.agents ?? {}) };
   const builtin = (name: string) => Object.hasOwn(BUILTIN_AGENTS, name) && !(config.agents && Object.hasOwn(config.agents, name));
-  const asks = (name: string) => builtin(name) && Object.hasOwn(APPROVAL_MODES, name);
+  const asks = (name: string) => all[name]!.protocol === 'acp' || (builtin(name) && Object.hasOwn(APPROVAL_MODES, name));
   return {
     list() {
       return Object.keys(all)
@@ -177,8 +198,12 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
     // The arguments that route agent `name`'s refusals in `mode` to grove session `session` as
     // approvals: none for an agent (or a user's override) without a bridge, or a mode that allows all.
     approvalArgs(name: string, mode: Mode, session: string): string[] {
-      if (!asks(name) || !APPROVAL_MODES[name]!.includes(mode) || opts.socketPath === undefined) return [];
+      if (!asks(name) || !APPROVAL_MODES[name]?.includes(mode) || opts.socketPath === undefined) return [];
       return approvalArgs(opts.socketPath, session);
+    },
+    // What a bridge run as the session's process needs to reach the daemon.
+    bridgeEnv(): Record<string, string> {
+      return opts.socketPath !== undefined ? { GROVE_SOCKET: opts.socketPath } : {};
     },
     // Own keys only: `constructor` or `__proto__` must not resolve to Object.prototype's.
     has: (name: string) => Object.hasOwn(all, name),

@@ -170,7 +170,38 @@ const qwen: Rule = (r, line) => {
   return { ...patch, result: { ...patch.result, text, ...(failed ? { is_error: true } : {}) } };
 };
 
-const RULES: Record<Format, Rule> = { claude, codex, gemini, opencode, cursor: claude, copilot, qwen };
+// What `grove acp-bridge` prints (daemon/bridges/acp.ts): the agent's `session/update`
+// notifications as they came (a loaded session's history marked `replay`, and not read), then a
+// `result` line with the turn's stopReason, usage and cost, or the error that ended it. The text is
+// the agent's message after its last tool call (and after the `prompt` line: what it said while its
+// session was set up is not the answer); anything but `end_turn` is an error.
+const acpDialect: Rule = (r, { json, at }) => {
+  if (json.type === 'prompt') return r.result?.text ? result(r, { text: null }) : {};
+  if (json.method === 'session/update' && json.replay !== true) {
+    const update = obj(obj(json.params).update);
+    if (update.sessionUpdate === 'tool_call') return r.result?.text ? result(r, { text: null }) : {};
+    const content = obj(update.content);
+    if (update.sessionUpdate !== 'agent_message_chunk' || content.type !== 'text' || typeof content.text !== 'string') return {};
+    return result(r, { text: (r.result?.text ?? '') + content.text, is_error: r.result?.is_error ?? false });
+  }
+  if (json.type !== 'result') return {};
+  const usage = obj(json.usage);
+  const cost = obj(json.cost);
+  const error = str(json.error);
+  const retry = error && /retry after (\d+(?:\.\d+)?)\s*s/i.exec(error);
+  return {
+    ...result(r, {
+      is_error: json.stopReason !== 'end_turn',
+      ...(error !== null ? { text: error } : {}),
+      input_tokens: int(usage.inputTokens),
+      output_tokens: int(usage.outputTokens),
+      cost_usd: cost.currency === 'USD' ? num(cost.amount) : null,
+    }),
+    ...(retry ? { limit_resets_at: new Date(Date.parse(at) + Number(retry[1]) * 1000).toISOString() } : {}),
+  };
+};
+
+const RULES: Record<Format, Rule> = { claude, codex, gemini, opencode, cursor: claude, copilot, qwen, acp: acpDialect };
 
 // Where each dialect prints the agent's own session id: the first line that carries it.
 const ID_FIELD: Record<Format, (json: Record<string, unknown>) => unknown> = {
@@ -181,12 +212,15 @@ const ID_FIELD: Record<Format, (json: Record<string, unknown>) => unknown> = {
   opencode: (j) => j.sessionID,
   copilot: (j) => (j.type === 'result' ? j.sessionId : undefined),
   qwen: (j) => j.session_id,
+  acp: (j) => (j.type === 'session' ? j.sessionId : undefined),
 };
 
 // A reader of an agent's output, per its `format` and `session_id_field`; null when the agent
 // declares neither, so its lines are not parsed at all.
-export function outputReader(def: Pick<AgentDefinition, 'format' | 'session_id_field'>) {
-  const { format, session_id_field: field } = def;
+export function outputReader(def: Pick<AgentDefinition, 'format' | 'session_id_field' | 'protocol'>) {
+  const { session_id_field: field } = def;
+  // An ACP agent's output is the bridge's, whatever `format` says.
+  const format = def.protocol === 'acp' ? 'acp' : def.format;
   if (format === undefined && field === undefined) return null;
   const rule = format ? RULES[format] : null;
   const idOf = field !== undefined ? (j: Record<string, unknown>) => j[field] : ID_FIELD[format!];

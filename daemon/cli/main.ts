@@ -52,6 +52,8 @@ const USAGE = `usage: grove <command> [options]
   open                                     the dashboard in the default browser ($BROWSER if set)
   mcp [--read-only]                        an MCP server on stdio for agents (claude mcp add grove -- grove mcp)
   approval-mcp --session ID                Claude Code's permission prompt tool for a session (grove passes it)
+  acp-bridge --session ID [--resume A] [--acp-mode M] [--prompt=P] -- agent…
+                                           run an ACP agent's turn, asking through grove (grove runs it)
   agents                                   agents and whether they are installed
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
@@ -608,6 +610,8 @@ async function main(argv: string[]): Promise<number> {
         answer: { type: 'string' },
         all: { type: 'boolean' },
         session: { type: 'string' },
+        resume: { type: 'string' },
+        'acp-mode': { type: 'string' },
       },
     });
   } catch (err) {
@@ -654,6 +658,28 @@ async function main(argv: string[]): Promise<number> {
       await api.close();
     }
     return EXIT.OK;
+  }
+  if (words[0] === 'acp-bridge') {
+    const session = parsed.values.session;
+    if (typeof session !== 'string' || session === '') usage('grove acp-bridge needs --session <grove session id>');
+    if (rest.length === 0) usage('grove acp-bridge needs the agent\'s command after --');
+    const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+    const { runAcpBridge } = await import('../bridges/acp.ts');
+    const api = createClient(resolvePaths(process.env, process.getuid?.() ?? 0).socketPath);
+    try {
+      return await runAcpBridge({
+        api,
+        session,
+        resume: str(parsed.values.resume),
+        mode: str(parsed.values['acp-mode']),
+        prompt: str(parsed.values.prompt),
+        command: rest,
+        cwd: process.cwd(),
+        out: (line) => process.stdout.write(JSON.stringify(line) + '\n'),
+      });
+    } finally {
+      await api.close();
+    }
   }
   const two = `${words[0]} ${words[1] ?? ''}`.trim();
   const name = COMMANDS[two] ? two : COMMANDS[words[0]!] ? words[0]! : null;

@@ -6,7 +6,7 @@ import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
 import { isLive, type CreateSession, type Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
-import { buildCommand, modeArgs, pinsSession, which } from '../agents/agents.ts';
+import { acpBridgeCommand, buildCommand, modeArgs, pinsSession, which } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import { terminate } from '../proc/terminate.ts';
@@ -66,6 +66,7 @@ export function createStart(deps: StartDeps) {
   // and the agent's own variables; with grove's session id, the agent's approval bridge too.
   function commandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>, session?: string): Built {
     const def = deps.agents.get(ask.agent);
+    if (def.protocol === 'acp') return acpCommandOf(ask, session);
     if (ask.resume !== null && !def.resume) {
       throw new GroveError('RESUME_UNSUPPORTED', `agent ${ask.agent} has no command to continue a conversation ("resume")`);
     }
@@ -78,6 +79,18 @@ export function createStart(deps: StartDeps) {
       throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
     }
     return { command, pinned, env: { ...(def.env ?? {}), GROVE_AGENT: ask.agent } };
+  }
+
+  // An ACP agent's session (DESIGN §15): its command with the mode's arguments and the request's
+  // run under grove's bridge, which sets its ACP mode, sends the prompt and continues `resume`.
+  function acpCommandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>, session = 'unknown'): Built {
+    const def = deps.agents.get(ask.agent);
+    const agent = buildCommand(def.command, { before: [...modeArgs(def, ask.agent, ask.mode), ...ask.args] });
+    if (which(agent[0]!) === null) {
+      throw new GroveError('AGENT_NOT_INSTALLED', `${agent[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
+    }
+    const command = acpBridgeCommand({ session, resume: ask.resume, acpMode: def.acp_modes?.[ask.mode] ?? null, prompt: ask.prompt ?? null, agent });
+    return { command, pinned: null, env: { ...(def.env ?? {}), ...deps.agents.bridgeEnv(), GROVE_AGENT: ask.agent } };
   }
 
   // `running` once the process is confirmed alive, after the 201 has said `starting`.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import test from 'node:test';
-import { agentModes, agentsOf, APPROVAL_TOOL, BUILTIN_AGENTS, buildCommand, modeArgs, pinsSession } from '../../daemon/agents/agents.ts';
+import { acpBridgeCommand, agentModes, agentsOf, APPROVAL_TOOL, BUILTIN_AGENTS, buildCommand, modeArgs, pinsSession } from '../../daemon/agents/agents.ts';
 import { GroveError } from '../../daemon/errors.ts';
 import { ROOT } from '../../daemon/runtime/root.ts';
 import { SettingsError } from '../../daemon/runtime/settings.ts';
@@ -26,20 +26,11 @@ test('built-ins: the prompt after `--` or attached, the mode flags before it, as
   assert.deepEqual(build('claude', 'edit'), ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', 'S', '--permission-mode', 'acceptEdits', '--', '- fix the failing test']);
   assert.deepEqual(build('codex', 'read', '--version'), ['codex', 'exec', '--json', '-c', 'sandbox_mode=read-only', '--', '--version']);
   assert.deepEqual(build('codex', 'full'), ['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--', '- fix the failing test']);
-  assert.deepEqual(build('gemini', 'edit'), ['gemini', '--output-format', 'stream-json', '--skip-trust', '--session-id', 'S', '--approval-mode', 'auto_edit', '--prompt=- fix the failing test']);
   assert.deepEqual(build('amp', 'full'), ['amp', '--stream-json', '--dangerously-allow-all', '--execute=- fix the failing test']);
   assert.throws(() => build('amp', 'read'), /MODE_UNSUPPORTED|cannot run in mode read/);
   assert.throws(() => build('opencode', 'read'), /cannot run in mode read/);
-  // Copilot CLI 1.0.102 and Qwen Code 0.15.10 read a separate `- fix …` as options: attached.
-  const copilot = ['copilot', '--output-format', 'json', '--no-auto-update', '--session-id', 'S'];
-  assert.deepEqual(build('copilot', 'read'), [...copilot, '--deny-tool=write', '--deny-tool=shell', '--prompt=- fix the failing test']);
-  assert.deepEqual(build('copilot', 'edit'), [...copilot, '--allow-tool=write', '--prompt=- fix the failing test']);
-  assert.deepEqual(build('copilot', 'full', '--version'), [...copilot, '--allow-all', '--prompt=--version']);
-  const qwen = ['qwen', '--output-format', 'stream-json', '--session-id', 'S'];
-  assert.deepEqual(build('qwen', 'read'), [...qwen, '--approval-mode', 'default', '--prompt=- fix the failing test']);
-  assert.deepEqual(build('qwen', 'edit'), [...qwen, '--approval-mode', 'auto-edit', '--prompt=- fix the failing test']);
-  assert.deepEqual(build('qwen', 'full'), [...qwen, '--approval-mode', 'yolo', '--prompt=- fix the failing test']);
   for (const [name, def] of Object.entries(BUILTIN_AGENTS)) {
+    if (def.protocol === 'acp') continue; // the prompt goes to grove's bridge (below)
     for (const mode of Object.keys(agentModes(def)) as Array<'read' | 'edit' | 'full'>) {
       assert.ok(build(name, mode).some((a) => a.endsWith('- fix the failing test')), `${name} ${mode} carries the prompt`);
       assert.equal(build(name, mode).at(-1)!.endsWith('- fix the failing test'), true, `${name} ${mode}: the prompt is last`);
@@ -54,13 +45,29 @@ test('resume: each built-in that can continue a conversation puts its id where i
   assert.deepEqual(resume('codex', 'edit'), ['codex', 'exec', 'resume', '--json', 'abc-1', '-c', 'sandbox_mode=workspace-write', '--', '- go on']);
   assert.deepEqual(resume('opencode', 'edit'), ['opencode', 'run', '--format', 'json', '--session', 'abc-1', '--agent', 'build', '--', '- go on']);
   assert.deepEqual(resume('amp', 'edit'), ['amp', 'threads', 'continue', 'abc-1', '--stream-json', '--execute=- go on']);
-  assert.deepEqual(resume('gemini', 'read'), ['gemini', '--output-format', 'stream-json', '--skip-trust', '--resume', 'abc-1', '--approval-mode', 'default', '--prompt=- go on']);
-  assert.deepEqual(resume('copilot', 'edit'), ['copilot', '--output-format', 'json', '--no-auto-update', '--resume=abc-1', '--allow-tool=write', '--prompt=- go on']);
-  assert.deepEqual(resume('qwen', 'read'), ['qwen', '--output-format', 'stream-json', '--resume', 'abc-1', '--approval-mode', 'default', '--prompt=- go on']);
   assert.equal(BUILTIN_AGENTS.aider!.resume, undefined, 'aider cannot continue a conversation');
   assert.deepEqual(pinsSession(BUILTIN_AGENTS.claude!.command), true);
   assert.deepEqual(pinsSession(BUILTIN_AGENTS.codex!.command), false);
-  assert.equal(pinsSession(BUILTIN_AGENTS.copilot!.command) && pinsSession(BUILTIN_AGENTS.qwen!.command), true, 'both take the id grove pins');
+});
+
+test('ACP built-ins (gemini, qwen, copilot): the agent under `grove acp-bridge` for the session, the prompt attached, the mode as an ACP mode or as flags, a follow-up by --resume', () => {
+  const bridge = (session: string, rest: string[]) => [process.execPath, path.join(ROOT, 'bin', 'grove.js'), 'acp-bridge', '--session', session, ...rest];
+  const acp = (name: string, mode: 'read' | 'edit' | 'full', resume: string | null = null, prompt: string | null = '- fix the failing test') => {
+    const def = BUILTIN_AGENTS[name]!;
+    assert.equal(def.protocol, 'acp', name);
+    const agent = buildCommand(def.command, { before: modeArgs(def, name, mode) });
+    return acpBridgeCommand({ session: 'G', resume, acpMode: def.acp_modes?.[mode] ?? null, prompt, agent });
+  };
+  assert.deepEqual(acp('gemini', 'edit'), bridge('G', ['--acp-mode', 'autoEdit', '--prompt=- fix the failing test', '--', 'gemini', '--acp', '--skip-trust']));
+  assert.deepEqual(acp('gemini', 'read', 'abc-1', '--version'), bridge('G', ['--resume', 'abc-1', '--acp-mode', 'default', '--prompt=--version', '--', 'gemini', '--acp', '--skip-trust']));
+  assert.deepEqual(acp('gemini', 'full', null, null), bridge('G', ['--acp-mode', 'yolo', '--', 'gemini', '--acp', '--skip-trust']), 'no prompt: none passed');
+  assert.deepEqual(acp('qwen', 'edit'), bridge('G', ['--acp-mode', 'auto-edit', '--prompt=- fix the failing test', '--', 'qwen', '--acp']));
+  assert.deepEqual(acp('qwen', 'read').slice(5, 7), ['--acp-mode', 'default']);
+  assert.deepEqual(acp('copilot', 'read'), bridge('G', ['--prompt=- fix the failing test', '--', 'copilot', '--acp', '--no-auto-update']));
+  assert.deepEqual(acp('copilot', 'edit').slice(-1), ['--allow-tool=write']);
+  assert.deepEqual(acp('copilot', 'full').slice(-1), ['--allow-all']);
+  // A user's ACP agent without `modes` has the modes of its acp_modes.
+  assert.deepEqual(agentModes({ command: ['x'], protocol: 'acp', acp_modes: { read: 'ask', full: 'yolo' } }), { read: [], full: [] });
 });
 
 test('modes: an agent without modes has edit only; a mode it does not list is MODE_UNSUPPORTED', () => {
@@ -89,7 +96,7 @@ test("agentsOf: the settings' agents, with the user's; a default_agent naming no
   }
 });
 
-test("approvals: claude in read and edit names grove's approval server for the session (its socket, this Node and package); full, other agents and a user's claude get nothing", () => {
+test("approvals: claude in read and edit names grove's approval server for the session (its socket, this Node and package); full, other agents and a user's claude get nothing; ACP agents ask through the bridge", () => {
   const configFile = '/users/u/.config/grove/config.json';
   const agents = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { mine: { command: ['mine', '{prompt}'] } } } });
   for (const mode of ['read', 'edit'] as const) {
@@ -107,8 +114,16 @@ test("approvals: claude in read and edit names grove's approval server for the s
   }
   assert.deepEqual(agents.approvalArgs('claude', 'full', 'sess-1'), [], 'full allows all by itself');
   for (const name of ['codex', 'gemini', 'copilot', 'qwen', 'mine']) assert.deepEqual(agents.approvalArgs(name, 'edit', 'sess-1'), [], name);
-  assert.deepEqual(Object.fromEntries(agents.list().map((a) => [a.name, a.approvals])).claude, true);
-  assert.equal(agents.list().filter((a) => a.approvals).length, 1, 'claude only');
+  const approvals = Object.fromEntries(agents.list().map((a) => [a.name, a.approvals]));
+  assert.deepEqual(
+    Object.keys(approvals).filter((n) => approvals[n]),
+    ['claude', 'copilot', 'gemini', 'qwen'],
+    'claude, and the ACP agents through the ACP bridge',
+  );
+  // A user's own ACP agent asks through the bridge too; a user's gemini that is not ACP does not.
+  const users = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { a: { protocol: 'acp', command: ['a'] }, gemini: { command: ['gemini', '{prompt}'] } } } });
+  assert.deepEqual(users.list().filter((a) => a.approvals).map((a) => a.name), ['a', 'claude', 'copilot', 'qwen']);
+  assert.deepEqual(users.bridgeEnv(), { GROVE_SOCKET: '/tmp/g.sock' });
   // A user's own `claude` is their command: grove adds nothing to it.
   const own = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { claude: { command: ['claude', '-p', '{prompt}'] } } } });
   assert.deepEqual(own.approvalArgs('claude', 'edit', 'sess-1'), []);

@@ -174,3 +174,30 @@ test('qwen (recorded): Claude Code\'s shape with tokens and no cost; "[API Error
   assert.equal(noAuth.result!.is_error, true);
   assert.match(noAuth.result!.text!, /^No auth type is selected/);
 });
+
+test('acp (the bridge\'s lines): the session line\'s id, the agent\'s message after its last tool call, nothing said before the prompt or replayed, the result\'s stopReason, usage and USD cost; an error and its retry time', () => {
+  const update = (u: object, extra: object = {}) => ({ method: 'session/update', params: { sessionId: 's-1', update: u }, ...extra });
+  const chunk = (text: string) => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
+  const r = read({ protocol: 'acp', command: ['x'] } as any, [
+    { type: 'initialize', response: { protocolVersion: 1 } },
+    update(chunk('old turn'), { replay: true }),
+    { type: 'session', how: 'load', sessionId: 's-1' },
+    update(chunk('[MODE_UPDATE] autoEdit')),
+    { type: 'mode', sessionId: 's-1', modeId: 'autoEdit' },
+    { type: 'prompt', sessionId: 's-1' },
+    update(chunk('let me look')),
+    update({ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'ls', kind: 'execute' }),
+    update(chunk('all ')),
+    update(chunk('done')),
+    update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hmm' } }),
+    { type: 'result', sessionId: 's-1', stopReason: 'end_turn', usage: { inputTokens: 7, outputTokens: 3, totalTokens: 10 }, cost: { amount: 0.5, currency: 'USD' } },
+  ]);
+  assert.deepEqual(r, { agent_session_id: 's-1', result: { text: 'all done', is_error: false, cost_usd: 0.5, input_tokens: 7, output_tokens: 3, denials: [] }, limit_resets_at: null });
+  // The format a user wrote does not matter: an ACP agent's output is the bridge's.
+  assert.equal(read({ protocol: 'acp', format: 'claude', command: ['x'] } as any, [{ type: 'session', sessionId: 's-2' }]).agent_session_id, 's-2');
+  const refused = read({ format: 'acp' }, [update(chunk('no')), { type: 'result', sessionId: 's-1', stopReason: 'refusal', usage: null, cost: { amount: 1, currency: 'EUR' } }]);
+  assert.deepEqual([refused.result!.text, refused.result!.is_error, refused.result!.cost_usd], ['no', true, null]);
+  const failed = read({ format: 'acp' }, [{ type: 'result', sessionId: null, stopReason: null, error: 'Quota exceeded. Please retry after 60s.' }]);
+  assert.deepEqual([failed.result!.text, failed.result!.is_error, failed.agent_session_id], ['Quota exceeded. Please retry after 60s.', true, null]);
+  assert.equal(failed.limit_resets_at, new Date(Date.parse(AT) + 60_000).toISOString());
+});

@@ -323,8 +323,9 @@ test('GET /api/agents lists the built-ins and the user agents with whether each 
   assert.deepEqual(byName.claude.command, [AGENT, 'echo:mine'], 'the user config overrides a built-in');
   assert.equal(byName.claude.builtin, false);
   assert.equal(byName.codex.builtin, true);
-  // Only the built-in claude asks through grove: the user's own claude is their command, as is.
-  assert.deepEqual(agents.filter((a: any) => a.approvals !== false).map((a: any) => a.name), []);
+  // The built-in claude asks through grove, not the user's own claude (their command, as is);
+  // the ACP built-ins ask through grove's ACP bridge.
+  assert.deepEqual(agents.filter((a: any) => a.approvals !== false).map((a: any) => a.name), ['copilot', 'gemini', 'qwen']);
   assert.deepEqual(byName.codex.command.slice(0, 2), ['codex', 'exec']);
 });
 

@@ -1,0 +1,56 @@
+// The ACP bridge's translations alone (no daemon, no agent): a permission request as grove's
+// approval, a verdict as the option it picks, a question's text answer as an elicitation's content.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { askOf, contentOf, outcomeOf } from '../../daemon/bridges/acp.ts';
+import { ruleMatches } from '../../daemon/approvals/rules.ts';
+
+const OPTIONS = [
+  { optionId: 'proceed_always', name: 'Allow always', kind: 'allow_always' as const },
+  { optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' as const },
+  { optionId: 'cancel', name: 'Reject', kind: 'reject_once' as const },
+];
+
+test('askOf: an execute call is Bash with its command, an edit is Edit with the file and its diff, keyed by agent session and tool call; the whole request goes along; Claude Code rules match them', () => {
+  const run = askOf({ sessionId: 's1', options: OPTIONS, toolCall: { toolCallId: 't1', title: 'npm test', kind: 'execute', rawInput: { command: 'npm test', description: 'tests' } } });
+  assert.equal(run.key, 's1:t1');
+  assert.equal(run.kind, 'tool');
+  assert.equal(run.tool, 'Bash');
+  assert.equal(run.input.command, 'npm test');
+  assert.deepEqual(run.input.raw_input, { command: 'npm test', description: 'tests' });
+  assert.deepEqual(run.input.options, OPTIONS);
+  assert.equal(ruleMatches('Bash(npm test:*)', run, '/w'), true);
+  assert.equal(ruleMatches('Bash(npm run:*)', run, '/w'), false);
+
+  const edit = askOf({
+    sessionId: 's1',
+    options: OPTIONS,
+    toolCall: { toolCallId: 't2', title: 'Write a.ts', kind: 'edit', locations: [{ path: '/w/src/a.ts' }], content: [{ type: 'diff', path: '/w/src/a.ts', oldText: 'a', newText: 'b' }] },
+  });
+  assert.deepEqual([edit.tool, edit.input.file_path, edit.input.old_string, edit.input.new_string], ['Edit', '/w/src/a.ts', 'a', 'b']);
+  assert.equal(ruleMatches('Edit(src/**)', edit, '/w'), true);
+  assert.equal(ruleMatches('Edit(test/**)', edit, '/w'), false);
+
+  const fetch = askOf({ sessionId: 's1', options: OPTIONS, toolCall: { toolCallId: 't3', title: 'fetch', kind: 'fetch', rawInput: { url: 'https://docs.rs/x' } } });
+  assert.equal(ruleMatches('WebFetch(domain:docs.rs)', fetch, '/w'), true);
+  const other = askOf({ sessionId: 's1', options: OPTIONS, toolCall: { toolCallId: 't4', title: 'Switch to plan', kind: 'switch_mode' } });
+  assert.equal(other.tool, 'Switch to plan', 'another kind is named by its title');
+  // A shell call without rawInput still shows what it runs (its title).
+  assert.equal(askOf({ sessionId: 's', options: [], toolCall: { toolCallId: 'x', title: 'rm -rf build', kind: 'execute' } }).input.command, 'rm -rf build');
+});
+
+test('outcomeOf: allow picks allow once, deny and expiry reject once with grove\'s words; lacking such an option, the next of its side, else cancelled', () => {
+  assert.deepEqual(outcomeOf(OPTIONS, { behavior: 'allow', answer: null }), { outcome: { outcome: 'selected', optionId: 'proceed_once' } });
+  assert.deepEqual(outcomeOf(OPTIONS, { behavior: 'deny', message: 'no' }), { outcome: { outcome: 'selected', optionId: 'cancel' }, _meta: { grove: { message: 'no' } } });
+  assert.deepEqual(outcomeOf(OPTIONS, { behavior: 'expired', message: 'no decision within 5 s' }).outcome, { outcome: 'selected', optionId: 'cancel' });
+  assert.deepEqual(outcomeOf([OPTIONS[0]!], { behavior: 'allow', answer: null }).outcome, { outcome: 'selected', optionId: 'proceed_always' });
+  assert.deepEqual(outcomeOf([OPTIONS[1]!], { behavior: 'deny', message: 'no' }), { outcome: { outcome: 'cancelled' } });
+});
+
+test('contentOf: one field takes the text (as a number or boolean where the schema says), several take a JSON object or the text in each text field', () => {
+  assert.deepEqual(contentOf({ properties: { answer: { type: 'string' } } }, 'postgres'), { answer: 'postgres' });
+  assert.deepEqual(contentOf({ properties: { n: { type: 'integer' } } }, '42'), { n: 42 });
+  assert.deepEqual(contentOf({ properties: { ok: { type: 'boolean' } } }, 'yes'), { ok: true });
+  assert.deepEqual(contentOf({ properties: { a: { type: 'string' }, b: { type: 'number' } } }, '{"a":"x","b":2}'), { a: 'x', b: 2 });
+  assert.deepEqual(contentOf({ properties: { a: { type: 'string' }, b: { type: 'string' } } }, 'same'), { a: 'same', b: 'same' });
+});
