@@ -31,11 +31,15 @@ export function installCliForFile(pkg: string): () => string {
   return () => bin;
 }
 
-// A daemon started with `env`, with a project of its own (files as given, else a README) and one
-// ready task in it, whose worktree is an absolute path.
-export async function daemonWithTask(t: Cleanup, env: Record<string, string | undefined>, files?: Record<string, string>): Promise<{ d: TestDaemon; task: any; worktree: string }> {
-  const d = await startDaemon(t, { env });
-  const project = await addProject(d, makeRepo(t, files ? { files } : {}));
+// A daemon started with `env` (and a user config, if given), with a project of its own (its files
+// as given) and one ready task in it, whose worktree is an absolute path.
+export async function daemonWithTask(
+  t: Cleanup,
+  env: Record<string, string | undefined>,
+  opts: { config?: Record<string, unknown>; files?: Record<string, string> } = {},
+): Promise<{ d: TestDaemon; task: any; worktree: string }> {
+  const d = await startDaemon(t, { env, ...(opts.config ? { config: opts.config } : {}) });
+  const project = await addProject(d, makeRepo(t, opts.files ? { files: opts.files } : {}));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'agent work' } })).json;
   if (task.status !== 'ready') throw new Error(`task is ${task.status}`);
   return { d, task, worktree: path.resolve(project.path, task.worktree_path) };
