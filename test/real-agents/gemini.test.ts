@@ -59,7 +59,8 @@ test('the built-in gemini agent over ACP: --skip-trust in a new worktree, its AC
 // command the built-in ran before grove's ACP bridge) runs the model's tool calls, and over ACP
 // each shell call is asked about through grove.
 const geminiBin = installCliForFile('@google/gemini-cli');
-const shell = (command: string): Turn => ({ text: 'Running it.', tool_use: { name: 'run_shell_command', input: { command, description: 'Run it' } } });
+const call = (command: string) => ({ tool_use: { name: 'run_shell_command', input: { command, description: 'Run it' } } });
+const shell = (command: string): Turn => ({ text: 'Running it.', ...call(command) });
 const HEADLESS = {
   command: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--session-id', '{session}', '--approval-mode', 'yolo', '--prompt={prompt}'],
   format: 'gemini',
@@ -92,6 +93,6 @@ acpApprovalTests({
   mode: 'edit',
   server: startGeminiServer,
   env: geminiModelEnv,
-  shell: (command) => ({ tool_use: shell(command).tool_use }),
+  shell: call,
   told: (req) => JSON.stringify(functionResponses(req).map((r) => r.response)),
 });
