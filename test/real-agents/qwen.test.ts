@@ -1,8 +1,10 @@
 // `npm run test:agents`: the built-in `qwen` agent against the real Qwen Code CLI, installed from
-// npm into a temporary folder (never a dependency of grove). Without credentials it ends at once
-// with an error result. With an OpenAI key and a model endpoint that refuses connections it takes
-// the session id grove pins, offers the tools of the session's mode, and ends with a "success"
-// result saying "[API Error: …]", which grove reads as an error; a follow-up runs `--resume <id>`.
+// npm into a temporary folder (never a dependency of grove), driven over ACP (`qwen --acp`) by
+// grove's bridge. Without credentials its session/new refuses, and the session fails saying so.
+// With an OpenAI key (`--auth-type=openai`, as its ACP auth method says) and a model endpoint that
+// refuses connections it opens a session in the worktree, takes the ACP mode of the session's
+// mode, and its prompt ends in a JSON-RPC error that grove reads as the result; a follow-up
+// continues that session (its resume is not answered, so it is loaded).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TestDaemon } from '../helpers/daemon.ts';
@@ -12,48 +14,54 @@ import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
 const NO_KEY = { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, DASHSCOPE_API_KEY: undefined, GEMINI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined };
 
-test('the built-in qwen agent: the prompt attached as text, the pinned session id, the tools of each mode, an API error as an error result, a follow-up with --resume', async (t) => {
+test('the built-in qwen agent over ACP: no credentials refused at session/new, its ACP modes, the prompt sent, a connection error as the result, a follow-up of the same session', async (t) => {
   const bin = installCli(t, '@qwen-code/qwen-code');
   const base = { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-qwen-home-'), ...NO_KEY };
   const stdout = async (d: TestDaemon, id: string) =>
     (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
+  const ended = async (d: TestDaemon, id: string) => {
+    await waitSessionEnd(d, id);
+    return (await d.socket('GET', `/api/sessions/${id}`)).json;
+  };
 
-  // No credentials: one error result, exit 1.
+  // No credentials: session/new refuses, the session fails with its message.
   const bare = await daemonWithTask(t, base);
-  assert.equal((await bare.d.socket('GET', '/api/agents')).json.find((a: any) => a.name === 'qwen').available, true);
+  const agent = (await bare.d.socket('GET', '/api/agents')).json.find((a: any) => a.name === 'qwen');
+  assert.deepEqual([agent.available, agent.approvals], [true, true]);
   const b = await bare.d.socket('POST', `/api/tasks/${bare.task.id}/sessions`, { body: { agent: 'qwen', prompt: '- fix the failing test' } });
   assert.equal(b.status, 201, b.text);
-  await waitSessionEnd(bare.d, b.json.id);
-  const refused = (await bare.d.socket('GET', `/api/sessions/${b.json.id}`)).json;
+  const refused = await ended(bare.d, b.json.id);
+  assert.equal(refused.status, 'failed');
   assert.equal(refused.exit_code, 1);
-  assert.equal(refused.agent_session_id, b.json.agent_session_id);
   assert.equal(refused.result.is_error, true);
-  assert.match(refused.result.text, /No auth type is selected/);
+  assert.match(refused.result.text, /^Authentication required/);
 
   // A key no server will see, and a model endpoint that refuses.
   const env = { ...base, OPENAI_API_KEY: 'grove-test-no-such-key', OPENAI_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`, OPENAI_MODEL: 'qwen3-coder-plus' };
   const { d, task } = await daemonWithTask(t, env);
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'qwen', prompt: '- fix the failing test' } });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'qwen', prompt: '- fix the failing test', args: ['--auth-type=openai'] } });
   assert.equal(r.status, 201, r.text);
-  const id = r.json.agent_session_id;
-  assert.deepEqual(r.json.command, ['qwen', '--output-format', 'stream-json', '--session-id', id, '--approval-mode', 'auto-edit', '--prompt=- fix the failing test']);
-  await waitSessionEnd(d, r.json.id);
-  const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
-  const [init] = await stdout(d, r.json.id);
-  assert.equal(init.subtype, 'init');
-  assert.equal(init.session_id, id, 'Qwen Code took the pinned session id');
-  assert.equal(init.permission_mode, 'auto-edit');
-  assert.ok(init.tools.includes('write_file') && !init.tools.includes('run_shell_command'), `edit: writes, no shell: ${init.tools}`);
-  assert.equal(s.exit_code, 0, 'Qwen Code exits 0 after a failed model call');
-  assert.deepEqual([s.result.is_error, s.result.text], [true, '[API Error: Connection error. (cause: fetch failed)]']);
+  assert.deepEqual(r.json.command.slice(2), ['acp-bridge', '--session', r.json.id, '--acp-mode', 'auto-edit', '--prompt=- fix the failing test', '--', 'qwen', '--acp', '--auth-type=openai']);
+  const s = await ended(d, r.json.id);
+  const lines = await stdout(d, r.json.id);
+  const init = lines.find((l) => l.type === 'initialize').response;
+  assert.equal(init.agentInfo.name, 'qwen-code');
+  assert.deepEqual([init.agentCapabilities.loadSession, Boolean(init.agentCapabilities.sessionCapabilities?.resume)], [true, true]);
+  const opened = lines.find((l) => l.type === 'session');
+  assert.deepEqual(opened.response.modes.availableModes.map((m: any) => m.id), ['plan', 'default', 'auto-edit', 'yolo']);
+  assert.equal(s.agent_session_id, opened.sessionId);
+  assert.ok(lines.some((l) => l.type === 'mode' && l.modeId === 'auto-edit'));
+  assert.ok(lines.some((l) => l.type === 'prompt'));
+  assert.deepEqual([s.status, s.exit_code, s.result.is_error, s.result.text], ['failed', 1, true, 'Internal error: Connection error.']);
 
-  const f = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: '--version', mode: 'read' } });
+  const f = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: '--version', mode: 'read', args: ['--auth-type=openai'] } });
   assert.equal(f.status, 201, f.text);
-  assert.deepEqual(f.json.command, ['qwen', '--output-format', 'stream-json', '--resume', id, '--approval-mode', 'default', '--prompt=--version']);
-  await waitSessionEnd(d, f.json.id);
+  assert.deepEqual(f.json.command.slice(5, 10), ['--resume', s.agent_session_id, '--acp-mode', 'default', '--prompt=--version']);
+  const next = await ended(d, f.json.id);
   const again = await stdout(d, f.json.id);
-  assert.equal(again[0].session_id, id, 'the same session continued');
-  assert.equal(again[0].permission_mode, 'default');
-  assert.ok(!again[0].tools.some((tool: string) => ['write_file', 'edit', 'run_shell_command'].includes(tool)), `read: no write or shell tool: ${again[0].tools}`);
-  assert.equal(again.at(-1).type, 'result', 'the prompt --version went to the model, it did not print a version');
+  const continued = again.find((l) => l.type === 'session');
+  assert.ok(continued, JSON.stringify(again.at(-1)));
+  assert.deepEqual([continued.how, continued.sessionId], ['load', s.agent_session_id], 'the same session, loaded');
+  assert.ok(again.some((l) => l.type === 'prompt'), 'the prompt --version went to the model, it did not print a version');
+  assert.equal(next.agent_session_id, s.agent_session_id);
 });
