@@ -20,9 +20,11 @@ export interface AcpAgentSpec {
   bin: () => string;
   /** the grove mode in which its shell is asked about */
   mode: string;
+  /** the session's extra arguments, if it needs any */
+  args?: string[];
   server: (t: TestContext, script: Turn[]) => Promise<ScriptedServer>;
   /** the environment pointing the CLI at the server, its home at `home` */
-  env: (url: string, home: string) => Record<string, string>;
+  env: (url: string, home: string) => Record<string, string | undefined>;
   /** the model's call of the CLI's shell tool, with no text (the acp dialect's result is all the turn's text) */
   shell: (command: string) => Turn;
   /** what the CLI sent the model back for the previous turn's tool call, as one text */
@@ -47,7 +49,7 @@ const answer = (d: TestDaemon, a: any, body: Record<string, unknown>) => d.socke
 
 export function acpApprovalTests(spec: AcpAgentSpec): void {
   const name = spec.agent;
-  const session = (prompt: string, extra: Record<string, unknown> = {}) => ({ agent: name, mode: spec.mode, prompt, ...extra });
+  const session = (prompt: string, extra: Record<string, unknown> = {}) => ({ agent: name, mode: spec.mode, prompt, ...(spec.args ? { args: spec.args } : {}), ...extra });
 
   test(`${name} over ACP, allowed: the scripted shell command is asked about (the command in the approval), then runs in the worktree; the model reads its output; the result is the scripted text`, async (t) => {
     const { m, d, task, worktree } = await setup(t, spec, [spec.shell('touch ran.txt')]);
