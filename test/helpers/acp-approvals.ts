@@ -29,9 +29,26 @@ export interface AcpAgentSpec {
   shell: (command: string) => Turn;
   /** what the CLI sent the model back for the previous turn's tool call, as one text */
   told: (req: RecordedRequest) => string;
+  /** a CLI that ends its turn at a refused call (the model is not asked again): what it says then */
+  endsTurnSaying?: RegExp;
 }
 
 const FINAL = 'Scripted: the end.';
+
+// After a refused call (denied, expired): the model's next request says the call was refused and
+// the session ends with the scripted text, or the CLI ends the turn itself with its own words.
+function refusedCall(t: TestContext, spec: AcpAgentSpec, m: ScriptedServer, s: any, how: string): void {
+  if (spec.endsTurnSaying) {
+    assert.equal(m.turns().length, 1, 'the model was not asked again');
+    assert.match(s.result.text, spec.endsTurnSaying);
+    t.diagnostic(`${spec.agent} ended its turn, ${how}: ${JSON.stringify(s.result.text)}`);
+    return;
+  }
+  const told = spec.told(m.turns()[1]!);
+  t.diagnostic(`${spec.agent} told the model, ${how}: ${JSON.stringify(told)}`);
+  assert.match(told, /reject|denied|declin|cancel/i);
+  assert.equal(s.result.text, FINAL);
+}
 
 // A task on a daemon whose agent's model is a server playing `script` then FINAL.
 async function setup(t: TestContext, spec: AcpAgentSpec, script: Turn[], files?: Record<string, string>) {
@@ -70,17 +87,14 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
     t.diagnostic(`${name} told the model, allowed: ${JSON.stringify(spec.told(m.turns()[1]!))}`);
   });
 
-  test(`${name} over ACP, denied: the command does not run, and the model's next request carries the refusal`, async (t) => {
+  test(`${name} over ACP, denied: the command does not run, and the model's next request carries the refusal (or the CLI ends its turn saying so)`, async (t) => {
     const { m, d, task, worktree } = await setup(t, spec, [spec.shell('touch denied.txt')]);
     const run = await runSession(d, task, session('create denied.txt'), async (id) => {
       assert.equal((await answer(d, await pendingOf(d, id), { decision: 'deny', message: 'not this one' })).status, 200);
     });
     assert.equal(run.s.status, 'exited', run.said);
     assert.equal(existsSync(path.join(worktree, 'denied.txt')), false, 'denied: it did not run');
-    const told = spec.told(m.turns()[1]!);
-    t.diagnostic(`${name} told the model, denied: ${JSON.stringify(told)}`);
-    assert.match(told, /reject|denied|declin|cancel/i);
-    assert.equal(run.s.result.text, FINAL);
+    refusedCall(t, spec, m, run.s, 'denied');
   });
 
   test(`${name} over ACP, a rule: a .grove.json allow rule lets the command run without asking`, async (t) => {
@@ -121,9 +135,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
     const [a] = (await d.socket('GET', `/api/approvals?session_id=${run.s.id}`)).json;
     assert.deepEqual([a.status, a.reason], ['expired', 'no decision within 1 s']);
     assert.equal(existsSync(path.join(worktree, 'late.txt')), false, 'expired: it did not run');
-    const told = spec.told(m.turns()[1]!);
-    t.diagnostic(`${name} told the model, expired: ${JSON.stringify(told)}`);
-    assert.equal(run.s.result.text, FINAL);
+    refusedCall(t, spec, m, run.s, 'expired');
   });
 
   test(`${name} over ACP, a daemon restart while the approval is pending, then allowed: the command runs`, async (t) => {

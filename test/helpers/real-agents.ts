@@ -1,4 +1,6 @@
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, type TestContext } from 'node:test';
@@ -73,4 +75,15 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+// Runs `definition` (a CLI's plain headless command) as a user agent in a new task, with a
+// prompt to create ran.txt, to its end: it must exit 0 with ran.txt in the worktree.
+export async function headlessRanTxt(t: Cleanup, env: Record<string, string | undefined>, definition: Record<string, unknown>) {
+  const { d, task, worktree } = await daemonWithTask(t, env, { config: { agents: { headless: definition } } });
+  const run = await runSession(d, task, { agent: 'headless', prompt: 'create ran.txt' });
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.equal(run.s.exit_code, 0);
+  assert.ok(existsSync(path.join(worktree, 'ran.txt')), 'the command ran in the worktree');
+  return run;
 }

@@ -4,13 +4,13 @@
 // takes the ACP mode of the session's mode, gets the prompt, then retries forever: `timeout_s`
 // bounds it, and a follow-up asks to load that session (`session/load`: Gemini CLI offers no resume).
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import { functionNames, functionResponses, geminiModelEnv, startGeminiServer } from '../helpers/gemini-server.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { daemonWithTask, installCli, installCliForFile, runSession } from '../helpers/real-agents.ts';
+import { daemonWithTask, installCli, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
 import type { Turn } from '../helpers/scripted-server.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
@@ -69,11 +69,7 @@ const HEADLESS = {
 test('headless yolo against a scripted Gemini API: the real Gemini CLI runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
   const m = await startGeminiServer(t, [shell('touch ran.txt'), { text: 'Created ran.txt.' }]);
   const env = { PATH: `${geminiBin()}:${process.env.PATH}`, ...geminiModelEnv(m.url, makeTempDir(t, 'grove-gemini-home-')) };
-  const { d, task, worktree } = await daemonWithTask(t, env, { config: { agents: { headless: HEADLESS } } });
-  const { s, said, events } = await runSession(d, task, { agent: 'headless', prompt: 'create ran.txt' });
-  assert.equal(s.status, 'exited', said);
-  assert.equal(s.exit_code, 0);
-  assert.ok(existsSync(path.join(worktree, 'ran.txt')), 'the command ran in the worktree');
+  const { s, events } = await headlessRanTxt(t, env, HEADLESS);
   const [first, second] = m.turns();
   assert.ok(functionNames(first!).includes('run_shell_command'), `yolo offers the shell: ${functionNames(first!)}`);
   const [response] = functionResponses(second!);

@@ -6,14 +6,12 @@
 // mode, and its prompt ends in a JSON-RPC error that grove reads as the result; a follow-up
 // continues that session (its resume is not answered, so it is loaded).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { functionNames, qwenModelEnv, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
-import { closedPort, daemonWithTask, installCli, installCliForFile, runSession } from '../helpers/real-agents.ts';
+import { closedPort, daemonWithTask, installCli, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
 const NO_KEY = { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, DASHSCOPE_API_KEY: undefined, GEMINI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined };
@@ -83,11 +81,7 @@ const HEADLESS = {
 test('headless yolo against a scripted OpenAI API: the real Qwen Code runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
   const m = await startOpenAIServer(t, [{ text: 'Running it.', ...call('touch ran.txt') }, { text: 'Created ran.txt.' }]);
   const env = { PATH: `${qwenBin()}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-qwen-home-'), ...NO_KEY, ...qwenModelEnv(m.url) };
-  const { d, task, worktree } = await daemonWithTask(t, env, { config: { agents: { headless: HEADLESS } } });
-  const { s, said, events } = await runSession(d, task, { agent: 'headless', prompt: 'create ran.txt' });
-  assert.equal(s.status, 'exited', said);
-  assert.equal(s.exit_code, 0);
-  assert.ok(existsSync(path.join(worktree, 'ran.txt')), 'the command ran in the worktree');
+  const { s, events } = await headlessRanTxt(t, env, HEADLESS);
   const [first, second] = m.turns();
   assert.ok(functionNames(first!).includes('run_shell_command'), `yolo offers the shell: ${functionNames(first!)}`);
   const [back] = toolMessages(second!);
