@@ -55,11 +55,23 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     format: 'claude',
     modes: { edit: [], full: ['--dangerously-allow-all'] },
   },
+  // OpenCode speaks ACP (`opencode acp`) and offers its agents as the session's `mode` option; its
+  // permissions allow everything unless configured, so grove defines one agent per mode, whose
+  // `ask` goes to grove's bridge (OPENCODE_CONFIG_CONTENT is merged over the user's own config).
   opencode: {
-    command: ['opencode', 'run', '--format', 'json', '--', PROMPT],
-    resume: ['opencode', 'run', '--format', 'json', '--session', SESSION, '--', PROMPT],
-    format: 'opencode',
-    modes: { edit: ['--agent', 'build'], full: ['--auto'] },
+    protocol: 'acp',
+    command: ['opencode', 'acp'],
+    modes: { read: [], edit: [], full: [] },
+    acp_modes: { read: 'grove-read', edit: 'grove-edit', full: 'grove-full' },
+    env: {
+      OPENCODE_CONFIG_CONTENT: JSON.stringify({
+        agent: {
+          'grove-read': { mode: 'primary', description: "grove's read mode: edits, shell commands and fetches are asked", permission: { edit: 'ask', bash: 'ask', webfetch: 'ask' } },
+          'grove-edit': { mode: 'primary', description: "grove's edit mode: edits run, shell commands and fetches are asked", permission: { edit: 'allow', bash: 'ask', webfetch: 'ask' } },
+          'grove-full': { mode: 'primary', description: "grove's full mode: everything runs", permission: { edit: 'allow', bash: 'allow', webfetch: 'allow' } },
+        },
+      }),
+    },
   },
   // Copilot CLI and Qwen Code speak ACP too (`--acp`); Copilot's modes are its tool flags (its ACP
   // session modes are agent, plan and autopilot), Qwen's are its approval modes as ACP modes.
@@ -189,7 +201,8 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
         .map((name) => ({
           name,
           command: all[name]!.command,
-          resume: all[name]!.resume ?? null,
+          // An ACP agent continues with its own command: the bridge resumes or loads the session.
+          resume: all[name]!.protocol === 'acp' ? all[name]!.command : (all[name]!.resume ?? null),
           available: which(all[name]!.command[0]!) !== null,
           builtin: builtin(name),
           approvals: asks(name),

@@ -62,8 +62,8 @@ export function askOf(params: acp.RequestPermissionRequest): Ask {
   return { key: `${params.sessionId}:${call.toolCallId}`, kind: 'tool', tool, input };
 }
 
-// The option a verdict picks: allow once for allow; reject once for deny and expiry (never
-// "always": a remembered rule is grove's, kept by grove). No such option: the request is cancelled.
+// The option a verdict picks: allow once for allow; reject once for deny and expiry ("always" only
+// when the agent offers no "once": a remembered rule is grove's, kept by grove). None: cancelled.
 export function outcomeOf(options: acp.PermissionOption[], verdict: ApprovalVerdict): acp.RequestPermissionResponse {
   const order: acp.PermissionOptionKind[] = verdict.behavior === 'allow' ? ['allow_once', 'allow_always'] : ['reject_once', 'reject_always'];
   for (const kind of order) {
@@ -95,6 +95,12 @@ export function contentOf(schema: Record<string, unknown>, answer: string): Reco
     else if (props.length === 1 || p.type === 'string') out[name] = answer;
   }
   return out;
+}
+
+// The values a select config option offers, its groups flattened.
+function selectValues(option: acp.SessionConfigOption): string[] {
+  if (option.type !== 'select') return [];
+  return (option.options as Array<{ value?: string; options?: Array<{ value: string }> }>).flatMap((o) => (o.options ? o.options.map((x) => x.value) : o.value !== undefined ? [o.value] : []));
 }
 
 // The reason a refusal of grove's API becomes the agent's answer: the call is refused, saying why.
@@ -175,7 +181,7 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
           const scope = str(req.sessionId) ?? 'request';
           const key = `${scope}:elicitation:${str(req.toolCallId) ?? String(requestId)}`;
           try {
-            const verdict = await decide(api, opts.session, { key, kind: 'question', tool: 'elicitation', input: { message: req.message, requestedSchema: req.requestedSchema } }, signal);
+            const verdict = await decide(api, opts.session, { key, kind: 'question', tool: 'elicitation', input: { question: req.message, requestedSchema: req.requestedSchema } }, signal);
             response =
               verdict.behavior === 'allow' ? { action: 'accept', content: contentOf(obj(req.requestedSchema), verdict.answer ?? '') } : { action: verdict.behavior === 'deny' ? 'decline' : 'cancel' };
           } catch (err) {
@@ -219,11 +225,13 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
       );
       out({ type: 'initialize', response: init });
       const caps = init.agentCapabilities ?? {};
+      // The session's modes, and its config options (OpenCode offers its agents as a `mode` option).
       let modes: acp.SessionModeState | null | undefined;
+      let config: acp.SessionConfigOption[] | null | undefined;
       if (opts.resume === null) {
         const created = await call(ctx.request(acp.methods.agent.session.new, { cwd: opts.cwd, mcpServers: [] }));
         agentSession = created.sessionId;
-        modes = created.modes;
+        ({ modes, configOptions: config } = created);
         out({ type: 'session', how: 'new', sessionId: agentSession, response: created });
       } else {
         // Resume continues without replaying the history; load replays it as updates first. An
@@ -236,23 +244,34 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
           : null;
         agentSession = opts.resume;
         if (resumed !== null) {
-          modes = resumed.modes;
+          ({ modes, configOptions: config } = resumed);
           out({ type: 'session', how: 'resume', sessionId: agentSession, response: resumed });
         } else if (caps.loadSession) {
           replaying = true;
           const loaded = await call(ctx.request(acp.methods.agent.session.load, { sessionId: opts.resume, cwd: opts.cwd, mcpServers: [] })).finally(() => (replaying = false));
-          modes = loaded.modes;
+          ({ modes, configOptions: config } = loaded);
           out({ type: 'session', how: 'load', sessionId: agentSession, response: loaded });
         } else {
           return fail('the agent can neither resume nor load a session (its initialize offers neither sessionCapabilities.resume nor loadSession)');
         }
       }
-      if (opts.mode !== null && modes?.currentModeId !== opts.mode) {
-        if (!modes?.availableModes.some((m) => m.id === opts.mode)) {
-          return fail(`the agent offers no session mode ${opts.mode} (it offers: ${modes?.availableModes.map((m) => m.id).join(', ') || 'none'})`);
+      if (opts.mode !== null) {
+        const mode = opts.mode;
+        const option = config?.find((o) => o.category === 'mode' && o.type === 'select' && selectValues(o).includes(mode));
+        if (modes?.availableModes.some((m) => m.id === mode)) {
+          if (modes.currentModeId !== mode) {
+            await call(ctx.request(acp.methods.agent.session.setMode, { sessionId: agentSession, modeId: mode }));
+            out({ type: 'mode', sessionId: agentSession, modeId: mode });
+          }
+        } else if (option) {
+          if (option.currentValue !== mode) {
+            await call(ctx.request(acp.methods.agent.session.setConfigOption, { sessionId: agentSession, configId: option.id, value: mode }));
+            out({ type: 'mode', sessionId: agentSession, configId: option.id, modeId: mode });
+          }
+        } else {
+          const offered = [...(modes?.availableModes.map((m) => m.id) ?? []), ...(config ?? []).filter((o) => o.category === 'mode').flatMap(selectValues)];
+          return fail(`the agent offers no session mode ${mode} (it offers: ${offered.join(', ') || 'none'})`);
         }
-        await call(ctx.request(acp.methods.agent.session.setMode, { sessionId: agentSession, modeId: opts.mode }));
-        out({ type: 'mode', sessionId: agentSession, modeId: opts.mode });
       }
       if (opts.prompt === null) {
         out({ type: 'result', sessionId: agentSession, stopReason: null, usage: null, cost });

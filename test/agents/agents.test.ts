@@ -28,7 +28,6 @@ test('built-ins: the prompt after `--` or attached, the mode flags before it, as
   assert.deepEqual(build('codex', 'full'), ['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--', '- fix the failing test']);
   assert.deepEqual(build('amp', 'full'), ['amp', '--stream-json', '--dangerously-allow-all', '--execute=- fix the failing test']);
   assert.throws(() => build('amp', 'read'), /MODE_UNSUPPORTED|cannot run in mode read/);
-  assert.throws(() => build('opencode', 'read'), /cannot run in mode read/);
   for (const [name, def] of Object.entries(BUILTIN_AGENTS)) {
     if (def.protocol === 'acp') continue; // the prompt goes to grove's bridge (below)
     for (const mode of Object.keys(agentModes(def)) as Array<'read' | 'edit' | 'full'>) {
@@ -43,14 +42,13 @@ test('resume: each built-in that can continue a conversation puts its id where i
     buildCommand(BUILTIN_AGENTS[name]!.resume!, { prompt: '- go on', before: modeArgs(BUILTIN_AGENTS[name]!, name, mode), session: 'abc-1' });
   assert.deepEqual(resume('claude', 'edit'), ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', 'abc-1', '--permission-mode', 'acceptEdits', '--', '- go on']);
   assert.deepEqual(resume('codex', 'edit'), ['codex', 'exec', 'resume', '--json', 'abc-1', '-c', 'sandbox_mode=workspace-write', '--', '- go on']);
-  assert.deepEqual(resume('opencode', 'edit'), ['opencode', 'run', '--format', 'json', '--session', 'abc-1', '--agent', 'build', '--', '- go on']);
   assert.deepEqual(resume('amp', 'edit'), ['amp', 'threads', 'continue', 'abc-1', '--stream-json', '--execute=- go on']);
   assert.equal(BUILTIN_AGENTS.aider!.resume, undefined, 'aider cannot continue a conversation');
   assert.deepEqual(pinsSession(BUILTIN_AGENTS.claude!.command), true);
   assert.deepEqual(pinsSession(BUILTIN_AGENTS.codex!.command), false);
 });
 
-test('ACP built-ins (gemini, qwen, copilot): the agent under `grove acp-bridge` for the session, the prompt attached, the mode as an ACP mode or as flags, a follow-up by --resume', () => {
+test('ACP built-ins (gemini, qwen, copilot, opencode): the agent under `grove acp-bridge` for the session, the prompt attached, the mode as an ACP mode or as flags, a follow-up by --resume', () => {
   const bridge = (session: string, rest: string[]) => [process.execPath, path.join(ROOT, 'bin', 'grove.js'), 'acp-bridge', '--session', session, ...rest];
   const acp = (name: string, mode: 'read' | 'edit' | 'full', resume: string | null = null, prompt: string | null = '- fix the failing test') => {
     const def = BUILTIN_AGENTS[name]!;
@@ -66,6 +64,17 @@ test('ACP built-ins (gemini, qwen, copilot): the agent under `grove acp-bridge` 
   assert.deepEqual(acp('copilot', 'read'), bridge('G', ['--prompt=- fix the failing test', '--', 'copilot', '--acp', '--no-auto-update']));
   assert.deepEqual(acp('copilot', 'edit').slice(-1), ['--allow-tool=write']);
   assert.deepEqual(acp('copilot', 'full').slice(-1), ['--allow-all']);
+  assert.deepEqual(acp('opencode', 'read'), bridge('G', ['--acp-mode', 'grove-read', '--prompt=- fix the failing test', '--', 'opencode', 'acp']));
+  // OpenCode's agents for grove's modes, given in its config: read asks edits, shell and fetches; edit asks shell and fetches; full asks nothing.
+  const config = JSON.parse(BUILTIN_AGENTS.opencode!.env!.OPENCODE_CONFIG_CONTENT!);
+  assert.deepEqual(
+    Object.fromEntries(Object.entries(config.agent).map(([name, a]: [string, any]) => [name, [a.mode, a.permission]])),
+    {
+      'grove-read': ['primary', { edit: 'ask', bash: 'ask', webfetch: 'ask' }],
+      'grove-edit': ['primary', { edit: 'allow', bash: 'ask', webfetch: 'ask' }],
+      'grove-full': ['primary', { edit: 'allow', bash: 'allow', webfetch: 'allow' }],
+    },
+  );
   // A user's ACP agent without `modes` has the modes of its acp_modes.
   assert.deepEqual(agentModes({ command: ['x'], protocol: 'acp', acp_modes: { read: 'ask', full: 'yolo' } }), { read: [], full: [] });
 });
@@ -117,13 +126,16 @@ test("approvals: claude in read and edit names grove's approval server for the s
   const approvals = Object.fromEntries(agents.list().map((a) => [a.name, a.approvals]));
   assert.deepEqual(
     Object.keys(approvals).filter((n) => approvals[n]),
-    ['claude', 'copilot', 'gemini', 'qwen'],
+    ['claude', 'copilot', 'gemini', 'opencode', 'qwen'],
     'claude, and the ACP agents through the ACP bridge',
   );
   // A user's own ACP agent asks through the bridge too; a user's gemini that is not ACP does not.
   const users = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { a: { protocol: 'acp', command: ['a'] }, gemini: { command: ['gemini', '{prompt}'] } } } });
-  assert.deepEqual(users.list().filter((a) => a.approvals).map((a) => a.name), ['a', 'claude', 'copilot', 'qwen']);
+  assert.deepEqual(users.list().filter((a) => a.approvals).map((a) => a.name), ['a', 'claude', 'copilot', 'opencode', 'qwen']);
   assert.deepEqual(users.bridgeEnv(), { GROVE_SOCKET: '/tmp/g.sock' });
+  // They continue a conversation with their own command (the bridge resumes the session).
+  assert.deepEqual(users.list().find((a) => a.name === 'a')!.resume, ['a']);
+  assert.deepEqual(users.list().find((a) => a.name === 'gemini')!.resume, null);
   // A user's own `claude` is their command: grove adds nothing to it.
   const own = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { claude: { command: ['claude', '-p', '{prompt}'] } } } });
   assert.deepEqual(own.approvalArgs('claude', 'edit', 'sess-1'), []);

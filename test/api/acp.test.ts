@@ -20,6 +20,9 @@ function acpConfig(dir: string) {
     agents: {
       acp: { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir } },
       'acp-load': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_LOAD_ONLY: '1' } },
+      'acp-config': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
+      'acp-nomode': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: { edit: 'plan-only' }, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
+      'acp-ghost': { protocol: 'acp', command: ['no-such-acp-agent', '--acp'] },
       'acp-unanswered': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_RESUME_UNANSWERED: '1' } },
     },
   };
@@ -155,6 +158,21 @@ test('approval_timeout_s: the approval expires, the agent is answered reject onc
   assert.deepEqual([seen.outcome.optionId, seen.meta.grove.message], ['cancel', 'no decision within 1 s']);
 });
 
+test('an agent whose modes are a `mode` config option (OpenCode\'s agents) gets its mode by session/set_config_option; a mode it lacks fails the session saying what it offers', async (t) => {
+  const d = await daemon();
+  const { task, repo } = await readyTaskOn(d, t);
+  const s = await start(d, task.id, { agent: 'acp-config', prompt: 'run: touch yolo.txt', mode: 'full' }, t);
+  const done = await ended(d, s.id);
+  assert.equal(done.exit_code, 0);
+  assert.ok(existsSync(path.join(repo, task.worktree_path, 'yolo.txt')), 'yolo: ran without asking');
+  assert.deepEqual((await d.socket('GET', `/api/approvals?session_id=${s.id}`)).json, []);
+  assert.deepEqual(fixtureLog(sharedDir, done.agent_session_id).filter((e) => e.event === 'set_mode').map((e) => [e.modeId, e.by]), [['yolo', 'config']]);
+  // An acp_modes entry the agent does not offer: the session fails at its start, saying what it offers.
+  const lacking = await ended(d, (await start(d, task.id, { agent: 'acp-nomode', prompt: 'say: hi' }, t)).id);
+  assert.deepEqual([lacking.status, lacking.result.is_error], ['failed', true]);
+  assert.equal(lacking.result.text, 'the agent offers no session mode plan-only (it offers: default, autoEdit, yolo)');
+});
+
 test('a question by elicitation is an approval of kind question, answered with text', async (t) => {
   const d = await daemon();
   const { task } = await readyTaskOn(d, t);
@@ -162,7 +180,7 @@ test('a question by elicitation is an approval of kind question, answered with t
   const q = await pendingOf(d, s.id);
   assert.equal(q.kind, 'question');
   assert.equal(q.tool, 'elicitation');
-  assert.equal(q.input.message, 'Which database?');
+  assert.equal(q.input.question, 'Which database?', 'shown as the question, as the dashboard shows one');
   assert.deepEqual(Object.keys(q.input.requestedSchema.properties), ['answer']);
   assert.equal((await answer(d, q, { decision: 'allow', answer: 'postgres' })).status, 200);
   const done = await ended(d, s.id);
@@ -190,7 +208,7 @@ test('a follow-up resumes the agent session (session/resume), or loads it (sessi
   }
 });
 
-test('refusal and a crash end the session as errors; GET /api/agents says approvals for an ACP agent', async (t) => {
+test('refusal and a crash end the session as errors; GET /api/agents says approvals for an ACP agent; one whose command is missing is AGENT_NOT_INSTALLED', async (t) => {
   const d = await daemon();
   const { task } = await readyTaskOn(d, t);
   const r = await ended(d, (await start(d, task.id, { prompt: 'say: no\nrefuse' }, t)).id);
@@ -203,6 +221,11 @@ test('refusal and a crash end the session as errors; GET /api/agents says approv
   const agents = (await d.socket('GET', '/api/agents')).json;
   assert.equal(agents.find((a: any) => a.name === 'acp').approvals, true);
   assert.equal(agents.find((a: any) => a.name === 'fixture').approvals, false);
+  // The agent's own command must be there (the bridge's Node always is): 422, nothing started.
+  assert.equal(agents.find((a: any) => a.name === 'acp-ghost').available, false);
+  const ghost = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'acp-ghost', prompt: 'hi' } });
+  assert.deepEqual([ghost.status, ghost.json.code], [422, 'AGENT_NOT_INSTALLED']);
+  assert.match(ghost.json.detail, /no-such-acp-agent \(agent acp-ghost\) is not on the daemon's PATH/);
 });
 
 test('kill while pending: the approval ends expired and the bridge and agent are gone; timeout_s while pending: killed, timed out', async (t) => {

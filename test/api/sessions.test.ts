@@ -325,7 +325,7 @@ test('GET /api/agents lists the built-ins and the user agents with whether each 
   assert.equal(byName.codex.builtin, true);
   // The built-in claude asks through grove, not the user's own claude (their command, as is);
   // the ACP built-ins ask through grove's ACP bridge.
-  assert.deepEqual(agents.filter((a: any) => a.approvals !== false).map((a: any) => a.name), ['copilot', 'gemini', 'qwen']);
+  assert.deepEqual(agents.filter((a: any) => a.approvals !== false).map((a: any) => a.name), ['copilot', 'gemini', 'opencode', 'qwen']);
   assert.deepEqual(byName.codex.command.slice(0, 2), ['codex', 'exec']);
 });
 

@@ -1,9 +1,11 @@
-// The ACP bridge's translations alone (no daemon, no agent): a permission request as grove's
-// approval, a verdict as the option it picks, a question's text answer as an elicitation's content.
+// The ACP bridge alone (no daemon): a permission request as grove's approval, a verdict as the
+// option it picks, a question's text answer as an elicitation's content; its command line.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import test from 'node:test';
 import { askOf, contentOf, outcomeOf } from '../../daemon/bridges/acp.ts';
 import { ruleMatches } from '../../daemon/approvals/rules.ts';
+import { DAEMON_ENTRY } from '../helpers/daemon.ts';
 
 const OPTIONS = [
   { optionId: 'proceed_always', name: 'Allow always', kind: 'allow_always' as const },
@@ -53,4 +55,17 @@ test('contentOf: one field takes the text (as a number or boolean where the sche
   assert.deepEqual(contentOf({ properties: { ok: { type: 'boolean' } } }, 'yes'), { ok: true });
   assert.deepEqual(contentOf({ properties: { a: { type: 'string' }, b: { type: 'number' } } }, '{"a":"x","b":2}'), { a: 'x', b: 2 });
   assert.deepEqual(contentOf({ properties: { a: { type: 'string' }, b: { type: 'string' } } }, 'same'), { a: 'same', b: 'same' });
+});
+
+test('grove acp-bridge: without --session or without the agent after -- it is a usage error (exit 2); an agent that cannot start ends in a result line saying so (exit 1)', () => {
+  const run = (args: string[]) => spawnSync(process.execPath, [DAEMON_ENTRY, 'acp-bridge', ...args], { encoding: 'utf8', input: '', env: { ...process.env, GROVE_SOCKET: '/nonexistent/grove.sock' } });
+  const noSession = run(['--', 'agent']);
+  assert.equal(noSession.status, 2, noSession.stderr);
+  assert.match(noSession.stderr, /grove acp-bridge needs --session <grove session id>/);
+  const noAgent = run(['--session', 's1']);
+  assert.equal(noAgent.status, 2, noAgent.stderr);
+  assert.match(noAgent.stderr, /grove acp-bridge needs the agent's command after --/);
+  const missing = run(['--session', 's1', '--prompt=hi', '--', '/nonexistent/acp-agent']);
+  assert.equal(missing.status, 1, missing.stderr);
+  assert.deepEqual(JSON.parse(missing.stdout.trim()), { type: 'result', sessionId: null, stopReason: null, error: 'could not start /nonexistent/acp-agent: spawn /nonexistent/acp-agent ENOENT' });
 });

@@ -1,39 +1,49 @@
 // `npm run test:agents`: the built-in `opencode` agent against the real OpenCode CLI, installed
-// from npm into a temporary folder (never a dependency of grove). With no network it prints
-// nothing and waits forever: `timeout_s` bounds it, and since it never printed its sessionID
-// there is nothing to resume (409 RESUME_UNAVAILABLE).
+// from npm into a temporary folder (never a dependency of grove), driven over ACP (`opencode acp`)
+// by grove's bridge. With no network it opens a session in the worktree (its id is ses_…), takes
+// grove's agent for the mode through its `mode` config option, gets the prompt and waits forever:
+// `timeout_s` bounds it, and a follow-up resumes that session.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, startDaemon } from '../helpers/daemon.ts';
-import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import type { TestDaemon } from '../helpers/daemon.ts';
+import { makeTempDir } from '../helpers/git.ts';
+import { daemonWithTask, installCli } from '../helpers/real-agents.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
-test('the built-in opencode agent: the prompt after --, timeout_s ends it killed, no session id printed so a follow-up is RESUME_UNAVAILABLE', async (t) => {
-  const prefix = makeTempDir(t, 'grove-opencode-');
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, 'opencode-ai'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    timeout: 300_000,
-  });
-  const bin = path.join(prefix, 'node_modules', '.bin');
-  const d = await startDaemon(t, { env: { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-opencode-home-') } });
-  const project = await addProject(d, makeRepo(t));
-  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'opencode' } })).json;
+test("the built-in opencode agent over ACP: grove's agent per mode as its mode option, the prompt sent, timeout_s ends it killed, a follow-up resumes the session", async (t) => {
+  const bin = installCli(t, 'opencode-ai');
+  const { d, task } = await daemonWithTask(t, { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-opencode-home-') });
+  const stdout = async (id: string) => (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
+  const ended = async (dd: TestDaemon, id: string) => {
+    await waitSessionEnd(dd, id);
+    return (await dd.socket('GET', `/api/sessions/${id}`)).json;
+  };
+  assert.equal((await d.socket('GET', '/api/agents')).json.find((a: any) => a.name === 'opencode').approvals, true);
 
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'opencode', prompt: '- fix the failing test', timeout_s: 10 } });
   assert.equal(r.status, 201, r.text);
-  assert.deepEqual(r.json.command, ['opencode', 'run', '--format', 'json', '--agent', 'build', '--', '- fix the failing test']);
-  assert.equal((await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'opencode', mode: 'read' } })).json.code, 'MODE_UNSUPPORTED');
-  await waitSessionEnd(d, r.json.id);
-  const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
-  assert.equal(s.status, 'killed');
-  assert.equal(s.timed_out, true);
-  const said = (await allLines(d, r.json.id)).map((l) => l.text).join('\n');
-  assert.doesNotMatch(said, /unknown (option|argument)|Usage:/i, said);
+  assert.deepEqual(r.json.command.slice(5), ['--acp-mode', 'grove-edit', '--prompt=- fix the failing test', '--', 'opencode', 'acp']);
+  const s = await ended(d, r.json.id);
+  assert.deepEqual([s.status, s.timed_out], ['killed', true]);
+  const lines = await stdout(r.json.id);
+  const init = lines.find((l) => l.type === 'initialize').response;
+  assert.equal(init.agentInfo.name, 'OpenCode');
+  assert.ok(init.agentCapabilities.sessionCapabilities.resume, 'it offers resume');
+  const opened = lines.find((l) => l.type === 'session');
+  assert.match(opened.sessionId, /^ses_/);
+  assert.equal(s.agent_session_id, opened.sessionId);
+  const option = opened.response.configOptions.find((o: any) => o.category === 'mode');
+  assert.deepEqual(option.options.map((o: any) => o.value).filter((v: string) => v.startsWith('grove-')).sort(), ['grove-edit', 'grove-full', 'grove-read'], "grove's agents are offered");
+  assert.ok(lines.some((l) => l.type === 'mode' && l.configId === 'mode' && l.modeId === 'grove-edit'), 'edit set grove-edit');
+  assert.ok(lines.some((l) => l.type === 'prompt'));
 
-  const f = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: 'go on' } });
-  assert.equal(f.status, s.agent_session_id === null ? 409 : 201, f.text);
-  if (s.agent_session_id === null) assert.equal(f.json.code, 'RESUME_UNAVAILABLE');
-  else assert.ok(f.json.command.includes(s.agent_session_id));
+  const f = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: 'go on', mode: 'read' } });
+  assert.equal(f.status, 201, f.text);
+  assert.deepEqual(f.json.command.slice(5, 9), ['--resume', s.agent_session_id, '--acp-mode', 'grove-read']);
+  const next = await ended(d, f.json.id);
+  assert.deepEqual([next.status, next.timed_out], ['killed', true], 'the time limit of the session it follows');
+  const again = await stdout(f.json.id);
+  const resumed = again.find((l) => l.type === 'session');
+  assert.deepEqual([resumed.how, resumed.sessionId], ['resume', s.agent_session_id]);
+  assert.ok(again.some((l) => l.type === 'mode' && l.modeId === 'grove-read'));
 });
