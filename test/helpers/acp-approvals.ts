@@ -29,25 +29,27 @@ export interface AcpAgentSpec {
   shell: (command: string) => Turn;
   /** what the CLI sent the model back for the previous turn's tool call, as one text */
   told: (req: RecordedRequest) => string;
-  /** a CLI that ends its turn at a refused call (the model is not asked again): what it says then */
+  /** a CLI that ends its turn at a refused call (the model is not asked again): what its failed tool call says */
   endsTurnSaying?: RegExp;
 }
 
 const FINAL = 'Scripted: the end.';
 
 // After a refused call (denied, expired): the model's next request says the call was refused and
-// the session ends with the scripted text, or the CLI ends the turn itself with its own words.
-function refusedCall(t: TestContext, spec: AcpAgentSpec, m: ScriptedServer, s: any, how: string): void {
+// the session ends with the scripted text, or the CLI ends the turn itself, its tool call failed.
+function refusedCall(t: TestContext, spec: AcpAgentSpec, m: ScriptedServer, run: { s: any; events: any[] }, how: string): void {
   if (spec.endsTurnSaying) {
     assert.equal(m.turns().length, 1, 'the model was not asked again');
-    assert.match(s.result.text, spec.endsTurnSaying);
-    t.diagnostic(`${spec.agent} ended its turn, ${how}: ${JSON.stringify(s.result.text)}`);
+    const failed = run.events.map((e) => e.params?.update).filter((u) => u?.sessionUpdate === 'tool_call_update' && u.status === 'failed');
+    const said = failed.map((u) => JSON.stringify([u.content, u.rawOutput])).join('\n');
+    assert.match(said, spec.endsTurnSaying);
+    t.diagnostic(`${spec.agent} ended its turn, ${how}: its tool call ${said}; the result text ${JSON.stringify(run.s.result.text)}`);
     return;
   }
   const told = spec.told(m.turns()[1]!);
   t.diagnostic(`${spec.agent} told the model, ${how}: ${JSON.stringify(told)}`);
   assert.match(told, /reject|denied|declin|cancel/i);
-  assert.equal(s.result.text, FINAL);
+  assert.equal(run.s.result.text, FINAL);
 }
 
 // A task on a daemon whose agent's model is a server playing `script` then FINAL.
@@ -94,7 +96,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
     });
     assert.equal(run.s.status, 'exited', run.said);
     assert.equal(existsSync(path.join(worktree, 'denied.txt')), false, 'denied: it did not run');
-    refusedCall(t, spec, m, run.s, 'denied');
+    refusedCall(t, spec, m, run, 'denied');
   });
 
   test(`${name} over ACP, a rule: a .grove.json allow rule lets the command run without asking`, async (t) => {
@@ -135,7 +137,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
     const [a] = (await d.socket('GET', `/api/approvals?session_id=${run.s.id}`)).json;
     assert.deepEqual([a.status, a.reason], ['expired', 'no decision within 1 s']);
     assert.equal(existsSync(path.join(worktree, 'late.txt')), false, 'expired: it did not run');
-    refusedCall(t, spec, m, run.s, 'expired');
+    refusedCall(t, spec, m, run, 'expired');
   });
 
   test(`${name} over ACP, a daemon restart while the approval is pending, then allowed: the command runs`, async (t) => {

@@ -3,7 +3,9 @@
 // endpoint without a model: Qwen Code, OpenCode, GitHub Copilot CLI (test/helpers/
 // scripted-server.ts is the part every protocol shares). A request offering tools is the agent's
 // loop and gets the script's next turn; the others (a title, a summary) are side requests.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import path from 'node:path';
 import type { Cleanup } from './daemon.ts';
 import { halves, type RecordedRequest, type ScriptedServer, sendJson, sendSse, startScriptedServer, tokens, type Turn } from './scripted-server.ts';
 
@@ -19,15 +21,14 @@ export function copilotModelEnv(url: string): Record<string, string> {
   return { COPILOT_OFFLINE: 'true', COPILOT_PROVIDER_BASE_URL: `${url}/v1`, COPILOT_PROVIDER_TYPE: 'openai', COPILOT_MODEL: OPENAI_MODEL };
 }
 
-// OpenCode against `url`: a provider of its own (the AI SDK's OpenAI-compatible one) given in
-// OPENCODE_CONFIG_CONTENT as the default model, without the model list it would fetch.
-export function opencodeModelEnv(url: string, config: Record<string, unknown> = {}): Record<string, string> {
+// OpenCode of `home` against `url`: a provider of its own (the AI SDK's OpenAI-compatible one) as
+// the default model in its user config (the built-in's OPENCODE_CONFIG_CONTENT, its agents, is
+// merged over it), without the model list it would fetch.
+export function opencodeModelEnv(url: string, home: string): Record<string, string> {
   const provider = { scripted: { npm: '@ai-sdk/openai-compatible', name: 'Scripted', options: { baseURL: `${url}/v1`, apiKey: 'grove-test-dummy-key' }, models: { [OPENAI_MODEL]: { name: 'Scripted', tool_call: true } } } };
-  return {
-    OPENCODE_CONFIG_CONTENT: JSON.stringify({ provider, model: `scripted/${OPENAI_MODEL}`, ...config }),
-    OPENCODE_DISABLE_MODELS_FETCH: '1',
-    OPENCODE_DISABLE_AUTOUPDATE: '1',
-  };
+  mkdirSync(path.join(home, '.config', 'opencode'), { recursive: true });
+  writeFileSync(path.join(home, '.config', 'opencode', 'opencode.json'), JSON.stringify({ provider, model: `scripted/${OPENAI_MODEL}` }));
+  return { HOME: home, OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1' };
 }
 
 function openaiError(res: ServerResponse, status: number, type: string, message: string): void {

@@ -96,5 +96,5 @@ acpApprovalTests({
   shell: call,
   told: (req) => toolMessages(req).map((m) => m.text).join('\n'),
   // Copilot CLI 1.0.102 ends the turn at a rejected call, without asking the model again.
-  endsTurnSaying: /^Info: Operation cancelled by user$/,
+  endsTurnSaying: /The user rejected this tool call\./,
 });
