@@ -79,6 +79,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
       assert.equal((await d.socket('GET', `/api/sessions/${id}`)).json.waiting, 'approval');
       assert.equal((await answer(d, asked, { decision: 'allow' })).status, 200);
     });
+    t.diagnostic(`${name} asked: ${JSON.stringify(asked.input)}`);
     assert.equal(asked.tool, 'Bash');
     assert.equal(asked.input.command, 'touch ran.txt');
     assert.equal(run.s.status, 'exited', run.said);
