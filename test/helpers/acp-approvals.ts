@@ -25,8 +25,8 @@ export interface AcpAgentSpec {
   server: (t: TestContext, script: Turn[]) => Promise<ScriptedServer>;
   /** the environment pointing the CLI at the server, its home at `home` */
   env: (url: string, home: string) => Record<string, string | undefined>;
-  /** the model's call of the CLI's shell tool, with no text (the acp dialect's result is all the turn's text) */
-  shell: (command: string) => Turn;
+  /** the model's call of the CLI's shell tool */
+  shell: (command: string) => Extract<Turn, { tool_use: unknown }>;
   /** what the CLI sent the model back for the previous turn's tool call, as one text */
   told: (req: RecordedRequest) => string;
   /** a CLI that ends its turn at a refused call (the model is not asked again): what its failed tool call says */
@@ -68,10 +68,12 @@ const answer = (d: TestDaemon, a: any, body: Record<string, unknown>) => d.socke
 
 export function acpApprovalTests(spec: AcpAgentSpec): void {
   const name = spec.agent;
+  // A shell call with some text before it: what the model says before a call is not the result.
+  const say = (command: string): Turn => ({ text: 'Running it.', ...spec.shell(command) });
   const session = (prompt: string, extra: Record<string, unknown> = {}) => ({ agent: name, mode: spec.mode, prompt, ...(spec.args ? { args: spec.args } : {}), ...extra });
 
   test(`${name} over ACP, allowed: the scripted shell command is asked about (the command in the approval), then runs in the worktree; the model reads its output; the result is the scripted text`, async (t) => {
-    const { m, d, task, worktree } = await setup(t, spec, [spec.shell('touch ran.txt')]);
+    const { m, d, task, worktree } = await setup(t, spec, [say('touch ran.txt')]);
     let asked: any;
     const run = await runSession(d, task, session('create ran.txt'), async (id) => {
       asked = await pendingOf(d, id);
@@ -91,7 +93,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
   });
 
   test(`${name} over ACP, denied: the command does not run, and the model's next request carries the refusal (or the CLI ends its turn saying so)`, async (t) => {
-    const { m, d, task, worktree } = await setup(t, spec, [spec.shell('touch denied.txt')]);
+    const { m, d, task, worktree } = await setup(t, spec, [say('touch denied.txt')]);
     const run = await runSession(d, task, session('create denied.txt'), async (id) => {
       assert.equal((await answer(d, await pendingOf(d, id), { decision: 'deny', message: 'not this one' })).status, 200);
     });
@@ -102,7 +104,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
 
   test(`${name} over ACP, a rule: a .grove.json allow rule lets the command run without asking`, async (t) => {
     const grove = { allow: ['Bash(touch ruled.txt)'] };
-    const { d, task, worktree } = await setup(t, spec, [spec.shell('touch ruled.txt')], { '.grove.json': JSON.stringify(grove) });
+    const { d, task, worktree } = await setup(t, spec, [say('touch ruled.txt')], { '.grove.json': JSON.stringify(grove) });
     const run = await runSession(d, task, session('create ruled.txt'));
     assert.equal(run.s.status, 'exited', run.said);
     assert.ok(existsSync(path.join(worktree, 'ruled.txt')), 'the rule allowed it');
@@ -114,7 +116,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
 
   test(`${name} over ACP, remember: allowed once for the session, the same command again runs without asking`, async (t) => {
     const append = 'echo ran >> twice.txt';
-    const { d, task, worktree } = await setup(t, spec, [spec.shell(append), spec.shell(append)]);
+    const { d, task, worktree } = await setup(t, spec, [say(append), say(append)]);
     const run = await runSession(d, task, session('append to twice.txt, twice'), async (id) => {
       assert.equal((await answer(d, await pendingOf(d, id), { decision: 'allow', remember: 'session' })).status, 200);
     });
@@ -132,7 +134,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
   });
 
   test(`${name} over ACP, approval_timeout_s: the approval expires with "no decision within N s", the command does not run`, async (t) => {
-    const { m, d, task, worktree } = await setup(t, spec, [spec.shell('touch late.txt')]);
+    const { m, d, task, worktree } = await setup(t, spec, [say('touch late.txt')]);
     const run = await runSession(d, task, session('create late.txt', { approval_timeout_s: 1 }));
     assert.equal(run.s.status, 'exited', run.said);
     const [a] = (await d.socket('GET', `/api/approvals?session_id=${run.s.id}`)).json;
@@ -142,7 +144,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
   });
 
   test(`${name} over ACP, a daemon restart while the approval is pending, then allowed: the command runs`, async (t) => {
-    const { d, env, task, worktree } = await setup(t, spec, [spec.shell('touch restarted.txt')]);
+    const { d, env, task, worktree } = await setup(t, spec, [say('touch restarted.txt')]);
     const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: session('create restarted.txt') });
     assert.equal(r.status, 201, r.text);
     const a = await pendingOf(d, r.json.id);
