@@ -10,11 +10,14 @@ import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { copilotModelEnv, functionNames, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
-import { closedPort, daemonWithTask, headlessRanTxt, installCli, installCliForFile } from '../helpers/real-agents.ts';
+import { closedPort, daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
+// The CLI, installed once for this file's tests.
+const copilotBin = installCliForFile('@github/copilot');
+
 test('the built-in copilot agent over ACP: no token refused at session/new, the mode flags, the prompt sent, its error as the text, a follow-up that loads the session', async (t) => {
-  const bin = installCli(t, '@github/copilot');
+  const bin = copilotBin();
   const base = { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-copilot-home-'), COPILOT_GITHUB_TOKEN: undefined, GH_TOKEN: undefined, GITHUB_TOKEN: undefined };
   const stdout = async (d: TestDaemon, id: string) =>
     (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
@@ -63,7 +66,6 @@ test('the built-in copilot agent over ACP: no token refused at session/new, the 
 // Against a scripted OpenAI API (test/helpers/openai-server.ts) as its own provider, offline: its
 // plain headless mode (the command the built-in ran before grove's ACP bridge) runs the model's
 // tool calls, and over ACP each shell call is asked about through grove.
-const copilotBin = installCliForFile('@github/copilot');
 const call = (command: string) => ({ tool_use: { name: 'bash', input: { command, description: 'Run it' } } });
 const NO_TOKEN = { COPILOT_GITHUB_TOKEN: undefined, GH_TOKEN: undefined, GITHUB_TOKEN: undefined };
 const HEADLESS = {

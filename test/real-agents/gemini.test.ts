@@ -10,12 +10,15 @@ import { test } from 'node:test';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import { functionNames, functionResponses, geminiModelEnv, startGeminiServer } from '../helpers/gemini-server.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { daemonWithTask, installCli, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
+import { daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
 import type { Turn } from '../helpers/scripted-server.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
+// The CLI, installed once for this file's tests.
+const geminiBin = installCliForFile('@google/gemini-cli');
+
 test('the built-in gemini agent over ACP: --skip-trust in a new worktree, its ACP mode set, the prompt sent, timeout_s, a follow-up that asks to load the session', async (t) => {
-  const bin = installCli(t, '@google/gemini-cli');
+  const bin = geminiBin();
   const home = makeTempDir(t, 'grove-gemini-home-');
   // The auth type a login leaves in the settings: without it Gemini CLI's session/load answers
   // "Authentication required" (its session/new falls back on GEMINI_API_KEY by itself).
@@ -58,7 +61,6 @@ test('the built-in gemini agent over ACP: --skip-trust in a new worktree, its AC
 // Against a scripted Gemini API (test/helpers/gemini-server.ts): its plain headless mode (the
 // command the built-in ran before grove's ACP bridge) runs the model's tool calls, and over ACP
 // each shell call is asked about through grove.
-const geminiBin = installCliForFile('@google/gemini-cli');
 const call = (command: string) => ({ tool_use: { name: 'run_shell_command', input: { command, description: 'Run it' } } });
 const shell = (command: string): Turn => ({ text: 'Running it.', ...call(command) });
 const HEADLESS = {

@@ -9,11 +9,14 @@ import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { functionNames, opencodeModelEnv, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
-import { daemonWithTask, headlessRanTxt, installCli, installCliForFile } from '../helpers/real-agents.ts';
+import { daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
+// The CLI, installed once for this file's tests.
+const opencodeBin = installCliForFile('opencode-ai');
+
 test("the built-in opencode agent over ACP: grove's agent per mode as its mode option, the prompt sent, timeout_s ends it killed, a follow-up resumes the session", async (t) => {
-  const bin = installCli(t, 'opencode-ai');
+  const bin = opencodeBin();
   const { d, task } = await daemonWithTask(t, { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-opencode-home-') });
   const stdout = async (id: string) => (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
   const ended = async (dd: TestDaemon, id: string) => {
@@ -53,7 +56,6 @@ test("the built-in opencode agent over ACP: grove's agent per mode as its mode o
 // Against a scripted OpenAI API (test/helpers/openai-server.ts) as a provider of its own: its plain
 // headless mode (the command the built-in ran before grove's ACP bridge) runs the model's tool
 // calls, and over ACP each shell call in grove's edit agent is asked about through grove.
-const opencodeBin = installCliForFile('opencode-ai');
 const call = (command: string) => ({ tool_use: { name: 'bash', input: { command, description: 'Run it' } } });
 const HEADLESS = { command: ['opencode', 'run', '--format', 'json', '--auto', '--', '{prompt}'], format: 'opencode' };
 

@@ -11,13 +11,16 @@ import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { functionNames, qwenModelEnv, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
-import { closedPort, daemonWithTask, installCli, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
+import { closedPort, daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
+
+// The CLI, installed once for this file's tests.
+const qwenBin = installCliForFile('@qwen-code/qwen-code');
 
 const NO_KEY = { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, DASHSCOPE_API_KEY: undefined, GEMINI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined };
 
 test('the built-in qwen agent over ACP: no credentials refused at session/new, its ACP modes, the prompt sent, a connection error as the result, a follow-up of the same session', async (t) => {
-  const bin = installCli(t, '@qwen-code/qwen-code');
+  const bin = qwenBin();
   const base = { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-qwen-home-'), ...NO_KEY };
   const stdout = async (d: TestDaemon, id: string) =>
     (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
@@ -71,7 +74,6 @@ test('the built-in qwen agent over ACP: no credentials refused at session/new, i
 // Against a scripted OpenAI API (test/helpers/openai-server.ts): its plain headless mode (the
 // command the built-in ran before grove's ACP bridge) runs the model's tool calls, and over ACP
 // each shell call is asked about through grove.
-const qwenBin = installCliForFile('@qwen-code/qwen-code');
 const call = (command: string) => ({ tool_use: { name: 'run_shell_command', input: { command, description: 'Run it' } } });
 const HEADLESS = {
   command: ['qwen', '--output-format', 'stream-json', '--session-id', '{session}', '--approval-mode', 'yolo', '--prompt={prompt}'],
