@@ -205,7 +205,8 @@ const qwen: Rule = (r, line) => {
 // the agent's message after its last tool call (and after the `prompt` line: what it said while its
 // session was set up is not the answer); anything but `end_turn` is an error.
 const acpDialect: Rule = (r, { json, at }) => {
-  if (json.type === 'prompt') return r.result?.text ? result(r, { text: null }) : {};
+  // A permission request is a tool call too: Gemini CLI asks before it announces the call.
+  if (json.type === 'prompt' || json.method === 'session/request_permission') return r.result?.text ? result(r, { text: null }) : {};
   if (json.method === 'session/update' && json.replay !== true) {
     const update = obj(obj(json.params).update);
     if (update.sessionUpdate === 'tool_call') return r.result?.text ? result(r, { text: null }) : {};

@@ -212,6 +212,22 @@ test('qwen (recorded): Claude Code\'s shape with tokens and no cost; "[API Error
   assert.match(noAuth.result!.text!, /^No auth type is selected/);
 });
 
+test('acp: a tool call asked about before it is announced (Gemini CLI sends session/request_permission, then tool_call_update) also ends what was said before it', () => {
+  const update = (u: object) => ({ method: 'session/update', params: { sessionId: 's-1', update: u } });
+  const chunk = (text: string) => update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
+  const toolCall = { toolCallId: 'c1', title: 'touch ran.txt', kind: 'execute', status: 'pending' };
+  const r = read({ format: 'acp' }, [
+    { type: 'prompt', sessionId: 's-1' },
+    chunk('Running it.'),
+    { method: 'session/request_permission', params: { sessionId: 's-1', toolCall, options: [] } },
+    { type: 'permission', toolCallId: 'c1', response: { outcome: { outcome: 'selected', optionId: 'proceed_once' } } },
+    update({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'completed' }),
+    chunk('Created ran.txt.'),
+    { type: 'result', sessionId: 's-1', stopReason: 'end_turn', usage: null, cost: null },
+  ]);
+  assert.equal(r.result!.text, 'Created ran.txt.');
+});
+
 test('acp (the bridge\'s lines): the session line\'s id, the agent\'s message after its last tool call, nothing said before the prompt or replayed, the result\'s stopReason, usage and USD cost; an error and its retry time', () => {
   const update = (u: object, extra: object = {}) => ({ method: 'session/update', params: { sessionId: 's-1', update: u }, ...extra });
   const chunk = (text: string) => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });

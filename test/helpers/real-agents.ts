@@ -1,14 +1,14 @@
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import type { TestContext } from 'node:test';
-import { addProject, startDaemon, type TestDaemon } from './daemon.ts';
+import { after, before, type TestContext } from 'node:test';
+import { addProject, startDaemon, type Cleanup, type TestDaemon } from './daemon.ts';
 import { makeRepo, makeTempDir } from './git.ts';
+import { allLines, waitSessionEnd } from './sessions.ts';
 
-// A real agent CLI installed from npm into a temporary folder (never a dependency of grove): the
-// folder of its commands, to put first on the daemon's PATH.
-export function installCli(t: TestContext, pkg: string): string {
-  const prefix = makeTempDir(t, 'grove-cli-');
+function install(prefix: string, pkg: string): string {
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, pkg], {
     stdio: ['ignore', 'ignore', 'inherit'],
     timeout: 300_000,
@@ -16,13 +16,55 @@ export function installCli(t: TestContext, pkg: string): string {
   return path.join(prefix, 'node_modules', '.bin');
 }
 
-// A daemon started with `env`, with a project of its own and one ready task in it.
-export async function daemonWithTask(t: TestContext, env: Record<string, string | undefined>): Promise<{ d: TestDaemon; task: any }> {
-  const d = await startDaemon(t, { env });
-  const project = await addProject(d, makeRepo(t));
+// A real agent CLI installed from npm into a temporary folder (never a dependency of grove): the
+// folder of its commands, to put first on the daemon's PATH.
+export function installCli(t: TestContext, pkg: string): string {
+  return install(makeTempDir(t, 'grove-cli-'), pkg);
+}
+
+// The same, once for a test file's tests (before the first) into a folder removed after the
+// last: call it at the top level, and the returned function in the tests.
+export function installCliForFile(pkg: string): () => string {
+  const prefix = makeTempDir({ after }, 'grove-cli-');
+  let bin = '';
+  before(() => {
+    bin = install(prefix, pkg);
+  });
+  return () => bin;
+}
+
+// A daemon started with `env` (and a user config, if given), with a project of its own (its files
+// as given) and one ready task in it, whose worktree is an absolute path.
+export async function daemonWithTask(
+  t: Cleanup,
+  env: Record<string, string | undefined>,
+  opts: { config?: Record<string, unknown>; files?: Record<string, string> } = {},
+): Promise<{ d: TestDaemon; task: any; worktree: string }> {
+  const d = await startDaemon(t, { env, ...(opts.config ? { config: opts.config } : {}) });
+  const project = await addProject(d, makeRepo(t, opts.files ? { files: opts.files } : {}));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'agent work' } })).json;
   if (task.status !== 'ready') throw new Error(`task is ${task.status}`);
-  return { d, task };
+  return { d, task, worktree: path.resolve(project.path, task.worktree_path) };
+}
+
+// Runs one session of `body` (agent, mode, prompt, …) on the task and waits for its end, doing
+// `during` meanwhile (answering its approvals): the stored session, all it printed as one text,
+// and its stdout lines parsed as JSON where they are.
+export async function runSession(d: TestDaemon, task: { id: string }, body: Record<string, unknown>, during?: (sessionId: string) => Promise<void>) {
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body });
+  if (r.status !== 201) throw new Error(`POST sessions: ${r.status} ${r.text}`);
+  await during?.(r.json.id);
+  await waitSessionEnd(d, r.json.id);
+  const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
+  const lines = await allLines(d, r.json.id);
+  const events = lines.filter((l) => l.stream === 'stdout').flatMap((l) => {
+    try {
+      return [JSON.parse(l.text)];
+    } catch {
+      return [];
+    }
+  });
+  return { s, said: lines.map((l) => l.text).join('\n'), events };
 }
 
 // A local TCP port that nothing listens on (taken from the OS, then released): an agent's model
@@ -33,4 +75,15 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+// Runs `definition` (a CLI's plain headless command) as a user agent in a new task, with a
+// prompt to create ran.txt, to its end: it must exit 0 with ran.txt in the worktree.
+export async function headlessRanTxt(t: Cleanup, env: Record<string, string | undefined>, definition: Record<string, unknown>) {
+  const { d, task, worktree } = await daemonWithTask(t, env, { config: { agents: { headless: definition } } });
+  const run = await runSession(d, task, { agent: 'headless', prompt: 'create ran.txt' });
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.equal(run.s.exit_code, 0);
+  assert.ok(existsSync(path.join(worktree, 'ran.txt')), 'the command ran in the worktree');
+  return run;
 }

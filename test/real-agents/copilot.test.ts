@@ -6,13 +6,18 @@
 // follow-up loads that session (it offers no resume), whose history shows the prompt as text.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { closedPort, daemonWithTask, installCli } from '../helpers/real-agents.ts';
+import { copilotModelEnv, functionNames, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
+import { closedPort, daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
+// The CLI, installed once for this file's tests.
+const copilotBin = installCliForFile('@github/copilot');
+
 test('the built-in copilot agent over ACP: no token refused at session/new, the mode flags, the prompt sent, its error as the text, a follow-up that loads the session', async (t) => {
-  const bin = installCli(t, '@github/copilot');
+  const bin = copilotBin();
   const base = { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-copilot-home-'), COPILOT_GITHUB_TOKEN: undefined, GH_TOKEN: undefined, GITHUB_TOKEN: undefined };
   const stdout = async (d: TestDaemon, id: string) =>
     (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
@@ -56,4 +61,42 @@ test('the built-in copilot agent over ACP: no token refused at session/new, the 
   assert.deepEqual([loaded.how, loaded.sessionId], ['load', s.agent_session_id], 'the same session, loaded');
   const replayed = again.filter((l) => l.replay === true && l.params.update.sessionUpdate === 'user_message_chunk').map((l) => l.params.update.content.text);
   assert.deepEqual(replayed, ['- fix the failing test'], 'the first prompt reached it as text');
+});
+
+// Against a scripted OpenAI API (test/helpers/openai-server.ts) as its own provider, offline: its
+// plain headless mode (the command the built-in ran before grove's ACP bridge) runs the model's
+// tool calls, and over ACP each shell call is asked about through grove.
+const call = (command: string) => ({ tool_use: { name: 'bash', input: { command, description: 'Run it' } } });
+const NO_TOKEN = { COPILOT_GITHUB_TOKEN: undefined, GH_TOKEN: undefined, GITHUB_TOKEN: undefined };
+const HEADLESS = {
+  command: ['copilot', '--output-format', 'json', '--no-auto-update', '--session-id', '{session}', '--allow-all', '--prompt={prompt}'],
+  format: 'copilot',
+};
+
+test('headless --allow-all against a scripted OpenAI API: the real Copilot CLI runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
+  const m = await startOpenAIServer(t, [{ text: 'Running it.', ...call('touch ran.txt') }, { text: 'Created ran.txt.' }]);
+  const env = { PATH: `${copilotBin()}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-copilot-home-'), ...NO_TOKEN, ...copilotModelEnv(m.url) };
+  const { s, events } = await headlessRanTxt(t, env, HEADLESS);
+  const [first, second] = m.turns();
+  assert.ok(functionNames(first!).includes('bash'), `--allow-all offers the shell: ${functionNames(first!)}`);
+  const [back] = toolMessages(second!);
+  assert.equal(back!.tool_call_id, events.find((e) => e.type === 'tool.execution_start')?.data.toolCallId);
+  assert.match(back!.text, /exit code 0/);
+  assert.equal(s.result.text, 'Created ran.txt.');
+  assert.equal(s.result.is_error, false);
+  assert.equal(events.at(-1).exitCode, 0);
+  // Offline, nothing but the loop's two turns reached a server.
+  assert.deepEqual(m.requests.map((r) => `${r.method} ${r.path} ${r.turn}`), ['POST /v1/chat/completions 0', 'POST /v1/chat/completions 1']);
+});
+
+acpApprovalTests({
+  agent: 'copilot',
+  bin: copilotBin,
+  mode: 'edit',
+  server: startOpenAIServer,
+  env: (url, home) => ({ HOME: home, ...NO_TOKEN, ...copilotModelEnv(url) }),
+  shell: call,
+  told: (req) => toolMessages(req).map((m) => m.text).join('\n'),
+  // Copilot CLI 1.0.102 ends the turn at a rejected call, without asking the model again.
+  endsTurnSaying: /The user rejected this tool call\./,
 });

@@ -7,12 +7,18 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { acpApprovalTests } from '../helpers/acp-approvals.ts';
+import { functionNames, functionResponses, geminiModelEnv, startGeminiServer } from '../helpers/gemini-server.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { daemonWithTask, installCli } from '../helpers/real-agents.ts';
+import { daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
+import type { Turn } from '../helpers/scripted-server.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
+// The CLI, installed once for this file's tests.
+const geminiBin = installCliForFile('@google/gemini-cli');
+
 test('the built-in gemini agent over ACP: --skip-trust in a new worktree, its ACP mode set, the prompt sent, timeout_s, a follow-up that asks to load the session', async (t) => {
-  const bin = installCli(t, '@google/gemini-cli');
+  const bin = geminiBin();
   const home = makeTempDir(t, 'grove-gemini-home-');
   // The auth type a login leaves in the settings: without it Gemini CLI's session/load answers
   // "Authentication required" (its session/new falls back on GEMINI_API_KEY by itself).
@@ -50,4 +56,41 @@ test('the built-in gemini agent over ACP: --skip-trust in a new worktree, its AC
   assert.equal(next.status, 'failed');
   assert.equal(next.result.is_error, true);
   assert.match(next.result.text, /No previous sessions found for this project/);
+});
+
+// Against a scripted Gemini API (test/helpers/gemini-server.ts): its plain headless mode (the
+// command the built-in ran before grove's ACP bridge) runs the model's tool calls, and over ACP
+// each shell call is asked about through grove.
+const call = (command: string) => ({ tool_use: { name: 'run_shell_command', input: { command, description: 'Run it' } } });
+const shell = (command: string): Turn => ({ text: 'Running it.', ...call(command) });
+const HEADLESS = {
+  command: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--session-id', '{session}', '--approval-mode', 'yolo', '--prompt={prompt}'],
+  format: 'gemini',
+};
+
+test('headless yolo against a scripted Gemini API: the real Gemini CLI runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
+  const m = await startGeminiServer(t, [shell('touch ran.txt'), { text: 'Created ran.txt.' }]);
+  const env = { PATH: `${geminiBin()}:${process.env.PATH}`, ...geminiModelEnv(m.url, makeTempDir(t, 'grove-gemini-home-')) };
+  const { s, events } = await headlessRanTxt(t, env, HEADLESS);
+  const [first, second] = m.turns();
+  assert.ok(functionNames(first!).includes('run_shell_command'), `yolo offers the shell: ${functionNames(first!)}`);
+  const [response] = functionResponses(second!);
+  assert.equal(response!.name, 'run_shell_command');
+  assert.match(response!.response.output, /Output: \(empty\)/);
+  assert.deepEqual(events.filter((e) => e.type === 'tool_result').map((e) => e.status), ['success']);
+  assert.equal(s.result.text, 'Created ran.txt.');
+  assert.equal(s.result.is_error, false);
+  assert.equal(s.result.input_tokens, events.at(-1).stats.input_tokens);
+  // Besides the loop's two turns, only its router's side request, which asks for JSON.
+  assert.deepEqual(m.requests.filter((r) => r.turn === null).map((r) => [r.path.split(':')[1], r.body.generationConfig?.responseMimeType]), [['generateContent', 'application/json']]);
+});
+
+acpApprovalTests({
+  agent: 'gemini',
+  bin: geminiBin,
+  mode: 'edit',
+  server: startGeminiServer,
+  env: geminiModelEnv,
+  shell: call,
+  told: (req) => JSON.stringify(functionResponses(req).map((r) => r.response)),
 });

@@ -1,9 +1,11 @@
-// The scripted model server of the real agent tests (test/helpers/model-server.ts), alone: no
-// agent CLI, plain HTTP requests as the Anthropic SDK sends them.
+// The scripted model servers of the real agent tests (test/helpers/model-server.ts, gemini-server.ts,
+// openai-server.ts), alone: no agent CLI, plain HTTP requests as each provider's SDK sends them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
+import { functionNames as geminiFunctionNames, functionResponses, startGeminiServer } from '../helpers/gemini-server.ts';
 import { startModelServer, toolNames, toolResults } from '../helpers/model-server.ts';
+import { functionNames as openaiFunctionNames, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
 
 const post = async (url: string, body: unknown) => {
   const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
@@ -95,4 +97,84 @@ test('side requests (no tools) do not use up the script; count_tokens, models an
   );
   await m.close();
   await m.close();
+});
+
+// SSE `data:` lines as parsed JSON (the Gemini and OpenAI streams have no event names), up to [DONE].
+const dataOf = (text: string) =>
+  text
+    .split(/\r?\n\r?\n/)
+    .filter(Boolean)
+    .map((block) => block.replace(/^data: /, ''))
+    .filter((data) => data !== '[DONE]')
+    .map((data) => JSON.parse(data));
+
+test('the Gemini API: a streamed function call in chunks, the last with finishReason and usage; the function response sent back is read; a JSON side request gets its schema\'s smallest value; past the script a 400 INVALID_ARGUMENT', async (t) => {
+  const m = await startGeminiServer(t, [{ text: 'Running it.', tool_use: { name: 'run_shell_command', input: { command: 'touch ran.txt' } } }, { text: 'Done.' }]);
+  const tools = [{ functionDeclarations: [{ name: 'run_shell_command', parametersJsonSchema: { type: 'object' } }] }];
+  const user = { role: 'user', parts: [{ text: 'go' }] };
+  const first = await post(`${m.url}/v1beta/models/gemini-x:streamGenerateContent?alt=sse`, { contents: [user], tools });
+  assert.equal(first.status, 200);
+  assert.equal(first.type, 'text/event-stream');
+  const chunks = dataOf(first.text);
+  assert.deepEqual(chunks.map((c) => c.candidates[0].content.parts), [[{ text: 'Running it.' }], [{ functionCall: { name: 'run_shell_command', args: { command: 'touch ran.txt' } } }]]);
+  assert.deepEqual(chunks.map((c) => [c.candidates[0].finishReason, c.usageMetadata?.totalTokenCount > 0]), [[undefined, false], ['STOP', true]]);
+  assert.equal(chunks[0].candidates[0].content.role, 'model');
+  assert.equal(chunks[0].modelVersion, 'gemini-x');
+
+  const back = [user, { role: 'model', parts: chunks.flatMap((c) => c.candidates[0].content.parts) }, { role: 'user', parts: [{ functionResponse: { name: 'run_shell_command', response: { output: 'Output: (empty)' } } }] }];
+  const second = await post(`${m.url}/v1beta/models/gemini-x:generateContent`, { contents: back, tools });
+  assert.deepEqual(JSON.parse(second.text).candidates[0], { content: { role: 'model', parts: [{ text: 'Done.' }] }, index: 0, finishReason: 'STOP' });
+  assert.deepEqual(functionResponses(m.turns()[1]!), [{ name: 'run_shell_command', response: { output: 'Output: (empty)' } }]);
+  assert.deepEqual(geminiFunctionNames(m.turns()[0]!), ['run_shell_command']);
+
+  // A router's request for JSON: not a turn; required fields only, an enum's first value.
+  const schema = { type: 'OBJECT', properties: { reasoning: { type: 'STRING' }, score: { type: 'INTEGER' }, next: { type: 'STRING', enum: ['user', 'model'] }, extra: { type: 'STRING' } }, required: ['reasoning', 'score', 'next'] };
+  const side = await post(`${m.url}/v1beta/models/flash:generateContent`, { contents: [user], generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema } });
+  assert.deepEqual(JSON.parse(JSON.parse(side.text).candidates[0].content.parts[0].text), { reasoning: 'scripted', score: 1, next: 'user' });
+  const counted = await post(`${m.url}/v1beta/models/gemini-x:countTokens`, { contents: [user] });
+  assert.ok(JSON.parse(counted.text).totalTokens > 0);
+
+  const past = await post(`${m.url}/v1beta/models/gemini-x:generateContent`, { contents: [user], tools });
+  assert.equal(past.status, 400);
+  assert.deepEqual(JSON.parse(past.text).error, { code: 400, status: 'INVALID_ARGUMENT', message: 'the script has 2 turns; request 3 of the loop has none' });
+  assert.equal((await post(`${m.url}/v1beta/models/gemini-x:embedContent`, {})).status, 404);
+  assert.deepEqual(m.requests.map((r) => r.turn), [0, 1, null, null, null, null]);
+});
+
+test('OpenAI Chat Completions: a streamed tool call (id and name, then the arguments in pieces), finish_reason tool_calls, the usage chunk, [DONE]; the tool message sent back is read; a side request without tools; past the script a 400', async (t) => {
+  const m = await startOpenAIServer(t, [{ tool_use: { name: 'bash', input: { command: 'touch ran.txt', description: 'Create it' } } }, { text: 'Done.' }], { side: () => 'A title' });
+  const tools = [{ type: 'function', function: { name: 'bash', parameters: { type: 'object' } } }];
+  const user = { role: 'user', content: 'go' };
+  const first = await post(`${m.url}/v1/chat/completions`, { model: 'm', messages: [user], tools, stream: true, stream_options: { include_usage: true } });
+  assert.equal(first.type, 'text/event-stream');
+  assert.ok(first.text.endsWith('data: [DONE]\n\n'));
+  const chunks = dataOf(first.text);
+  assert.ok(chunks.every((c) => c.object === 'chat.completion.chunk' && c.model === 'm'));
+  const deltas = chunks.filter((c) => c.choices.length > 0).map((c) => c.choices[0]);
+  const calls = deltas.flatMap((d) => d.delta.tool_calls ?? []);
+  assert.equal(calls[0].type, 'function');
+  assert.match(calls[0].id, /^call_/);
+  assert.equal(calls[0].function.name, 'bash');
+  assert.equal(calls.length, 2, 'the arguments in two pieces');
+  assert.equal(calls[1].id, undefined);
+  assert.deepEqual(JSON.parse(calls.map((c) => c.function.arguments).join('')), { command: 'touch ran.txt', description: 'Create it' });
+  assert.equal(deltas.at(-1).finish_reason, 'tool_calls');
+  assert.ok(chunks.at(-1).usage.total_tokens > 0, 'the usage in a last chunk of no choices');
+  assert.deepEqual(chunks.at(-1).choices, []);
+
+  const back = [user, { role: 'assistant', content: null, tool_calls: [{ id: calls[0].id, type: 'function', function: { name: 'bash', arguments: '{}' } }] }, { role: 'tool', tool_call_id: calls[0].id, content: '(no output)' }];
+  const second = JSON.parse((await post(`${m.url}/v1/chat/completions`, { model: 'm', messages: back, tools })).text);
+  assert.equal(second.object, 'chat.completion');
+  assert.deepEqual(second.choices, [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }]);
+  assert.deepEqual(toolMessages(m.turns()[1]!), [{ tool_call_id: calls[0].id, text: '(no output)' }]);
+  assert.deepEqual(openaiFunctionNames(m.turns()[0]!), ['bash']);
+
+  const title = JSON.parse((await post(`${m.url}/v1/chat/completions`, { model: 'small', messages: [user] })).text);
+  assert.equal(title.choices[0].message.content, 'A title');
+  const past = await post(`${m.url}/v1/chat/completions`, { model: 'm', messages: [user], tools });
+  assert.equal(past.status, 400);
+  assert.deepEqual(JSON.parse(past.text).error.message, 'the script has 2 turns; request 3 of the loop has none');
+  assert.equal((await post(`${m.url}/v1/responses`, {})).status, 404);
+  assert.equal(((await (await request(`${m.url}/v1/models`)).body.json()) as any).data[0].id, 'scripted');
+  assert.deepEqual(m.requests.map((r) => r.turn), [0, 1, null, null, null, null]);
 });

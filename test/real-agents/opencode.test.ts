@@ -5,13 +5,18 @@
 // `timeout_s` bounds it, and a follow-up resumes that session.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { daemonWithTask, installCli } from '../helpers/real-agents.ts';
+import { functionNames, opencodeModelEnv, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
+import { daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
+// The CLI, installed once for this file's tests.
+const opencodeBin = installCliForFile('opencode-ai');
+
 test("the built-in opencode agent over ACP: grove's agent per mode as its mode option, the prompt sent, timeout_s ends it killed, a follow-up resumes the session", async (t) => {
-  const bin = installCli(t, 'opencode-ai');
+  const bin = opencodeBin();
   const { d, task } = await daemonWithTask(t, { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-opencode-home-') });
   const stdout = async (id: string) => (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
   const ended = async (dd: TestDaemon, id: string) => {
@@ -46,4 +51,38 @@ test("the built-in opencode agent over ACP: grove's agent per mode as its mode o
   const resumed = again.find((l) => l.type === 'session');
   assert.deepEqual([resumed.how, resumed.sessionId], ['resume', s.agent_session_id]);
   assert.ok(again.some((l) => l.type === 'mode' && l.modeId === 'grove-read'));
+});
+
+// Against a scripted OpenAI API (test/helpers/openai-server.ts) as a provider of its own: its plain
+// headless mode (the command the built-in ran before grove's ACP bridge) runs the model's tool
+// calls, and over ACP each shell call in grove's edit agent is asked about through grove.
+const call = (command: string) => ({ tool_use: { name: 'bash', input: { command, description: 'Run it' } } });
+const HEADLESS = { command: ['opencode', 'run', '--format', 'json', '--auto', '--', '{prompt}'], format: 'opencode' };
+
+test('headless --auto against a scripted OpenAI API: the real OpenCode runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
+  const m = await startOpenAIServer(t, [{ text: 'Running it.', ...call('touch ran.txt') }, { text: 'Created ran.txt.' }], { side: () => 'Scripted title' });
+  const env = { PATH: `${opencodeBin()}:${process.env.PATH}`, ...opencodeModelEnv(m.url, makeTempDir(t, 'grove-opencode-home-')) };
+  const { s, events } = await headlessRanTxt(t, env, HEADLESS);
+  const [first, second] = m.turns();
+  assert.ok(functionNames(first!).includes('bash'), `--auto offers the shell: ${functionNames(first!)}`);
+  const tool = events.find((e) => e.type === 'tool_use')?.part;
+  assert.deepEqual([tool?.tool, tool?.state.status, tool?.state.metadata.exit], ['bash', 'completed', 0]);
+  assert.deepEqual(toolMessages(second!), [{ tool_call_id: tool.callID, text: '(no output)' }]);
+  assert.equal(s.result.text, 'Created ran.txt.');
+  assert.equal(s.result.is_error, false);
+  assert.equal(s.agent_session_id, events[0].sessionID);
+  // Besides the loop's two turns, its title request (no tools offered).
+  assert.deepEqual(m.requests.map((r) => `${r.method} ${r.path} ${r.turn}`), ['POST /v1/chat/completions null', 'POST /v1/chat/completions 0', 'POST /v1/chat/completions 1']);
+});
+
+acpApprovalTests({
+  agent: 'opencode',
+  bin: opencodeBin,
+  mode: 'edit',
+  server: (t, script) => startOpenAIServer(t, script, { side: () => 'Scripted title' }),
+  env: opencodeModelEnv,
+  shell: call,
+  told: (req) => toolMessages(req).map((m) => m.text).join('\n'),
+  // OpenCode 1.18.33 ends the turn at a rejected call, without asking the model again.
+  endsTurnSaying: /The user rejected permission to use this specific tool call\./,
 });

@@ -7,15 +7,20 @@
 // continues that session (its resume is not answered, so it is loaded).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { closedPort, daemonWithTask, installCli } from '../helpers/real-agents.ts';
+import { functionNames, qwenModelEnv, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
+import { closedPort, daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
+
+// The CLI, installed once for this file's tests.
+const qwenBin = installCliForFile('@qwen-code/qwen-code');
 
 const NO_KEY = { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, DASHSCOPE_API_KEY: undefined, GEMINI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined };
 
 test('the built-in qwen agent over ACP: no credentials refused at session/new, its ACP modes, the prompt sent, a connection error as the result, a follow-up of the same session', async (t) => {
-  const bin = installCli(t, '@qwen-code/qwen-code');
+  const bin = qwenBin();
   const base = { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-qwen-home-'), ...NO_KEY };
   const stdout = async (d: TestDaemon, id: string) =>
     (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
@@ -64,4 +69,39 @@ test('the built-in qwen agent over ACP: no credentials refused at session/new, i
   assert.deepEqual([continued.how, continued.sessionId], ['load', s.agent_session_id], 'the same session, loaded');
   assert.ok(again.some((l) => l.type === 'prompt'), 'the prompt --version went to the model, it did not print a version');
   assert.equal(next.agent_session_id, s.agent_session_id);
+});
+
+// Against a scripted OpenAI API (test/helpers/openai-server.ts): its plain headless mode (the
+// command the built-in ran before grove's ACP bridge) runs the model's tool calls, and over ACP
+// each shell call is asked about through grove.
+const call = (command: string) => ({ tool_use: { name: 'run_shell_command', input: { command, description: 'Run it' } } });
+const HEADLESS = {
+  command: ['qwen', '--output-format', 'stream-json', '--session-id', '{session}', '--approval-mode', 'yolo', '--prompt={prompt}'],
+  format: 'qwen',
+};
+
+test('headless yolo against a scripted OpenAI API: the real Qwen Code runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
+  const m = await startOpenAIServer(t, [{ text: 'Running it.', ...call('touch ran.txt') }, { text: 'Created ran.txt.' }]);
+  const env = { PATH: `${qwenBin()}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-qwen-home-'), ...NO_KEY, ...qwenModelEnv(m.url) };
+  const { s, events } = await headlessRanTxt(t, env, HEADLESS);
+  const [first, second] = m.turns();
+  assert.ok(functionNames(first!).includes('run_shell_command'), `yolo offers the shell: ${functionNames(first!)}`);
+  const [back] = toolMessages(second!);
+  assert.equal(back!.tool_call_id, events.find((e) => e.type === 'assistant' && e.message.content[0].type === 'tool_use').message.content[0].id);
+  assert.match(back!.text, /^Command: touch ran.txt\n[^]*Exit Code: 0/);
+  assert.equal(s.result.text, 'Created ran.txt.');
+  assert.equal(s.result.is_error, false);
+  assert.deepEqual(s.result.denials ?? [], []);
+});
+
+acpApprovalTests({
+  agent: 'qwen',
+  bin: qwenBin,
+  mode: 'edit',
+  // Its ACP auth method for an OpenAI key.
+  args: ['--auth-type=openai'],
+  server: startOpenAIServer,
+  env: (url, home) => ({ HOME: home, ...NO_KEY, ...qwenModelEnv(url) }),
+  shell: call,
+  told: (req) => toolMessages(req).map((m) => m.text).join('\n'),
 });
