@@ -4,7 +4,8 @@
 // mode's sandbox and the approval policy `on-request`; each approval the server requests is
 // asked through the daemon (keyed by the call's own id) and answered with its verdict. Every
 // line the server prints goes to stdout as is (the codex dialect reads them); the bridge exits
-// when the turn ends: 0 when it completed, 1 otherwise.
+// when the turn ends: 0 when it completed, 1 otherwise. Codex's questions to the person
+// (`item/tool/requestUserInput`) are asked as grove questions and answered with their text.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { ApprovalVerdict } from '../../schemas/approval.ts';
@@ -62,6 +63,55 @@ export function answerOf(ask: Ask, verdict: ApprovalVerdict): { decision: 'accep
   return { decision: 'decline', say: `grove: ${what}: ${verdict.message}` };
 }
 
+// One of the questions of a `item/tool/requestUserInput` (1 to 3), and how grove asks it: a
+// question approval of its own (so each is answered on its own card, its options as buttons),
+// named `AskUserQuestion` as Claude Code names its questions, keyed by the call and the
+// question's id.
+export interface CodexQuestion {
+  id: string;
+  labels: string[];
+  ask: Ask;
+}
+
+export function questionsOf(params: Json): CodexQuestion[] {
+  const itemId = str(params.itemId);
+  if (itemId === null || !Array.isArray(params.questions)) return [];
+  return params.questions.map(obj).map((q, i) => {
+    const id = str(q.id) ?? String(i);
+    const options = (Array.isArray(q.options) ? q.options.map(obj) : [])
+      .filter((o) => str(o.label) !== null)
+      .map((o) => ({ label: o.label as string, ...(str(o.description) ? { description: o.description as string } : {}) }));
+    const input = {
+      question: str(q.question) ?? '',
+      ...(str(q.header) ? { header: q.header as string } : {}),
+      ...(options.length > 0 ? { options } : {}),
+      // Codex would mask the typed answer; grove keeps it like any answer, so the person is told.
+      ...(q.isSecret === true ? { secret: true } : {}),
+    };
+    return { id, labels: options.map((o) => o.label), ask: { key: ['codex', str(params.turnId) ?? '', itemId, id].join(':'), kind: 'question', tool: 'AskUserQuestion', input } };
+  });
+}
+
+// Codex's response to its questions, worded as its own client words them: an option's label as
+// is, other text as `user_note: <text>`, no answer as `[]`. The protocol has no refusal (an
+// error is taken as no answers at all), so grove's words about a question left unanswered (a
+// deny's message, "no decision within N s") go to the model as input steered into the turn.
+export function answersOf(questions: readonly CodexQuestion[], verdicts: readonly ApprovalVerdict[]): { answers: Record<string, { answers: string[] }>; say: string | null } {
+  const answers: Record<string, { answers: string[] }> = {};
+  const said: string[] = [];
+  questions.forEach((q, i) => {
+    const verdict = verdicts[i]!;
+    if (verdict.behavior !== 'allow') {
+      answers[q.id] = { answers: [] };
+      said.push(`grove: no answer to "${q.ask.input.question as string}": ${verdict.message}`);
+      return;
+    }
+    const text = verdict.answer?.trim() ?? '';
+    answers[q.id] = { answers: text === '' ? [] : q.labels.includes(text) ? [text] : [`user_note: ${text}`] };
+  });
+  return { answers, say: said.length > 0 ? said.join('\n') : null };
+}
+
 export interface BridgeOptions {
   api: Client;
   session: string;
@@ -102,23 +152,40 @@ export async function runCodexBridge(opts: BridgeOptions): Promise<number> {
   let done: (code: number) => void = () => {};
   const finished = new Promise<number>((resolve) => (done = resolve));
 
+  // The verdict on one ask; null once the bridge is ending (nothing is answered then).
+  const verdictOf = async (ask: Ask): Promise<ApprovalVerdict | null> => {
+    try {
+      return await decide(opts.api, opts.session, ask, abort.signal);
+    } catch (err) {
+      if (abort.signal.aborted) return null;
+      const why = err instanceof CliError && err.problem ? `${err.problem.code}: ${err.problem.detail}` : (err as Error).message;
+      return { behavior: 'deny', message: `grove could not ask about this call: ${why}` };
+    }
+  };
+  // grove's words into the running turn, before the answer they explain. Best effort: a turn
+  // that cannot be steered still gets its answer.
+  const steer = async (say: string | null, params: Json) => {
+    const turn = str(params.turnId) ?? turnId;
+    if (say === null || threadId === null || turn === null) return;
+    await request('turn/steer', { threadId, expectedTurnId: turn, input: [{ type: 'text', text: say, text_elements: [] }] }).catch(() => {});
+  };
+
   const answer = async (id: unknown, method: string, params: Json) => {
+    if (method === 'item/tool/requestUserInput') {
+      // All the call's questions are asked at once: the person sees them together.
+      const questions = questionsOf(params);
+      const verdicts = await Promise.all(questions.map((q) => verdictOf(q.ask)));
+      if (verdicts.some((v) => v === null)) return;
+      const { answers, say } = answersOf(questions, verdicts as ApprovalVerdict[]);
+      await steer(say, params);
+      return send({ id, result: { answers } });
+    }
     const ask = askOf(method, params, items);
     if (ask === null) return send({ id, error: { code: -32601, message: `grove does not answer ${method}` } });
-    let verdict: ApprovalVerdict;
-    try {
-      verdict = await decide(opts.api, opts.session, ask, abort.signal);
-    } catch (err) {
-      if (abort.signal.aborted) return;
-      const why = err instanceof CliError && err.problem ? `${err.problem.code}: ${err.problem.detail}` : (err as Error).message;
-      verdict = { behavior: 'deny', message: `grove could not ask about this call: ${why}` };
-    }
+    const verdict = await verdictOf(ask);
+    if (verdict === null) return;
     const { decision, say } = answerOf(ask, verdict);
-    const turn = str(params.turnId) ?? turnId;
-    if (say !== null && threadId !== null && turn !== null) {
-      // Best effort: a turn that cannot be steered still gets the decline.
-      await request('turn/steer', { threadId, expectedTurnId: turn, input: [{ type: 'text', text: say, text_elements: [] }] }).catch(() => {});
-    }
+    await steer(say, params);
     send({ id, result: { decision } });
   };
 

@@ -3,14 +3,17 @@
 // (test/fixtures/codex-app-server.mjs) for its turn, its output and its exit code. Against the
 // real CLI and a daemon: test/real-agents/codex.test.ts.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { answerOf, askOf, innerCommand, POLICY } from '../../daemon/bridges/codex.ts';
+import { answerOf, answersOf, askOf, innerCommand, POLICY, questionsOf } from '../../daemon/bridges/codex.ts';
 import { ROOT } from '../../daemon/runtime/root.ts';
-import { DAEMON_ENTRY } from '../helpers/daemon.ts';
+import { DAEMON_ENTRY, type TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
+import { gate, readyTaskOn, sharedAgentDaemon } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 
 // The lines of a real app-server turn (codex-cli 0.169.0): an escalated `touch esc.txt`, declined.
 const recorded = readFileSync(path.join(ROOT, 'test', 'fixtures', 'agent-output', 'codex-app-declined.jsonl'), 'utf8')
@@ -65,6 +68,45 @@ test("answerOf: allow accepts; deny and expiry decline (Codex tells the model \"
     decision: 'decline',
     say: 'grove: the file change was not made: no decision within 2 s',
   });
+});
+
+// A request_user_input as codex-cli 0.169.0 sends it: two questions, each with its options.
+const QUESTIONS = [
+  { id: 'db', header: 'Storage', question: 'Which database should I use?', isOther: true, isSecret: false, options: [{ label: 'PostgreSQL', description: 'the one the project runs' }, { label: 'SQLite', description: 'a file' }] },
+  { id: 'table', header: 'Name', question: 'What should the table be called?', isOther: true, isSecret: false, options: [{ label: 'users', description: 'as the code calls them' }] },
+];
+const ASKED = [
+  {
+    key: 'codex:turn-1:call_q:db',
+    kind: 'question',
+    tool: 'AskUserQuestion',
+    input: { question: 'Which database should I use?', header: 'Storage', options: [{ label: 'PostgreSQL', description: 'the one the project runs' }, { label: 'SQLite', description: 'a file' }] },
+  },
+  { key: 'codex:turn-1:call_q:table', kind: 'question', tool: 'AskUserQuestion', input: { question: 'What should the table be called?', header: 'Name', options: [{ label: 'users', description: 'as the code calls them' }] } },
+];
+
+test('questionsOf: each question of a request_user_input is a question of its own with its header and options, keyed by turn, call and question id', () => {
+  const params = { threadId: 'thread-1', turnId: 'turn-1', itemId: 'call_q', questions: QUESTIONS, isBlocking: true, autoResolutionMs: null };
+  const qs = questionsOf(params);
+  assert.deepEqual(qs.map((q) => q.ask), ASKED);
+  assert.deepEqual(qs.map((q) => [q.id, q.labels]), [['db', ['PostgreSQL', 'SQLite']], ['table', ['users']]]);
+  // A free question (no options) and a secret one, which the person is told grove keeps.
+  const [free] = questionsOf({ turnId: 'u', itemId: 'c', questions: [{ id: 'why', header: '', question: 'Why?', isOther: true, isSecret: true, options: null }] });
+  assert.deepEqual(free!.ask.input, { question: 'Why?', secret: true });
+  assert.deepEqual(questionsOf({ turnId: 'u', questions: QUESTIONS }), [], 'no item id: nothing to key it by');
+});
+
+test('answersOf: an option as its label, other text as `user_note: …`, deny and expiry as no answers with grove\'s words to steer in', () => {
+  const qs = questionsOf({ turnId: 'turn-1', itemId: 'call_q', questions: QUESTIONS });
+  assert.deepEqual(answersOf(qs, [{ behavior: 'allow', answer: 'SQLite' }, { behavior: 'allow', answer: ' people ' }]), {
+    answers: { db: { answers: ['SQLite'] }, table: { answers: ['user_note: people'] } },
+    say: null,
+  });
+  assert.deepEqual(answersOf(qs, [{ behavior: 'deny', message: 'ask me later' }, { behavior: 'expired', message: 'no decision within 2 s' }]), {
+    answers: { db: { answers: [] }, table: { answers: [] } },
+    say: 'grove: no answer to "Which database should I use?": ask me later\ngrove: no answer to "What should the table be called?": no decision within 2 s',
+  });
+  assert.deepEqual(answersOf(qs, [{ behavior: 'allow', answer: '' }, { behavior: 'allow', answer: null }]).answers, { db: { answers: [] }, table: { answers: [] } });
 });
 
 test('POLICY: read and edit keep their sandbox and ask on request (the model escalates what the sandbox would refuse)', () => {
@@ -124,4 +166,95 @@ test('grove codex-bridge: without --session, a mode of read or edit, or the serv
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /grove codex-bridge needs/);
   }
+});
+
+// With a daemon: the questions of the stand-in server (FAKE_TURN=ask) are asked for a fixture
+// session held running, and `grove codex-bridge` answers the server with the person's answers.
+const daemon = sharedAgentDaemon();
+
+async function asking(t: test.TestContext, session: Record<string, unknown> = {}) {
+  const d = await daemon();
+  const { task } = await readyTaskOn(d, t);
+  const g = gate(t);
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'fixture', prompt: `wait:${g.path}`, ...session } });
+  assert.equal(s.status, 201, s.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${s.json.id}`));
+  const dir = makeTempDir(t, 'grove-codex-bridge-');
+  const log = path.join(dir, 'log.jsonl');
+  const fake = path.join(ROOT, 'test', 'fixtures', 'codex-app-server.mjs');
+  const child = spawn(process.execPath, [DAEMON_ENTRY, 'codex-bridge', '--session', s.json.id, '--mode', 'edit', '--prompt=pick one', '--', process.execPath, fake], {
+    env: { ...process.env, GROVE_SOCKET: d.socketPath, FAKE_LOG: log, FAKE_TURN: 'ask' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  child.stdout.resume();
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  t.after(() => child.exitCode === null && child.kill('SIGKILL'));
+  const finished = async () => {
+    const code = await exited;
+    return { code, stderr, sent: readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) };
+  };
+  return { d, session: s.json, finished };
+}
+
+async function pendingQuestions(d: TestDaemon, sessionId: string): Promise<any[]> {
+  return until(async () => {
+    const list = (await d.socket('GET', `/api/approvals?status=pending&session_id=${sessionId}`)).json;
+    // Both are asked at once: in the order of their keys (db, table), whichever came first.
+    return list.length === 2 ? list.sort((a: any, b: any) => a.key.localeCompare(b.key)) : null;
+  }, 'two pending questions', 30_000);
+}
+
+const decide = async (d: TestDaemon, a: any, body: Record<string, unknown>) => {
+  const r = await d.socket('POST', `/api/approvals/${a.id}`, { body: { nonce: a.nonce, ...body } });
+  assert.equal(r.status, 200, r.text);
+};
+
+test('grove codex-bridge: a request_user_input is one pending question per question; the answers reach the server as Codex words them (an option\'s label, other text as a note)', async (t) => {
+  const { d, session, finished } = await asking(t);
+  const pending = await pendingQuestions(d, session.id);
+  assert.deepEqual(
+    pending.map((a) => ({ key: a.key, kind: a.kind, tool: a.tool, input: a.input })),
+    ASKED,
+  );
+  assert.equal((await d.socket('GET', `/api/sessions/${session.id}`)).json.waiting, 'approval');
+  await decide(d, pending[0], { decision: 'allow', answer: 'SQLite' });
+  await decide(d, pending[1], { decision: 'allow', answer: 'people' });
+  const run = await finished();
+  assert.equal(run.code, 0, run.stderr);
+  const reply = run.sent.find((m) => m.id === 0 && m.method === undefined);
+  assert.deepEqual(reply, { id: 0, result: { answers: { db: { answers: ['SQLite'] }, table: { answers: ['user_note: people'] } } } });
+  assert.equal(run.sent.filter((m) => m.method === 'turn/steer').length, 0, 'nothing to add to answers');
+  const decided = (await d.socket('GET', `/api/approvals?session_id=${session.id}`)).json.sort((a: any, b: any) => a.key.localeCompare(b.key));
+  assert.deepEqual(decided.map((a: any) => [a.status, a.answer]), [['allowed', 'SQLite'], ['allowed', 'people']]);
+});
+
+test('grove codex-bridge: a denied question is answered with no answers, and the deny\'s message is steered into the turn before the answer', async (t) => {
+  const { d, session, finished } = await asking(t);
+  const pending = await pendingQuestions(d, session.id);
+  await decide(d, pending[0], { decision: 'deny', message: 'ask me later' });
+  await decide(d, pending[1], { decision: 'allow', answer: 'users' });
+  const run = await finished();
+  assert.equal(run.code, 0, run.stderr);
+  const steer = run.sent.findIndex((m) => m.method === 'turn/steer');
+  const reply = run.sent.findIndex((m) => m.id === 0 && m.method === undefined);
+  assert.ok(steer >= 0 && steer < reply, 'steered before the answer');
+  assert.deepEqual(run.sent[steer].params, {
+    threadId: 'thread-1',
+    expectedTurnId: 'turn-1',
+    input: [{ type: 'text', text: 'grove: no answer to "Which database should I use?": ask me later', text_elements: [] }],
+  });
+  assert.deepEqual(run.sent[reply].result, { answers: { db: { answers: [] }, table: { answers: ['users'] } } });
+});
+
+test('grove codex-bridge: questions left undecided past approval_timeout_s are answered with no answers, the model told "no decision within 2 s"', async (t) => {
+  const { d, session, finished } = await asking(t, { approval_timeout_s: 2 });
+  const run = await finished();
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.sent.find((m) => m.id === 0 && m.method === undefined).result, { answers: { db: { answers: [] }, table: { answers: [] } } });
+  const said = run.sent.filter((m) => m.method === 'turn/steer').map((m) => m.params.input[0].text);
+  assert.deepEqual(said, ['grove: no answer to "Which database should I use?": no decision within 2 s\ngrove: no answer to "What should the table be called?": no decision within 2 s']);
+  const ended = (await d.socket('GET', `/api/approvals?session_id=${session.id}`)).json;
+  assert.deepEqual(ended.map((a: any) => a.status), ['expired', 'expired']);
 });
