@@ -194,6 +194,27 @@ test("a question's options are buttons that answer with their label, from the ke
   }
 });
 
+test("a Codex question (grove's Codex bridge asks each on its own: input {question, header, options}) shows its header, its text and its options as buttons, not as JSON", async (t) => {
+  const d = await daemon();
+  const { task, session } = await heldSession(t, d, 'codex asks');
+  const input = { question: 'Which database should I use?', header: 'Storage', options: [{ label: 'PostgreSQL', description: 'the one the project runs' }, { label: 'SQLite', description: 'a file' }] };
+  const asked = await ask(d, session.id, { key: 'codex:turn-1:call_q:db', kind: 'question', tool: 'AskUserQuestion', input });
+  const { page, errors } = await openPage(t, await browser());
+  await page.goto(`http://127.0.0.1:${d.port}/#/tasks/${task.id}`);
+  const card = page.locator(`[data-approval="${asked.id}"]`);
+  await card.locator('.question').waitFor();
+  assert.equal(await card.locator('.question').textContent(), 'Which database should I use?');
+  assert.deepEqual(await card.locator('.choices button').allTextContents(), ['PostgreSQL', 'SQLite']);
+  assert.equal(await card.locator('.approval-input .muted.small').first().textContent(), 'Storage');
+  assert.match((await card.textContent()) ?? '', /SQLite — a file/);
+  assert.equal(await card.locator('.approval-input pre').count(), 0, 'nothing left over as JSON');
+  await card.getByRole('button', { name: 'SQLite', exact: true }).click();
+  await card.waitFor({ state: 'detached' });
+  const answered = (await d.socket('GET', `/api/approvals/${asked.id}`)).json;
+  assert.deepEqual([answered.status, answered.answer], ['allowed', 'SQLite']);
+  assert.deepEqual(errors, []);
+});
+
 test('an answer to an approval decided meanwhile shows the API\'s message, and the card goes when approval.decided arrives', async (t) => {
   const d = await daemon();
   const { task, session } = await heldSession(t, d, 'raced');

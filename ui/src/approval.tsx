@@ -119,7 +119,7 @@ export function schemaChoices(schema: unknown): string[] | null {
 }
 
 // The tool's whole input: what it does first (the command, the file and its new text or the edit,
-// the URL, the question and its options), then any other field as JSON, so nothing asked is hidden.
+// the URL, the question with its header and options), then any other field as JSON, so nothing asked is hidden.
 // A question's options are buttons that answer with their label when `choose` is given.
 function InputView({ approval: a, choose }: { approval: Approval; choose?: Choose | undefined }) {
   const input: Input = a.input !== null && typeof a.input === 'object' && !Array.isArray(a.input) ? (a.input as Input) : { input: a.input };
@@ -134,10 +134,13 @@ function InputView({ approval: a, choose }: { approval: Approval; choose?: Choos
   if (text(input.plan)) parts.push(<pre class="input" key="plan"><code>{take('plan') as string}</code></pre>);
   if (text(input.old_string) || text(input.new_string)) parts.push(<EditView key="edit" edits={[{ old_string: take('old_string'), new_string: take('new_string') }]} />);
   if (Array.isArray(input.edits)) parts.push(<EditView key="edits" edits={take('edits') as Input[]} />);
+  // A Codex question (grove's Codex bridge asks each on its own): its header above it.
+  if (a.kind === 'question' && text(input.header)) parts.push(<p class="muted small" key="header">{take('header') as string}</p>);
   if (text(input.question)) parts.push(<p class="question" key="question">{take('question') as string}</p>);
   // An ACP elicitation words its question as `message`.
   if (a.kind === 'question' && text(input.message)) parts.push(<p class="question" key="message">{take('message') as string}</p>);
   if (Array.isArray(input.questions)) parts.push(<Questions key="questions" questions={take('questions') as Input[]} choose={choose} />);
+  if (a.kind === 'question' && Array.isArray(input.options)) parts.push(<Options key="options" options={take('options') as unknown[]} choose={choose} />);
   const choices = schemaChoices(input.requestedSchema);
   if (choices) parts.push(<Options key="choices" options={(take('requestedSchema'), choices)} choose={choose} />);
   const rest = Object.fromEntries(Object.entries(input).filter(([k]) => !shown.has(k)));
