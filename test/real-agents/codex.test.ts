@@ -65,11 +65,11 @@ test('the built-in codex agent: the prompt as text, thread_id captured, timeout_
 
 // A daemon whose sessions' Codex talks to a scripted model (a config.toml in its own home), with a
 // project (and its .grove.json, if given) and one ready task.
-async function codexDaemon(t: TestContext, script: ResponsesTurn[], grove?: Record<string, unknown>) {
+async function codexDaemon(t: TestContext, script: ResponsesTurn[], grove?: Record<string, unknown>, config = '') {
   const m = await startResponsesServer(t, script);
   const home = makeTempDir(t, 'grove-codex-home-');
   mkdirSync(path.join(home, '.codex'));
-  writeFileSync(path.join(home, '.codex', 'config.toml'), codexConfig(m.url));
+  writeFileSync(path.join(home, '.codex', 'config.toml'), codexConfig(m.url) + config);
   const env = { PATH: `${bin}:${process.env.PATH}`, HOME: home, OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined };
   const d = await startDaemon(t, { env });
   const files = { 'README.md': '# fixture\n', ...(grove ? { '.grove.json': JSON.stringify(grove) } : {}) };
@@ -317,4 +317,26 @@ test('edit mode: killed while it waits on an approval, the bridge and codex app-
   assert.deepEqual(liveGroupMembers(pid), [], 'nothing of it is left running');
   assert.deepEqual(approvals.map((x: any) => [x.status, x.reason]), [['expired', 'no decision: the session ended (killed) while it waited']]);
   assert.ok(!existsSync(path.join(worktree, 'killed.txt')));
+});
+
+// Codex offers `request_user_input` in its Default mode only with the feature
+// `default_mode_request_user_input` (under development in 0.169.0; otherwise the model is told "request_user_input is
+// unavailable in Default mode"), set here in the session's own config.toml.
+test('edit mode, request_user_input enabled by the user\'s config: the question is a pending question with its options; answered with a label, the model reads the answer as Codex words it', async (t) => {
+  const questions = [{ id: 'db', header: 'Storage', question: 'Which database should I use?', options: [{ label: 'PostgreSQL', description: 'the one the project runs' }, { label: 'SQLite', description: 'a file' }] }];
+  const { m, d, task } = await codexDaemon(t, [{ call: { name: 'request_user_input', arguments: { questions } } }, { text: 'SQLite it is.' }], undefined, '[features]\ndefault_mode_request_user_input = true\n');
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'ask me which database' } });
+  assert.equal(r.status, 201, r.text);
+  const a = await pendingOf(d, r.json.id);
+  assert.deepEqual([a.kind, a.tool, a.input], ['question', 'AskUserQuestion', { question: 'Which database should I use?', header: 'Storage', options: questions[0]!.options }]);
+  assert.equal(a.key.split(':').at(-1), 'db', "the key ends with the question's id");
+  const answered = await d.socket('POST', `/api/approvals/${a.id}`, { body: { nonce: a.nonce, decision: 'allow', answer: 'SQLite' } });
+  assert.equal(answered.status, 200, answered.text);
+  const { s, said } = await ended(d, r.json.id);
+  assert.equal(s.status, 'exited', said);
+  assert.equal(s.exit_code, 0);
+  const [out] = callOutputs(m.turns()[1]!);
+  assert.deepEqual(JSON.parse(out!.output), { answers: { db: { answers: ['SQLite'] } } }, 'what the model read');
+  assert.equal(a.key.split(':').at(-2), out!.call_id, "then the model's call id");
+  assert.equal(s.result.text, 'SQLite it is.');
 });
