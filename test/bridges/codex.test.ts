@@ -1,7 +1,7 @@
 // grove's Codex bridge (daemon/bridges/codex.ts): what it asks about each request of `codex
 // app-server`, how a verdict is answered, and `grove codex-bridge` over a stand-in server
-// (test/fixtures/codex-app-server.mjs) for its turn, its output and its exit code. Against the
-// real CLI and a daemon: test/real-agents/codex.test.ts.
+// (test/fixtures/codex-app-server.mjs) for its turn, its output and its exit code, and (with a
+// daemon) for the questions it asks. Against the real CLI: test/real-agents/codex.test.ts.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -56,7 +56,8 @@ test('askOf: a file change is an Edit with the changes its item announced (file_
   });
   const two = new Map([['call_8', { changes: [...changes, { path: '/users/u/work/task/b.txt' }] }]]);
   assert.equal('file_path' in askOf('item/fileChange/requestApproval', { turnId: 'u', itemId: 'call_8' }, two)!.input, false);
-  assert.equal(askOf('item/tool/requestUserInput', { turnId: 'u', itemId: 'call_9' }, items), null);
+  assert.equal(askOf('item/permissions/requestApproval', { turnId: 'u', itemId: 'call_9' }, items), null);
+  assert.equal(askOf('item/tool/requestUserInput', { turnId: 'u', itemId: 'call_9' }, items), null, 'questions are questionsOf\'s');
   assert.equal(askOf('item/commandExecution/requestApproval', { turnId: 'u' }, items), null, 'no item id: nothing to key it by');
 });
 
