@@ -29,6 +29,10 @@ import { portLeasesTable } from './store/port-leases.ts';
 import { projectsTable } from './store/projects.ts';
 import { sessionsTable } from './store/sessions.ts';
 import { eventsTable } from './store/events.ts';
+import { hostsTable } from './store/hosts.ts';
+import { hostIdOf, startHeartbeat } from './hosts/host.ts';
+import { hostRoutes } from './routes/hosts.ts';
+import { hostname } from 'node:os';
 import { createEventBus } from './events/bus.ts';
 import { createEventFeed } from './events/feed.ts';
 import { createHooks, stopLeftHooks } from './events/hooks.ts';
@@ -87,9 +91,14 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     const bus = createEventBus();
     const eventRows = eventsTable(store.db, bus.publish);
     bus.begin(await eventRows.lastSeq());
+    // This daemon as a host of the store (DESIGN §14.2): online from here, offline once closed.
+    const hostRows = hostsTable(store.db, eventRows);
+    const hostId = hostIdOf(settings.dataDir);
+    const heartbeat = await startHeartbeat({ hosts: hostRows, id: hostId, name: settings.config.host_name ?? hostname(), version: VERSION, log: child('hosts') });
+    started.push({ name: 'heartbeat', close: () => heartbeat.close() });
     const projectRows = projectsTable(store.db, eventRows);
     const taskRows = tasksTable(store.db, eventRows, withPresence);
-    const projects = createProjectService({ projects: projectRows, countLiveTasks: (id) => taskRows.countLive(id), configs });
+    const projects = createProjectService({ projects: projectRows, hostId, countLiveTasks: (id) => taskRows.countLive(id), configs });
     const read = createTaskReader({ tasks: taskRows, getProject: projects.get });
 
     // Session starts and archives of one task take turns through it (both services hold it).
@@ -148,6 +157,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
 
     // What a stopped daemon left: watched configs, unfinished creations, setups and landings, live sessions.
     for (const p of await projects.list()) configs.watch(p.path);
+    await projects.refreshRepositories();
     await tasks.recover();
     await sessions.reattach();
     await approvals.recover();
@@ -168,6 +178,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       ...sessionRoutes({ sessions, agents, streamReads }),
       ...approvalRoutes({ approvals }),
       ...eventRoutes({ feed }),
+      ...hostRoutes({ hosts: hostRows }),
     ];
     routes.push(...openApiRoute({ routes, version: VERSION }), ...uiRoutes({ dir: built('ui') }));
     const handler = createApiHandler({ routes, log: child('api') });

@@ -85,6 +85,9 @@ export type Hook = Static<typeof Hook>;
 export const UserConfig = Type.Object(
   {
     port: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Literal('off')])),
+    host_name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, pattern: TEXT_PATTERN, description: "this daemon's name among the hosts of its store (default the machine's host name)" }),
+    ),
     agents: Type.Optional(
       Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }), AgentDefinition, { additionalProperties: false }),
     ),

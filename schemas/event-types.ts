@@ -14,4 +14,6 @@ export const EVENT_TYPES = [
   'session.waiting',
   'approval.requested',
   'approval.decided',
+  'host.online',
+  'host.offline',
 ] as const;

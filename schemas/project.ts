@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, Timestamp, TEXT_PATTERN } from './common.ts';
+import { Id, Timestamp, TEXT_PATTERN, UUID_PATTERN } from './common.ts';
 
 export const ProjectName = Type.String({ minLength: 1, maxLength: 100, pattern: TEXT_PATTERN });
 
@@ -9,6 +9,10 @@ export const Project = Type.Object(
     name: ProjectName,
     path: Type.String({ description: 'absolute, canonical root of a git work tree' }),
     created_at: Timestamp,
+    host_id: Type.String({ pattern: UUID_PATTERN, description: 'the host whose disk holds the repository' }),
+    repository: Type.Union([Type.String(), Type.Null()], {
+      description: "its `origin` remote's URL, normalised (`host/path`, no scheme, user, port or `.git`; a local origin as its absolute path), or null without origin: the same repository on several hosts has the same value",
+    }),
   },
   { $id: 'Project' },
 );

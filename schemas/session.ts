@@ -35,6 +35,7 @@ export const Session = Type.Object(
   {
     id: Id,
     task_id: Id,
+    host_id: Type.String({ pattern: UUID_PATTERN, description: "the host whose processes run it: its task's" }),
     kind: Type.Union([Type.Literal('agent'), Type.Literal('service'), Type.Literal('interactive')], {
       description: "an agent, one of the project's services (DESIGN §10), or an agent taken over in the person's terminal (grove takeover, DESIGN §15: no output is captured)",
     }),

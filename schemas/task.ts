@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, Timestamp, TEXT_PATTERN } from './common.ts';
+import { Id, Timestamp, TEXT_PATTERN, UUID_PATTERN } from './common.ts';
 import { OutputLine } from './output.ts';
 
 export const TaskStatus = Type.Union([
@@ -18,6 +18,7 @@ export const Task = Type.Object(
     worktree_path: Type.String({ description: 'relative to the project path, ends in /' }),
     status: TaskStatus,
     project_id: Id,
+    host_id: Type.String({ pattern: UUID_PATTERN, description: "the host whose disk holds its worktree: its project's" }),
     base: Type.String({ description: 'the ref the branch started from' }),
     base_commit: Type.String({ description: 'the commit the branch started from' }),
     ports: Type.Record(Type.String({ pattern: '^[0-9]+$' }), Type.Integer()),

@@ -3,6 +3,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { CreateProject, Project } from '../../schemas/project.ts';
+import { readOrigin } from '../git/origin.ts';
 import { git } from '../git/run.ts';
 import { GroveError } from '../errors.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
@@ -75,6 +76,8 @@ async function ownerProblem(p: string, fallbackUid: number): Promise<string> {
 // Adding, listing and removing projects: the rules above the table.
 export function createProjectService(deps: {
   projects: ProjectsTable;
+  /** this daemon's host: the projects it adds are on its disk */
+  hostId: string;
   countLiveTasks: (projectId: string) => Promise<number>;
   configs: Pick<ProjectConfigs, 'watch' | 'unwatch'>;
 }) {
@@ -103,7 +106,8 @@ export function createProjectService(deps: {
         const base = (path.basename(top) || 'project').slice(0, 90);
         const name = input.name ?? (await pickName(base));
         try {
-          const added = await projects.insert({ id: randomUUID(), name, path: top });
+          const repository = (await readOrigin(top)) ?? null;
+          const added = await projects.insert({ id: randomUUID(), name, path: top, host_id: deps.hostId, repository });
           deps.configs.watch(added.path);
           return added;
         } catch (err) {
@@ -111,6 +115,14 @@ export function createProjectService(deps: {
           throw err;
         }
       });
+    },
+    // Origins change while the daemon is down (a remote renamed or moved): read again at start,
+    // for this host's projects only (another host's folders are not on this disk).
+    async refreshRepositories(): Promise<void> {
+      for (const p of await projects.listOfHost(deps.hostId)) {
+        const repository = await readOrigin(p.path);
+        if (repository !== undefined && repository !== p.repository) await projects.setRepository(p.id, repository);
+      }
     },
     async remove(id: string): Promise<void> {
       const p = await projects.get(id);

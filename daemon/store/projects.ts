@@ -7,12 +7,14 @@ interface Row {
   name: string;
   path: string;
   created_at: Date;
+  host_id: string;
+  repository: string | null;
 }
 
-const COLUMNS = 'id, name, path, created_at';
+const COLUMNS = 'id, name, path, created_at, host_id, repository';
 
 function toProject(r: Row): Project {
-  return { id: r.id, name: r.name, path: r.path, created_at: r.created_at.toISOString() };
+  return { id: r.id, name: r.name, path: r.path, created_at: r.created_at.toISOString(), host_id: r.host_id, repository: r.repository };
 }
 
 // The projects table and every query on it; every change is recorded as an event with it (DESIGN §11).
@@ -37,13 +39,25 @@ export function projectsTable(db: Db, events: EventsTable) {
       );
       return new Set(rows.map((r) => r.name));
     },
-    async insert(p: { id: string; name: string; path: string }): Promise<Project> {
+    async insert(p: Pick<Project, 'id' | 'name' | 'path' | 'host_id' | 'repository'>): Promise<Project> {
       return events.tx(async (tx, record) => {
-        const { rows } = await tx.query<Row>(`INSERT INTO projects (id, name, path) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [p.id, p.name, p.path]);
+        const { rows } = await tx.query<Row>(
+          `INSERT INTO projects (id, name, path, host_id, repository) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+          [p.id, p.name, p.path, p.host_id, p.repository],
+        );
         const project = toProject(rows[0]!);
         await record({ type: 'project.added', project_id: project.id, data: project });
         return project;
       });
+    },
+    async listOfHost(hostId: string): Promise<Project[]> {
+      const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM projects WHERE host_id = $1 ORDER BY created_at, id`, [hostId]);
+      return rows.map(toProject);
+    },
+    // The origin as it now is, read when the daemon starts. No event: DESIGN §11 has none for a
+    // project's change, and the project's list and reads show it at once.
+    async setRepository(id: string, repository: string | null): Promise<void> {
+      await db.query('UPDATE projects SET repository = $2 WHERE id = $1', [id, repository]);
     },
     async remove(id: string): Promise<boolean> {
       return events.tx(async (tx, record) => {

@@ -9,6 +9,7 @@ import { iso, toLine, type LineRow } from './rows.ts';
 interface Row {
   id: string;
   task_id: string;
+  host_id: string;
   kind: Session['kind'];
   agent: string;
   command: string[];
@@ -54,6 +55,7 @@ function toRecord(r: Row): SessionRecord {
   return {
     id: r.id,
     task_id: r.task_id,
+    host_id: r.host_id,
     kind: r.kind,
     agent: r.agent,
     command: r.command,
@@ -115,8 +117,9 @@ export type Launch = Pick<SessionRecord, 'command' | 'agent_session_id' | 'deadl
 const RETURNING = 'RETURNING *, (SELECT t.project_id FROM tasks t WHERE t.id = sessions.task_id) AS project_id';
 
 const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start, conversation_id, parent_id,
-  agent_session_id, args, timeout_s, deadline, not_before, kind, approval_timeout_s)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ${RETURNING}`;
+  agent_session_id, args, timeout_s, deadline, not_before, kind, approval_timeout_s, host_id)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+    (SELECT host_id FROM tasks WHERE id = $2)) ${RETURNING}`;
 
 type Changed = Row & { project_id: string };
 

@@ -7,6 +7,7 @@ import { iso } from './rows.ts';
 interface Row {
   id: string;
   project_id: string;
+  host_id: string;
   name: string;
   branch: string;
   worktree_path: string;
@@ -41,6 +42,7 @@ function toTask(r: Row): StoredTask {
     worktree_path: r.worktree_path,
     status: r.status,
     project_id: r.project_id,
+    host_id: r.host_id,
     base: r.base,
     base_commit: r.base_commit,
     ports: r.ports ?? {},
@@ -52,7 +54,7 @@ function toTask(r: Row): StoredTask {
 }
 
 // A task as inserted: its ports come as leases, its timestamps from the store.
-export type NewTask = Omit<Task, 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit'>;
+export type NewTask = Omit<Task, 'host_id' | 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit'>;
 
 // The task as the API shows it, read inside a transaction, and the event that says it changed.
 async function recordTask(tx: Db, record: RecordEvent, view: TaskView, type: Extract<EventType, `task.${string}`>, id: string): Promise<void> {
@@ -111,8 +113,9 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
     async insert(t: NewTask, ports: { [declared: number]: number }): Promise<void> {
       await events.tx(async (tx, record) => {
         await tx.query(
-          `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          // Its host is its project's: the worktree is on the disk that holds the repository.
+          `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status, host_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT host_id FROM projects WHERE id = $2))`,
           [t.id, t.project_id, t.name, t.branch, t.worktree_path, t.base, t.base_commit, t.status],
         );
         for (const [declared, port] of Object.entries(ports)) {

@@ -6,7 +6,7 @@ import { createEventFeed } from '../../daemon/events/feed.ts';
 import { createLimiter } from '../../daemon/runtime/limiter.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { openTestStore } from '../helpers/store.ts';
+import { openTestStore, TEST_HOST_ID } from '../helpers/store.ts';
 
 // The event feed's followed source, alone: a real store and bus, no daemon, no HTTP.
 test('events/feed follow(): the events after `from` that match, then each new one as it is published; an abort ends it', async (t) => {
@@ -14,7 +14,7 @@ test('events/feed follow(): the events after `from` that match, then each new on
   const feed = createEventFeed({ bus: s.bus, events: s.events, streamReads: createLimiter(1), log: pino({ level: 'silent' }) });
   t.after(() => feed.close());
   const projects = projectsTable(s.store.db, s.events);
-  const add = (name: string) => projects.insert({ id: randomUUID(), name, path: makeTempDir(t) });
+  const add = (name: string) => projects.insert({ id: randomUUID(), name, path: makeTempDir(t), host_id: TEST_HOST_ID, repository: null });
   const one = await add('one');
   const two = await add('two');
   const listeners = s.bus.published.listenerCount();

@@ -30,6 +30,9 @@ export function memoryLog(): { log: Logger; records: any[] } {
   return { log, records };
 }
 
+// The host the projects of a test store are on (no daemon runs there to register one).
+export const TEST_HOST_ID = '00000000-0000-4000-8000-000000000001';
+
 export interface TestStore {
   dataDir: string;
   store: Store;
@@ -65,13 +68,13 @@ export async function openTestStore(cleanup: (fn: () => unknown) => void, log: L
 // need no git, only a folder to run in.
 export async function addTask(t: TestContext, s: TestStore, status: Task['status'] = 'ready'): Promise<Task> {
   const dir = makeTempDir(t);
-  const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: path.basename(dir), path: dir });
+  const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: path.basename(dir), path: dir, host_id: TEST_HOST_ID, repository: null });
   const id = randomUUID();
   const worktree = '.grove/worktrees/job/';
   mkdirSync(path.join(project.path, worktree), { recursive: true });
   await s.store.db.query(
-    `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status) VALUES ($1, $2, 'job', 'grove/job', $3, 'main', 'HEAD', $4)`,
-    [id, project.id, worktree, status],
+    `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status, host_id) VALUES ($1, $2, 'job', 'grove/job', $3, 'main', 'HEAD', $4, $5)`,
+    [id, project.id, worktree, status, project.host_id],
   );
   return s.getTask(id);
 }

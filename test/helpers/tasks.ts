@@ -13,7 +13,7 @@ import { createPool } from '../../daemon/tasks/pool.ts';
 import { createPortAllocator } from '../../daemon/tasks/ports.ts';
 import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeRepo } from './git.ts';
-import { openTestStore } from './store.ts';
+import { openTestStore, TEST_HOST_ID } from './store.ts';
 
 // What the task verbs are made from, for real and in this process: a PGlite store in its
 // thread, the worker pool on the built workers, the tables, a journal, ports, configs.
@@ -48,7 +48,7 @@ export async function taskParts(t: TestContext) {
     // A real repository, with `.grove.json` when a config is given, added as a project.
     async project(config?: object) {
       const repo = makeRepo(t, config ? { files: { 'README.md': '# fixture\n', '.grove.json': JSON.stringify(config) } } : {});
-      return projects.insert({ id: randomUUID(), name: path.basename(repo), path: repo });
+      return projects.insert({ id: randomUUID(), name: path.basename(repo), path: repo, host_id: TEST_HOST_ID, repository: null });
     },
   };
 }

@@ -4,12 +4,13 @@ import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import { taskEnv } from '../../daemon/tasks/env.ts';
 
-const project: Project = { id: 'p-1', name: 'demo', path: '/projects/demo', created_at: '2026-01-01T00:00:00.000Z' };
+const project: Project = { id: 'p-1', name: 'demo', path: '/projects/demo', created_at: '2026-01-01T00:00:00.000Z', host_id: 'h-1', repository: null };
 
 function task(ports: Record<string, number>): Task {
   return {
     id: 't-1',
     project_id: project.id,
+    host_id: project.host_id,
     name: 'Fix login',
     branch: 'grove/fix-login',
     worktree_path: '.grove/worktrees/fix-login/',

@@ -10,7 +10,7 @@ import { tasksTable } from '../../daemon/store/tasks.ts';
 import { bindsFree, createPortAllocator } from '../../daemon/tasks/ports.ts';
 import { withPresence } from '../../daemon/tasks/read.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { openTestStore } from '../helpers/store.ts';
+import { openTestStore, TEST_HOST_ID } from '../helpers/store.ts';
 
 // Opened before the first test is registered, so that `after` closes it with the file.
 const s = await openTestStore(after);
@@ -31,7 +31,7 @@ async function freeRange(n: number): Promise<[number, number]> {
 // A task row holding `ports` as its leases, as task creation reserves them.
 async function leaseTo(t: test.TestContext, ports: Record<number, number>): Promise<string> {
   const dir = makeTempDir(t);
-  const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: path.basename(dir), path: dir });
+  const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: path.basename(dir), path: dir, host_id: TEST_HOST_ID, repository: null });
   const id = randomUUID();
   await tasks.insert({ id, project_id: project.id, name: id, branch: `grove/${id}`, worktree_path: `.grove/worktrees/${id}/`, base: 'main', base_commit: 'HEAD', status: 'ready' }, ports);
   return id;

@@ -8,7 +8,7 @@ import { projectsTable } from '../../daemon/store/projects.ts';
 import { tasksTable, type StoredTask } from '../../daemon/store/tasks.ts';
 import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { openTestStore } from '../helpers/store.ts';
+import { openTestStore, TEST_HOST_ID } from '../helpers/store.ts';
 
 const WORKTREE = '.grove/worktrees/job/';
 
@@ -20,6 +20,7 @@ function stored(status: StoredTask['status']): StoredTask {
     worktree_path: WORKTREE,
     status,
     project_id: randomUUID(),
+    host_id: TEST_HOST_ID,
     base: 'main',
     base_commit: 'b'.repeat(40),
     ports: {},
@@ -49,7 +50,7 @@ test('withPresence: a live task whose folder is gone says its worktree is missin
 test('the store records each task event with the view it is given; the reader looks at the folder on every read', async (t) => {
   const s = await openTestStore((fn) => t.after(fn));
   const dir = makeTempDir(t);
-  const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: 'p', path: dir });
+  const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: 'p', path: dir, host_id: TEST_HOST_ID, repository: null });
   const tasks = tasksTable(s.store.db, s.events, withPresence);
   const read = createTaskReader({ tasks, getProject: s.getProject });
   const id = randomUUID();
