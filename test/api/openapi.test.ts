@@ -7,6 +7,7 @@ import { makeRepo } from '../helpers/git.ts';
 // DESIGN §4's table: every endpoint and every error code.
 const ENDPOINTS = [
   'get /api/health',
+  'get /api/hosts',
   'get /api/projects',
   'post /api/projects',
   'get /api/projects/{id}',
@@ -99,6 +100,7 @@ test('GET /api/openapi.json describes every endpoint, body, response and error, 
   check('post', '/api/tasks', 201, task.json);
   check('get', '/api/tasks/{id}/setup', 200, (await d.socket('GET', `/api/tasks/${task.json.id}/setup`)).json);
   check('get', '/api/health', 200, (await d.socket('GET', '/api/health')).json);
+  check('get', '/api/hosts', 200, (await d.socket('GET', '/api/hosts')).json);
   check('get', '/api/agents', 200, (await d.socket('GET', '/api/agents')).json);
   const dup = await d.socket('POST', '/api/projects', { body: { path: repo } });
   check('post', '/api/projects', 409, dup.json);
