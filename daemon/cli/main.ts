@@ -227,6 +227,7 @@ async function lastEvents(c: Ctx, q: string, n: number): Promise<{ recent: Grove
 function describeEvent(e: GroveEvent): string {
   // `data` is the project, task, session or approval the event is about (the schema leaves it open).
   const d: any = e.data ?? {};
+  if (e.type.startsWith('host.')) return `${e.at} ${e.seq} ${e.type} host ${d.name} ${d.online ? 'online' : 'offline'}`;
   const what = e.type.startsWith('project.')
     ? `project ${d.name}`
     : e.type.startsWith('approval.')

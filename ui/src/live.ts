@@ -57,6 +57,10 @@ export function createLive() {
         else state.approvals.delete(a.id);
         break;
       }
+      // The board does not show hosts yet (DESIGN §14.2's dashboard is still to come).
+      case 'host.online':
+      case 'host.offline':
+        break;
       default:
         state.sessions.set(e.session_id!, e.data as Session);
     }
