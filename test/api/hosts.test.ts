@@ -10,6 +10,7 @@ import { hostsTable } from '../../daemon/store/hosts.ts';
 import { addProject, makeHome, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
 import { agentHome, gate, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 import { seedStore } from '../helpers/template.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -56,6 +57,14 @@ test('GET /api/hosts: this daemon, online, named by host_name; its running count
   await ended;
   assert.equal((await hosts(d))[0].running, 0);
   assert.equal((await d.socket('GET', `/api/sessions/${s.json.id}`)).json.host_id, me.id);
+
+  // The heartbeat goes on by itself: seen_at moves, started_at does not.
+  const beaten = await until(async () => {
+    const [h] = await hosts(d);
+    return h.seen_at > me.seen_at && h;
+  }, 'a heartbeat', 15_000);
+  assert.equal(beaten.started_at, me.started_at);
+  assert.equal(beaten.online, true);
 });
 
 test('the host id survives a restart (its name follows host_name); a clean stop records host.offline; repository is read at add and again at start', async (t) => {
