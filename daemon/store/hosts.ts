@@ -69,16 +69,21 @@ export function hostsTable(db: Db, events: EventsTable) {
       });
     },
     // One heartbeat: this host seen now (online again, with its event, if another host had
-    // recorded it offline or its row had gone), and every other host whose heartbeat is stale
-    // recorded offline. The row lock of the UPDATE makes each host.offline go out once, whichever
-    // live host notices first.
+    // recorded it offline), then, in a transaction of its own, every other host whose heartbeat
+    // is stale recorded offline. A row another daemon holds is skipped (its owner refreshing it,
+    // or another host recording it offline): each host.offline goes out once, and no two
+    // heartbeats wait on each other.
     async beat(id: string): Promise<void> {
       await events.tx(async (tx, record) => {
         const { rows } = await tx.query<{ stopped: boolean }>('SELECT stopped FROM hosts WHERE id = $1 FOR UPDATE', [id]);
         await tx.query('UPDATE hosts SET seen_at = now(), stopped = false WHERE id = $1', [id]);
         if (rows[0]?.stopped) await recordHost(tx, record, 'host.online', id);
+      });
+      await events.tx(async (tx, record) => {
         const stale = await tx.query<{ id: string }>(
-          `UPDATE hosts SET stopped = true WHERE id <> $1 AND NOT stopped AND seen_at <= now() - interval '${ONLINE_S} seconds' RETURNING id`,
+          `UPDATE hosts SET stopped = true WHERE id IN (
+             SELECT id FROM hosts WHERE id <> $1 AND NOT stopped AND seen_at <= now() - interval '${ONLINE_S} seconds' FOR UPDATE SKIP LOCKED)
+           RETURNING id`,
           [id],
         );
         for (const r of stale.rows) await recordHost(tx, record, 'host.offline', r.id);
