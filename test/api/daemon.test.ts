@@ -7,10 +7,12 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
+import { pino } from 'pino';
 import { Client, request } from 'undici';
 import { makeHome, ROOT, sharedDaemon, spawnDaemon, startDaemon, stopProcess } from '../helpers/daemon.ts';
+import { openStore } from '../../daemon/store/db.ts';
 import { makeRepo } from '../helpers/git.ts';
+import { storeUrlFor } from '../helpers/postgres.ts';
 import { readyTask, waitSessionEnd } from '../helpers/sessions.ts';
 import { seedStore } from '../helpers/template.ts';
 
@@ -235,9 +237,10 @@ test('removing a project removes its archived tasks, their sessions and every st
   assert.equal((await d.socket('GET', `/api/sessions/${s.json.id}`)).status, 404);
   assert.equal(await d.stop(), 0);
 
-  const pg = new PGlite({ dataDir: path.join(d.home, 'data', 'pgdata') });
-  t.after(() => pg.close());
-  const count = async (table: string) => (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
+  // The daemon's own store, whichever driver (PGlite in its data folder, or its PostgreSQL database).
+  const store = await openStore({ dataDir: path.join(d.home, 'data'), databaseUrl: await storeUrlFor(d.home), log: pino({ level: 'silent' }) });
+  t.after(() => store.close());
+  const count = async (table: string) => (await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
   assert.equal(await count('sessions'), 0);
   assert.equal(await count('session_lines'), 0, 'the lines went with their session');
   assert.equal(await count('tasks'), 0);
