@@ -5,7 +5,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
-import { makeHome, spawnDaemon, startDaemon } from '../helpers/daemon.ts';
+import { makeHome, spawnDaemon, startDaemon, stopProcess } from '../helpers/daemon.ts';
 import { freshDatabase, postgresServer } from '../helpers/postgres.ts';
 
 const PASSWORD = 'Sekr1t-pa55word';
@@ -24,7 +24,9 @@ async function startFails(t: test.TestContext, env: Record<string, string>, conf
   const home = makeHome(t);
   if (config) writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
   const d = spawnDaemon(home, env);
-  const code = await d.exited;
+  t.after(() => stopProcess(d.proc, d.exited));
+  // A daemon that starts anyway has not refused the store: that ends the wait too.
+  const code = await Promise.race([d.exited, d.ready.then(() => 'ready' as const)]);
   const logged = d.logs.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n');
   assert.equal(d.logs.some((l) => l?.msg === 'grove daemon ready'), false);
   return { code, stderr: d.stderr(), logged };
