@@ -6,8 +6,9 @@ import type { Logger } from '../runtime/log.ts';
 import { MIGRATIONS_DIR, pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
 import { StoreUnreachableError, type Db, type Store } from './store.ts';
 
-// Connections at most: stream reads are limited above the store, and transactions take turns.
-const POOL_SIZE = 8;
+// Connections at most: statements take turns (below), so one is busy at a time; a spare one is
+// ready when the server has dropped the other.
+const POOL_SIZE = 2;
 // A server that takes no connection is unreachable, rather than a start that hangs.
 const CONNECT_TIMEOUT_MS = 10_000;
 // The key of the advisory lock that daemons starting on one database at once migrate under.
@@ -99,8 +100,9 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
     return { rows: r.rows as T[], affectedRows: affected(r) };
   };
 
-  // One transaction at a time, as on PGlite's one connection: the events of this daemon's
-  // transactions commit in seq order, which the event bus relies on.
+  // One statement or transaction at a time, in the order asked, as on PGlite's one connection:
+  // a read asked after a write sees it, and this daemon's events commit in seq order (the event
+  // bus relies on both). The pool still replaces a connection the server dropped.
   let turn: Promise<unknown> = Promise.resolve();
   const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
     const run = turn.then(fn, fn);
@@ -116,7 +118,7 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
   }
 
   const db: Db = {
-    query: (sql, params = []) => query(pool, sql, params),
+    query: (sql, params = []) => inTurn(() => query(pool, sql, params)),
     transaction: <T>(fn: (tx: Db) => Promise<T>) =>
       inTurn(async () => {
         // The transaction holds one pooled connection from BEGIN to its end.
