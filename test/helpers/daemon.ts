@@ -123,7 +123,8 @@ export async function startDaemon(t: Cleanup, opts: StartOptions = {}): Promise<
   // On PostgreSQL (npm run test:postgres) the home's own database, unless the test names one.
   const url = await storeUrlFor(home);
   const env = url === null ? opts.env : { GROVE_DATABASE_URL: url, ...opts.env };
-  if (url === null && !opts.noSeed && !existsSync(path.join(home, 'data', 'pgdata'))) await seedStore(path.join(home, 'data'));
+  const onPglite = !env?.GROVE_DATABASE_URL;
+  if (onPglite && !opts.noSeed && !existsSync(path.join(home, 'data', 'pgdata'))) await seedStore(path.join(home, 'data'));
   const { proc, logs, events, ready, exited, stderr } = spawnDaemon(home, env);
   t.after(() => stopProcess(proc, exited));
   const info = await ready;
