@@ -81,7 +81,7 @@ test('a live socket of another daemon is not taken over', async (t) => {
   const first = await running();
   const home2 = makeHome(t);
   await seedStore(path.join(home2, 'data'));
-  const second = spawnDaemon(home2, { GROVE_SOCKET: first.socketPath });
+  const second = spawnDaemon(home2, { GROVE_SOCKET: first.socketPath, GROVE_DATABASE_URL: (await storeUrlFor(home2)) ?? undefined });
   t.after(() => stopProcess(second.proc, second.exited));
   assert.equal(await second.exited, EXIT_ALREADY_RUNNING);
   assert.match(second.stderr(), /already listening on/);
@@ -96,7 +96,7 @@ test('a TCP port in use stops the start with a message, releasing everything', a
   const port = (blocker.address() as { port: number }).port;
   const home = makeHome(t);
   await seedStore(path.join(home, 'data'));
-  const d = spawnDaemon(home, { GROVE_PORT: String(port) });
+  const d = spawnDaemon(home, { GROVE_PORT: String(port), GROVE_DATABASE_URL: (await storeUrlFor(home)) ?? undefined });
   t.after(() => stopProcess(d.proc, d.exited));
   assert.notEqual(await d.exited, 0);
   assert.match(d.stderr(), /EADDRINUSE/);
@@ -191,7 +191,7 @@ test('npm start serves GET /api/health on the socket and on 127.0.0.1:7433', asy
   const busy = await taken(7433);
   const home = makeHome(t);
   await seedStore(path.join(home, 'data'));
-  const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home };
+  const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home, GROVE_DATABASE_URL: (await storeUrlFor(home)) ?? undefined };
   delete env.GROVE_PORT;
   const cacheBefore = cacheListing();
   const proc = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
