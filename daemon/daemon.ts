@@ -78,7 +78,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     const lock = acquireDataLock(settings.dataDir);
     started.push({ name: 'lock', close: () => lock.close() });
 
-    const store = await openStore({ dataDir: settings.dataDir, log: child('store') });
+    const store = await openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl, log: child('store') });
     started.push({ name: 'store', close: () => store.close() });
 
     const configs = createProjectConfigs({ log: child('config') });

@@ -6,11 +6,14 @@ import { LockHeldError } from './runtime/lock.ts';
 import { createLogger, earlyLevel, type Logger } from './runtime/log.ts';
 import { loadSettings, SettingsError } from './runtime/settings.ts';
 import { SocketInUseError } from './http/unix-socket.ts';
+import { StoreUnreachableError } from './store/store.ts';
 
 // Exit statuses a service manager can tell apart (sysexits.h); both mean "restarting won't help".
 export const EXIT_CONFIG = 78;
 export const EXIT_ALREADY_RUNNING = 75;
 export const EXIT_UNAVAILABLE = 69;
+// EX_TEMPFAIL as well: the store named by database_url did not answer; a later start may find it.
+export const EXIT_STORE_UNREACHABLE = 75;
 
 // Prints `message` where a person or the service manager sees it, then exits with `code`.
 function exitWith(log: Logger, code: number, message: string, fields: Record<string, unknown> = {}): never {
@@ -40,6 +43,7 @@ export async function runDaemon(): Promise<void> {
   } catch (err) {
     if (err instanceof LockHeldError) exitWith(log, EXIT_ALREADY_RUNNING, err.message, { holder_pid: err.pid });
     if (err instanceof SocketInUseError) exitWith(log, EXIT_ALREADY_RUNNING, err.message);
+    if (err instanceof StoreUnreachableError) exitWith(log, EXIT_STORE_UNREACHABLE, err.message);
     log.fatal({ err }, 'daemon failed to start');
     exitWith(log, 1, `failed to start: ${(err as Error).message}`);
   }

@@ -104,6 +104,13 @@ export const UserConfig = Type.Object(
     hooks: Type.Optional(Type.Array(Hook, { maxItems: 100 })),
     allow: Type.Optional(AllowRules),
     approval_timeout_s: Type.Optional(ApprovalTimeoutS),
+    database_url: Type.Optional(
+      Type.String({
+        pattern: '^postgres(ql)?://[^\\u0000]*$',
+        maxLength: 4096,
+        description: 'a PostgreSQL (14 or newer) to keep every table in instead of the embedded store (DESIGN §14.2); GROVE_DATABASE_URL wins',
+      }),
+    ),
   },
   { additionalProperties: false, $id: 'UserConfig' },
 );

@@ -26,6 +26,8 @@ export interface Settings {
   gitTimeoutS: number;
   /** GROVE_EVENT_STALL_MS; undefined: the feed's default */
   eventStallMs: number | undefined;
+  /** GROVE_DATABASE_URL, else the config's database_url: the PostgreSQL store; null: PGlite */
+  databaseUrl: string | null;
 }
 
 // A setting that cannot be used: the message names the variable or file and the field.
@@ -77,6 +79,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, uid = process
     gitTimeoutS: config.git_timeout_s ?? DEFAULT_GIT_TIMEOUT_S,
     // How long an event stream's client may take nothing before it is dropped (tests shorten it).
     eventStallMs: positiveInt(env.GROVE_EVENT_STALL_MS) ?? undefined,
+    databaseUrl: resolveDatabaseUrl(env.GROVE_DATABASE_URL, config.database_url),
   };
 }
 
@@ -96,6 +99,20 @@ function resolvePort(envValue: string | undefined, configValue: UserConfig['port
   if (configValue === 'off') return null;
   if (configValue !== undefined) return configValue;
   return DEFAULT_PORT;
+}
+
+// The variable wins over the file. Its value is never echoed: it may hold a password.
+function resolveDatabaseUrl(envValue: string | undefined, configValue: string | undefined): string | null {
+  const raw = nonEmpty(envValue);
+  if (raw === undefined) return configValue ?? null;
+  let ok = false;
+  try {
+    ok = ['postgres:', 'postgresql:'].includes(new URL(raw).protocol);
+  } catch {
+    // not a URL
+  }
+  if (!ok) throw new SettingsError('GROVE_DATABASE_URL must be a postgres:// or postgresql:// URL');
+  return raw;
 }
 
 function resolveLogLevel(raw: string | undefined): LogLevel {

@@ -2,10 +2,9 @@
 // thread every insert of a busy session would hold up every HTTP answer. Here it has a thread
 // of its own; the main thread sends queries and transactions as messages (db.ts), typed once
 // in protocol.ts.
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
 import type { StoreReply, StoreRequest, StoreWorkerData, WireError } from './protocol.ts';
 
 type Queryable = Pick<PGlite, 'query'> | Transaction;
@@ -29,28 +28,16 @@ const toWire = (err: unknown): WireError => {
   };
 };
 
-// The versions applied so far; the table is made on a new store.
-async function appliedVersions(pg: PGlite): Promise<number[]> {
-  await pg.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-  return (await pg.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version);
-}
-
-// Applies migrations/NNNN_name.sql in order, each in its own transaction, recording each.
+// Applies the migrations not yet applied, each in its own transaction, recording each.
 async function migrate(pg: PGlite): Promise<void> {
-  const applied = new Set(await appliedVersions(pg));
-  const files = readdirSync(migrations)
-    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
-    .sort();
-  for (const file of files) {
-    const version = Number(file.slice(0, 4));
-    if (applied.has(version)) continue;
-    const sql = readFileSync(path.join(migrations, file), 'utf8');
+  await pg.exec(SCHEMA_MIGRATIONS_DDL);
+  const applied = (await pg.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version);
+  for (const m of pendingMigrations(migrations, applied)) {
     await pg.transaction(async (tx) => {
-      await tx.exec(sql);
-      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version, file]);
+      await tx.exec(m.sql);
+      await tx.query(RECORD_MIGRATION, [m.version, m.file]);
     });
-    log('info', { migration: file }, 'migration applied');
+    log('info', { migration: m.file }, 'migration applied');
   }
 }
 

@@ -7,10 +7,12 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
+import { pino } from 'pino';
 import { Client, request } from 'undici';
 import { makeHome, ROOT, sharedDaemon, spawnDaemon, startDaemon, stopProcess } from '../helpers/daemon.ts';
+import { openStore } from '../../daemon/store/db.ts';
 import { makeRepo } from '../helpers/git.ts';
+import { storeUrlFor } from '../helpers/postgres.ts';
 import { readyTask, waitSessionEnd } from '../helpers/sessions.ts';
 import { seedStore } from '../helpers/template.ts';
 
@@ -79,7 +81,7 @@ test('a live socket of another daemon is not taken over', async (t) => {
   const first = await running();
   const home2 = makeHome(t);
   await seedStore(path.join(home2, 'data'));
-  const second = spawnDaemon(home2, { GROVE_SOCKET: first.socketPath });
+  const second = spawnDaemon(home2, { GROVE_SOCKET: first.socketPath, GROVE_DATABASE_URL: (await storeUrlFor(home2)) ?? undefined });
   t.after(() => stopProcess(second.proc, second.exited));
   assert.equal(await second.exited, EXIT_ALREADY_RUNNING);
   assert.match(second.stderr(), /already listening on/);
@@ -94,7 +96,7 @@ test('a TCP port in use stops the start with a message, releasing everything', a
   const port = (blocker.address() as { port: number }).port;
   const home = makeHome(t);
   await seedStore(path.join(home, 'data'));
-  const d = spawnDaemon(home, { GROVE_PORT: String(port) });
+  const d = spawnDaemon(home, { GROVE_PORT: String(port), GROVE_DATABASE_URL: (await storeUrlFor(home)) ?? undefined });
   t.after(() => stopProcess(d.proc, d.exited));
   assert.notEqual(await d.exited, 0);
   assert.match(d.stderr(), /EADDRINUSE/);
@@ -142,6 +144,16 @@ test('a valid user config is applied: its port opens the TCP front', async (t) =
 
 test('a brand-new data folder is initialised on first start', async (t) => {
   const d = await startDaemon(t, { noSeed: true });
+  // On PostgreSQL (npm run test:postgres) the new store is a new database: it is migrated, below.
+  if (await storeUrlFor(d.home)) assert.ok(!existsSync(path.join(d.home, 'data', 'pgdata')), 'no PGlite folder beside PostgreSQL');
+  else pgliteMade(d);
+  assert.ok(d.logs.some((l) => l?.migration === '0001_projects.sql'));
+  const repo = makeRepo(t);
+  assert.equal((await d.socket('POST', '/api/projects', { body: { path: repo } })).status, 201);
+});
+
+// PGlite's first start: initdb in the data folder, announced before it begins.
+function pgliteMade(d: { logs: any[] }): void {
   const made = d.logs.find((l) => l?.msg === 'new store initialised');
   assert.ok(made);
   // What is happening is said before the wait, not only after it.
@@ -149,10 +161,7 @@ test('a brand-new data folder is initialised on first start', async (t) => {
   assert.ok(said, 'the first start says it is creating the store');
   const began = Date.parse(made.time) - made.ms;
   assert.ok(Date.parse(said.time) <= began + 50, `said at ${said.time}, the store's creation began at ${new Date(began).toISOString()}`);
-  assert.ok(d.logs.some((l) => l?.migration === '0001_projects.sql'));
-  const repo = makeRepo(t);
-  assert.equal((await d.socket('POST', '/api/projects', { body: { path: repo } })).status, 201);
-});
+}
 
 // Every file under node_modules/.cache with its size and mtime (empty when there is none).
 function cacheListing(): string[] {
@@ -182,7 +191,7 @@ test('npm start serves GET /api/health on the socket and on 127.0.0.1:7433', asy
   const busy = await taken(7433);
   const home = makeHome(t);
   await seedStore(path.join(home, 'data'));
-  const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home };
+  const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home, GROVE_DATABASE_URL: (await storeUrlFor(home)) ?? undefined };
   delete env.GROVE_PORT;
   const cacheBefore = cacheListing();
   const proc = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -235,9 +244,10 @@ test('removing a project removes its archived tasks, their sessions and every st
   assert.equal((await d.socket('GET', `/api/sessions/${s.json.id}`)).status, 404);
   assert.equal(await d.stop(), 0);
 
-  const pg = new PGlite({ dataDir: path.join(d.home, 'data', 'pgdata') });
-  t.after(() => pg.close());
-  const count = async (table: string) => (await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
+  // The daemon's own store, whichever driver (PGlite in its data folder, or its PostgreSQL database).
+  const store = await openStore({ dataDir: path.join(d.home, 'data'), databaseUrl: await storeUrlFor(d.home), log: pino({ level: 'silent' }) });
+  t.after(() => store.close());
+  const count = async (table: string) => (await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
   assert.equal(await count('sessions'), 0);
   assert.equal(await count('session_lines'), 0, 'the lines went with their session');
   assert.equal(await count('tasks'), 0);

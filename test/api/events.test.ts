@@ -9,6 +9,7 @@ import { openStore } from '../../daemon/store/db.ts';
 import { addProject, makeHome, ROOT, sharedDaemon, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { readSse, waitSessionEnd, type SseEvent } from '../helpers/sessions.ts';
+import { storeUrlFor } from '../helpers/postgres.ts';
 import { seedStore } from '../helpers/template.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
@@ -233,8 +234,9 @@ test('500 event streams catching up from the start leave GET /api/tasks answered
   // A store holding many events older than the daemon: its streams must read them from the store.
   const home = makeHome(t);
   const dataDir = path.join(home, 'data');
-  await seedStore(dataDir);
-  const store = await openStore({ dataDir, log: pino({ level: 'silent' }) });
+  const databaseUrl = await storeUrlFor(home);
+  if (databaseUrl === null) await seedStore(dataDir);
+  const store = await openStore({ dataDir, databaseUrl, log: pino({ level: 'silent' }) });
   await store.db.query(`INSERT INTO events (type, project_id, data) SELECT 'project.removed', NULL, jsonb_build_object('id', gen_random_uuid(), 'n', n) FROM generate_series(1, 6000) n`);
   await store.close();
   const d = await startDaemon(t, { home });

@@ -269,6 +269,8 @@ test('default_agent from the user config applies when nothing else names one', a
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0' } });
   assert.equal(r.status, 201, r.text);
   assert.equal(r.json.agent, 'fixture');
+  // Ended before the home is removed: its wrapper still writes in the data folder until then.
+  assert.equal((await waitSessionEnd(d, r.json.id)).status, 'exited');
 });
 
 test('unknown, uninstalled and invalid agents, tasks not ready, bad bodies: 4xx and nothing started', async (t) => {

@@ -354,7 +354,9 @@ test('grove daemon runs the daemon in the foreground; grove project rm removes a
   const home = makeHome(t);
   const { seedStore } = await import('../helpers/template.ts');
   await seedStore(path.join(home, 'data'));
-  const daemon = spawn(process.execPath, [GROVE, 'daemon'], { env: { ...process.env, GROVE_HOME: home, GROVE_PORT: 'off' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { storeUrlFor } = await import('../helpers/postgres.ts');
+  const url = await storeUrlFor(home);
+  const daemon = spawn(process.execPath, [GROVE, 'daemon'], { env: { ...process.env, GROVE_HOME: home, GROVE_PORT: 'off', ...(url ? { GROVE_DATABASE_URL: url } : {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((r) => daemon.once('exit', (c) => r(c)));
   t.after(async () => {
     if (daemon.exitCode === null) {

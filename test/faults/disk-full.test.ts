@@ -40,7 +40,9 @@ test('the data folder on a full disk: the daemon stays up, answers 507 and leave
     rmSync(home, { recursive: true, force: true });
   });
   writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: { fixture: { command: [AGENT, '{prompt}'] } } }));
-  const d = await startDaemon(t, { home });
+  // The store whose pages run out is PGlite's, in the data folder: on PGlite under test:postgres too
+  // (a PostgreSQL keeps its pages on its own disk).
+  const d = await startDaemon(t, { home, env: { GROVE_DATABASE_URL: undefined } });
   stopDaemon = () => d.stop();
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture' }) } });
   const project = await addProject(d, repo);

@@ -4,13 +4,16 @@ import path from 'node:path';
 import test, { type TestContext } from 'node:test';
 import { Pool } from 'undici';
 import { makeHome, spawnDaemon, stopProcess } from '../helpers/daemon.ts';
+import { storeUrlFor } from '../helpers/postgres.ts';
 import { seedStore } from '../helpers/template.ts';
 
 const EXIT_ALREADY_RUNNING = 75;
 
 // Starts `n` daemons on one home at the same moment; resolves with who got ready and who exited.
 async function race(t: TestContext, home: string, n: number) {
-  const all = Array.from({ length: n }, () => spawnDaemon(home));
+  // The home's database under test:postgres: the lock decides there too, before the store opens.
+  const env = { GROVE_DATABASE_URL: (await storeUrlFor(home)) ?? undefined };
+  const all = Array.from({ length: n }, () => spawnDaemon(home, env));
   for (const d of all) t.after(() => stopProcess(d.proc, d.exited));
   const outcomes = await Promise.all(
     all.map((d) => Promise.race([d.ready.then(() => 'ready' as const), d.exited.then((code) => code)])),

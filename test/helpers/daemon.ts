@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after } from 'node:test';
 import { Pool, request } from 'undici';
+import { storeUrlFor } from './postgres.ts';
 import { seedStore } from './template.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -119,8 +120,12 @@ export function spawnDaemon(
 export async function startDaemon(t: Cleanup, opts: StartOptions = {}): Promise<TestDaemon> {
   const home = opts.home ?? makeHome(t);
   if (opts.config) writeFileSync(path.join(home, 'config.json'), JSON.stringify(opts.config));
-  if (!opts.noSeed && !existsSync(path.join(home, 'data', 'pgdata'))) await seedStore(path.join(home, 'data'));
-  const { proc, logs, events, ready, exited, stderr } = spawnDaemon(home, opts.env);
+  // On PostgreSQL (npm run test:postgres) the home's own database, unless the test names one.
+  const url = await storeUrlFor(home);
+  const env = url === null ? opts.env : { GROVE_DATABASE_URL: url, ...opts.env };
+  const onPglite = !env?.GROVE_DATABASE_URL;
+  if (onPglite && !opts.noSeed && !existsSync(path.join(home, 'data', 'pgdata'))) await seedStore(path.join(home, 'data'));
+  const { proc, logs, events, ready, exited, stderr } = spawnDaemon(home, env);
   t.after(() => stopProcess(proc, exited));
   const info = await ready;
   const socketPath: string = info.socket;

@@ -21,6 +21,7 @@ import { tasksTable } from '../../daemon/store/tasks.ts';
 import { createTaskGate, type TaskGate } from '../../daemon/tasks/gate.ts';
 import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeTempDir } from './git.ts';
+import { storeUrlFor } from './postgres.ts';
 import { seedStore } from './template.ts';
 
 // A logger that keeps its records, so a test can look for a message.
@@ -43,7 +44,7 @@ export interface TestStore {
   getTask: (id: string) => Promise<Task>;
 }
 
-// A real store (PGlite in its thread, as the daemon opens it), in a folder of its own; `cleanup`
+// A real store (PGlite in its thread, or PostgreSQL, as the daemon opens it), in a folder of its own; `cleanup`
 // registers what closes and removes it (t.after, or after() for a store shared by a file's tests).
 export async function openTestStore(cleanup: (fn: () => unknown) => void, log: Logger = pino({ level: 'silent' })): Promise<TestStore> {
   const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-store-')));
@@ -53,8 +54,10 @@ export async function openTestStore(cleanup: (fn: () => unknown) => void, log: L
     rmSync(home, { recursive: true, force: true });
   });
   const dataDir = path.join(home, 'data');
-  await seedStore(dataDir);
-  const store = (opened = await openStore({ dataDir, log }));
+  // On PostgreSQL (npm run test:postgres) a database of its own, else PGlite in the folder.
+  const databaseUrl = await storeUrlFor(home);
+  if (databaseUrl === null) await seedStore(dataDir);
+  const store = (opened = await openStore({ dataDir, log, databaseUrl }));
   const bus = createEventBus();
   const events = eventsTable(store.db, bus.publish);
   bus.begin(await events.lastSeq());

@@ -15,8 +15,9 @@ import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeRepo } from './git.ts';
 import { openTestStore, TEST_HOST_ID } from './store.ts';
 
-// What the task verbs are made from, for real and in this process: a PGlite store in its
-// thread, the worker pool on the built workers, the tables, a journal, ports, configs.
+// What the task verbs are made from, for real and in this process: a store (PGlite in its
+// thread, or PostgreSQL under test:postgres), the worker pool on the built workers, the tables,
+// a journal, ports, configs.
 // Everything is closed and removed after the test; a file's subtests share one set.
 export async function taskParts(t: TestContext) {
   const log = pino({ level: 'silent' });

@@ -67,3 +67,24 @@ test('settings: allow (Claude Code rules) and approval_timeout_s are checked whe
   assert.throws(() => loadUserConfig(file({ allow: ['Bash(npm test'] })), /\/allow\/0 /);
   assert.throws(() => loadUserConfig(file({ allow: 'Edit' })), /\/allow /);
 });
+
+test('settings: database_url from the config, GROVE_DATABASE_URL over it; neither echoed when refused', (t) => {
+  assert.equal(loadSettings(home(t), 1).databaseUrl, null, 'without either: PGlite');
+  const url = 'postgresql://grove:s3cret@db.example:5432/grove?sslmode=verify-full';
+  const env = home(t, { database_url: url });
+  assert.equal(loadSettings(env, 1).databaseUrl, url);
+  assert.equal(loadSettings({ ...env, GROVE_DATABASE_URL: 'postgres://other/x' }, 1).databaseUrl, 'postgres://other/x', 'the variable wins');
+  assert.equal(loadSettings({ ...env, GROVE_DATABASE_URL: '' }, 1).databaseUrl, url, 'an empty variable is no variable');
+  for (const bad of ['mysql://u:s3cret@h/x', 'not a url s3cret']) {
+    assert.throws(() => loadSettings({ ...env, GROVE_DATABASE_URL: bad }, 1), (err: Error) => {
+      assert.ok(err instanceof SettingsError);
+      assert.equal(err.message, 'GROVE_DATABASE_URL must be a postgres:// or postgresql:// URL');
+      return true;
+    });
+  }
+  assert.throws(() => loadSettings(home(t, { database_url: 'mysql://u:s3cret@h/x' }), 1), (err: Error) => {
+    assert.match(err.message, /is invalid: \/database_url /);
+    assert.ok(!err.message.includes('s3cret'), err.message);
+    return true;
+  });
+});

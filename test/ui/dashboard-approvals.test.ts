@@ -10,6 +10,7 @@ import { addProject, DAEMON_ENTRY, type TestDaemon } from '../helpers/daemon.ts'
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { contrasts, focused, openPage, sharedBrowser, tabTo } from '../helpers/browser.ts';
 import { sharedAgentDaemon } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 
 const browser = sharedBrowser();
 const daemon = sharedAgentDaemon();
@@ -235,6 +236,8 @@ test('an answer to an approval decided meanwhile shows the API\'s message, and t
   assert.match(cli.stdout, /allowed/);
   await region.getByRole('button', { name: 'Deny' }).click();
   await region.getByRole('alert').filter({ hasText: 'APPROVAL_DECIDED' }).waitFor();
+  // A failure is recorded once its body is read, which may come after the alert is drawn.
+  await until(() => failures.length, 'the failed answer recorded');
   assert.deepEqual(failures.map((f) => f.split(' ').slice(0, 2).join(' ')), ['409 POST']);
   release();
   await region.waitFor({ state: 'detached' });

@@ -1,0 +1,114 @@
+// The embedded driver: PGlite in a worker thread of its own (worker.ts), in the data folder.
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { once } from '../runtime/once.ts';
+import { built } from '../runtime/root.ts';
+import type { Logger } from '../runtime/log.ts';
+import { initStoreDir, pgdataDir } from './init.ts';
+import { MIGRATIONS_DIR } from './migrations.ts';
+import { PGLITE_CONF } from './pglite-options.ts';
+import { fromWire, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
+import type { Db, Store } from './store.ts';
+
+const ENTRY = built('daemon/store/worker.js');
+
+type Ok = Extract<StoreReply, { type: 'reply'; ok: true }>;
+// A request before its id is given (Omit over a union keeps only the common keys).
+type Unsent = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, 'id'> : never) : never;
+
+// Opens (creating if needed) the one PGlite of this daemon in its own worker thread, resolving
+// once it is open and migrated; `db` sends it queries and transactions as messages.
+export async function openPgliteStore(opts: { dataDir: string; log: Logger }): Promise<Store> {
+  const { log } = opts;
+  const pgdata = pgdataDir(opts.dataDir);
+  if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
+    // The first start is silent for seconds otherwise: say what is happening before it happens.
+    log.info({ dir: pgdata }, 'first start: creating the store; this takes a few seconds');
+    const t0 = performance.now();
+    rmSync(pgdata, { recursive: true, force: true }); // a half-made folder from a crash during initdb
+    await initStoreDir(pgdata);
+    log.info({ dir: pgdata, ms: Math.round(performance.now() - t0) }, 'new store initialised');
+  }
+  // Every stored round passes through this thread's young generation, which V8 lets grow under
+  // load and keeps: bounded as the main thread's is by npm start's flag (docs/decisions.md).
+  const worker = new Worker(ENTRY, {
+    workerData: { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR } satisfies StoreWorkerData,
+    resourceLimits: { maxYoungGenerationSizeMb: 12 },
+  });
+  const waiting = new Map<number, { resolve: (r: Ok) => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  let gone: Error | null = null;
+
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.on('message', (m: StoreReply) => {
+      if (m.type === 'ready') return resolve();
+      if (m.type === 'failed') return reject(fromWire(m.error));
+      if (m.type === 'log') return log[m.level](m.obj, m.msg);
+      const w = waiting.get(m.id);
+      if (!w) return;
+      waiting.delete(m.id);
+      if (m.ok) w.resolve(m);
+      else w.reject(fromWire(m.error));
+    });
+    worker.once('error', (err) => {
+      gone = err;
+      reject(err);
+    });
+    worker.once('exit', (code) => {
+      gone ??= new Error(`the store's thread exited (code ${code})`);
+      reject(gone);
+      for (const w of waiting.values()) w.reject(gone);
+      waiting.clear();
+    });
+  });
+
+  function call(req: Unsent): Promise<Ok> {
+    if (gone) return Promise.reject(gone);
+    const id = nextId++;
+    return new Promise<Ok>((resolve, reject) => {
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ ...req, id } as StoreRequest);
+    });
+  }
+
+  function dbFor(tx: number | null): Db {
+    return {
+      async query<T>(sql: string, params: unknown[] = []) {
+        const r = await call({ op: 'query', sql, params, tx });
+        return { rows: (r.rows ?? []) as T[], ...(r.affectedRows === undefined ? {} : { affectedRows: r.affectedRows }) };
+      },
+      async transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+        if (tx !== null) throw new Error('nested transactions are not supported');
+        const { tx: txId } = await call({ op: 'begin' });
+        let result: T;
+        try {
+          result = await fn(dbFor(txId!));
+        } catch (err) {
+          await call({ op: 'end', tx: txId!, commit: false }).catch(() => {});
+          throw err;
+        }
+        await call({ op: 'end', tx: txId!, commit: true });
+        return result;
+      },
+    };
+  }
+
+  try {
+    await ready;
+  } catch (err) {
+    await worker.terminate(); // a store that cannot open leaves no thread behind
+    throw err;
+  }
+
+  return {
+    db: dbFor(null),
+    close: once(async () => {
+      const exited = new Promise<void>((r) => worker.once('exit', () => r()));
+      if (!gone) await call({ op: 'close' }).catch((err: unknown) => log.error({ err }, 'closing the store failed'));
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
+      await worker.terminate();
+      log.info('store closed');
+    }),
+  };
+}

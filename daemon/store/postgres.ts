@@ -1,0 +1,177 @@
+// The shared driver: a PostgreSQL server (14 or newer) named by `database_url`, through a pool
+// of node-postgres connections. Same migrations, same row shapes, same SQLSTATE codes as PGlite.
+import pg from 'pg';
+import { once } from '../runtime/once.ts';
+import type { Logger } from '../runtime/log.ts';
+import { MIGRATIONS_DIR, pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
+import { StoreUnreachableError, type Db, type Store } from './store.ts';
+
+// Connections at most: statements take turns (below), so one is busy at a time; a spare one is
+// ready when the server has dropped the other.
+const POOL_SIZE = 2;
+// A server that takes no connection is unreachable, rather than a start that hangs.
+const CONNECT_TIMEOUT_MS = 10_000;
+// The key of the advisory lock that daemons starting on one database at once migrate under.
+const MIGRATION_LOCK = 0x67726f7665; // "grove"
+const OLDEST = 140000;
+
+// PGlite's parsers where node-postgres differs, so that table modules read one shape: int8 as a
+// number (a BigInt beyond 2^53), date as a Date, interval as its text, bytea as a Uint8Array.
+const PGLITE_PARSERS: Record<number, (text: string) => unknown> = {
+  17: (t) => new Uint8Array(Buffer.from(t.slice(2), 'hex')),
+  20: (t) => {
+    const n = BigInt(t);
+    return n < Number.MIN_SAFE_INTEGER || n > Number.MAX_SAFE_INTEGER ? n : Number(n);
+  },
+  1082: (t) => new Date(t),
+  1186: (t) => t,
+};
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    (format ?? 'text') === 'text' && PGLITE_PARSERS[oid] ? PGLITE_PARSERS[oid] : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+// The URL as it may be shown: without its password.
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    u.searchParams.forEach((_v, k) => {
+      if (k === 'password') u.searchParams.set(k, '***');
+    });
+    return u.toString();
+  } catch {
+    return 'the database_url';
+  }
+}
+
+// A message about `url` with its password taken out wherever it appears.
+function scrub(message: string, url: string): string {
+  let password = '';
+  try {
+    const u = new URL(url);
+    password = decodeURIComponent(u.password) || (u.searchParams.get('password') ?? '');
+  } catch {
+    // an unparsable URL: pg could not have used a password from it either
+  }
+  return password ? message.split(password).join('***') : message;
+}
+
+// The rows an INSERT, UPDATE, DELETE, COPY or MERGE changed, as PGlite counts them; 0 otherwise.
+const COUNTED = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
+const affected = (r: pg.QueryResult) => (COUNTED.has(r.command) ? (r.rowCount ?? 0) : 0);
+
+export async function openPostgresStore(opts: { url: string; log: Logger }): Promise<Store> {
+  const { url, log } = opts;
+  const shown = redactUrl(url);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'grove',
+    // Timestamps read and written as PGlite's are, whatever the server's default zone.
+    options: '-c TimeZone=UTC',
+    types,
+  });
+  // A pooled connection the server drops while idle: the next query takes another.
+  pool.on('error', (err) => log.warn({ err: { message: scrub(err.message, url), code: (err as { code?: string }).code } }, 'a store connection failed'));
+
+  let first: pg.PoolClient;
+  try {
+    first = await pool.connect();
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw new StoreUnreachableError(`cannot reach the store at ${shown}: ${scrub((err as Error).message || String(err), url)}`);
+  }
+  try {
+    const { rows } = await first.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version_num']);
+    if (Number(rows[0]!.v) < OLDEST) throw new Error(`the store at ${shown} is PostgreSQL ${rows[0]!.v}; grove needs 14 or newer`);
+    await migrate(first, log);
+    first.release();
+  } catch (err) {
+    first.release(true);
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  log.info({ store: shown }, 'store opened on PostgreSQL');
+
+  const query = async <T>(on: pg.Pool | pg.PoolClient, sql: string, params: unknown[]) => {
+    const r = await on.query(sql, params);
+    return { rows: r.rows as T[], affectedRows: affected(r) };
+  };
+
+  // One statement or transaction at a time, in the order asked, as on PGlite's one connection:
+  // a read asked after a write sees it, and this daemon's events commit in seq order (the event
+  // bus relies on both). The pool still replaces a connection the server dropped.
+  let turn: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = turn.then(fn, fn);
+    turn = run.catch(() => {});
+    return run;
+  };
+
+  function txDb(client: pg.PoolClient): Db {
+    return {
+      query: (sql, params = []) => query(client, sql, params),
+      transaction: () => Promise.reject(new Error('nested transactions are not supported')),
+    };
+  }
+
+  const db: Db = {
+    query: (sql, params = []) => inTurn(() => query(pool, sql, params)),
+    transaction: <T>(fn: (tx: Db) => Promise<T>) =>
+      inTurn(async () => {
+        // The transaction holds one pooled connection from BEGIN to its end.
+        const client = await pool.connect();
+        // A connection whose ROLLBACK failed is not given back (the pool drops one already closed).
+        let broken: Error | undefined;
+        try {
+          await client.query('BEGIN');
+          let result: T;
+          try {
+            result = await fn(txDb(client));
+          } catch (err) {
+            await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+            throw err;
+          }
+          await client.query('COMMIT');
+          return result;
+        } finally {
+          client.release(broken);
+        }
+      }),
+  };
+
+  return {
+    db,
+    close: once(async () => {
+      await pool.end();
+      log.info('store closed');
+    }),
+  };
+}
+
+// Applies the migrations not yet applied, each in its own transaction, under an advisory lock:
+// of several daemons starting on one database at once, one migrates and the others then find
+// nothing left to do.
+async function migrate(client: pg.PoolClient, log: Logger): Promise<void> {
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  try {
+    await client.query(SCHEMA_MIGRATIONS_DDL);
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+    for (const m of pendingMigrations(MIGRATIONS_DIR, rows.map((r) => r.version))) {
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql); // no parameters: the simple protocol runs the file's statements
+        await client.query(RECORD_MIGRATION, [m.version, m.file]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw new Error(`migration ${m.file} failed: ${(err as Error).message}`, { cause: err });
+      }
+      log.info({ migration: m.file }, 'migration applied');
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+  }
+}
