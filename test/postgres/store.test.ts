@@ -15,7 +15,7 @@ import { setupLogTable } from '../../daemon/store/setup-log.ts';
 import { tasksTable } from '../../daemon/store/tasks.ts';
 import { withPresence } from '../../daemon/tasks/read.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
-import { memoryLog } from '../helpers/store.ts';
+import { memoryLog, TEST_HOST_ID } from '../helpers/store.ts';
 import { seedStore } from '../helpers/template.ts';
 
 const silent = pino({ level: 'silent' });
@@ -54,7 +54,7 @@ async function write(store: Store): Promise<unknown> {
   const sessions = sessionsTable(store.db, events);
   const setup = setupLogTable(store.db);
   const approvals = approvalsTable(store.db, events);
-  await projects.insert({ id: P, name: 'p', path: '/nowhere/p' });
+  await projects.insert({ id: P, name: 'p', path: '/nowhere/p', host_id: TEST_HOST_ID, repository: 'example.com/team/p' });
   await tasks.insert({ id: T, project_id: P, name: 'job', branch: 'grove/job', worktree_path: '.grove/worktrees/job/', base: 'main', base_commit: 'abc', status: 'ready' }, { 3000: 20417, 5432: 20418 });
   await setup.commandStarted(T, 0, 'make', AT);
   await setup.appendLines(T, 1, [{ stream: 'stdout', text: 'built', at: AT }, { stream: 'stderr', text: 'warn', at: AT }], 0);
