@@ -9,6 +9,7 @@ import { eventsTable } from '../../daemon/store/events.ts';
 import { hostsTable } from '../../daemon/store/hosts.ts';
 import { addProject, makeHome, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
+import { storeUrlFor } from '../helpers/postgres.ts';
 import { agentHome, gate, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 import { seedStore } from '../helpers/template.ts';
@@ -100,8 +101,10 @@ test("a host whose heartbeat is stale is listed offline, and one host.offline is
   // died a minute ago leaves its row (two daemons cannot share one PGlite).
   const home = makeHome(t);
   const dataDir = path.join(home, 'data');
-  await seedStore(dataDir);
-  const store = await openStore({ dataDir, log: pino({ level: 'silent' }) });
+  // The store the daemon will open: its PGlite, or its database under test:postgres.
+  const databaseUrl = await storeUrlFor(home);
+  if (databaseUrl === null) await seedStore(dataDir);
+  const store = await openStore({ dataDir, log: pino({ level: 'silent' }), ...(databaseUrl !== null ? { databaseUrl } : {}) });
   const gone = randomUUID();
   try {
     await hostsTable(store.db, eventsTable(store.db, createEventBus().publish)).start({ id: gone, name: 'gone-box', version: '0.0.1' });
