@@ -36,7 +36,7 @@ test('askOf: a command approval of the recorded turn is a Bash call with the com
     key: `codex:${request.params.turnId}:call_scripted_0002`,
     kind: 'tool',
     tool: 'Bash',
-    input: { command: 'touch esc.txt', cwd: '/users/u/work/task', reason: 'Run it' },
+    input: { command: 'touch esc.txt', cwd: '/users/u/code/task', reason: 'Run it' },
   });
   // A second callback of the same item (zsh-exec-bridge subcommands) has a key of its own.
   assert.equal(askOf(request.method, { ...request.params, approvalId: 'cb-2' }, items)!.key, `codex:${request.params.turnId}:call_scripted_0002:cb-2`);
@@ -46,15 +46,15 @@ test('askOf: a command approval of the recorded turn is a Bash call with the com
 });
 
 test('askOf: a file change is an Edit with the changes its item announced (file_path when one); requests grove does not ask about are null', () => {
-  const changes = [{ path: '/users/u/work/task/a.txt', kind: { type: 'add' }, diff: 'hello\n' }];
+  const changes = [{ path: '/users/u/code/task/a.txt', kind: { type: 'add' }, diff: 'hello\n' }];
   const items = new Map([['call_7', { type: 'fileChange', id: 'call_7', changes }]]);
   assert.deepEqual(askOf('item/fileChange/requestApproval', { threadId: 't', turnId: 'u', itemId: 'call_7', reason: null, grantRoot: null }, items), {
     key: 'codex:u:call_7',
     kind: 'tool',
     tool: 'Edit',
-    input: { file_path: '/users/u/work/task/a.txt', changes },
+    input: { file_path: '/users/u/code/task/a.txt', changes },
   });
-  const two = new Map([['call_8', { changes: [...changes, { path: '/users/u/work/task/b.txt' }] }]]);
+  const two = new Map([['call_8', { changes: [...changes, { path: '/users/u/code/task/b.txt' }] }]]);
   assert.equal('file_path' in askOf('item/fileChange/requestApproval', { turnId: 'u', itemId: 'call_8' }, two)!.input, false);
   assert.equal(askOf('item/permissions/requestApproval', { turnId: 'u', itemId: 'call_9' }, items), null);
   assert.equal(askOf('item/tool/requestUserInput', { turnId: 'u', itemId: 'call_9' }, items), null, 'questions are questionsOf\'s');

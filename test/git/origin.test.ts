@@ -3,7 +3,7 @@ import test from 'node:test';
 import { normaliseOrigin, readOrigin } from '../../daemon/git/origin.ts';
 import { git, makeRepo } from '../helpers/git.ts';
 
-const REPO = '/srv/work/app';
+const REPO = '/srv/code/app';
 
 test('the forms of one GitHub repository normalise to one name, with no user, password, port or .git', () => {
   const forms = [
@@ -37,8 +37,8 @@ test('a local origin is its absolute path without .git, resolved against the rep
   assert.equal(normaliseOrigin('/srv/git/app/', REPO), '/srv/git/app');
   assert.equal(normaliseOrigin('/srv/git/app/.git', REPO), '/srv/git/app');
   assert.equal(normaliseOrigin('file:///srv/git/app.git', REPO), '/srv/git/app');
-  assert.equal(normaliseOrigin('../origin.git', REPO), '/srv/work/origin');
-  assert.equal(normaliseOrigin('./x', REPO), '/srv/work/app/x');
+  assert.equal(normaliseOrigin('../origin.git', REPO), '/srv/code/origin');
+  assert.equal(normaliseOrigin('./x', REPO), '/srv/code/app/x');
   assert.equal(normaliseOrigin('', REPO), null);
 });
 
