@@ -9,6 +9,7 @@ import { initStoreDir, pgdataDir } from './init.ts';
 import { MIGRATIONS_DIR } from './migrations.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 import { fromWire, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
+import { createListeners } from './listeners.ts';
 import type { Db, Store } from './store.ts';
 
 const ENTRY = built('daemon/store/worker.js');
@@ -101,8 +102,16 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger }): P
     throw err;
   }
 
+  // This daemon is the store's only user: a notification is delivered in process.
+  const listeners = createListeners();
+
   return {
     db: dbFor(null),
+    shared: false,
+    listen: (channel, fn) => listeners.add(channel, fn),
+    notify: async (channel, payload) => {
+      queueMicrotask(() => listeners.deliver(channel, payload));
+    },
     close: once(async () => {
       const exited = new Promise<void>((r) => worker.once('exit', () => r()));
       if (!gone) await call({ op: 'close' }).catch((err: unknown) => log.error({ err }, 'closing the store failed'));

@@ -4,7 +4,8 @@ import pg from 'pg';
 import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
 import { MIGRATIONS_DIR, pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
-import { StoreUnreachableError, type Db, type Store } from './store.ts';
+import { createListeners } from './listeners.ts';
+import { StoreUnreachableError, type Db, type Notified, type Store } from './store.ts';
 
 // Connections at most: statements take turns (below), so one is busy at a time; a spare one is
 // ready when the server has dropped the other.
@@ -14,6 +15,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
 // The key of the advisory lock that daemons starting on one database at once migrate under.
 const MIGRATION_LOCK = 0x67726f7665; // "grove"
 const OLDEST = 140000;
+// A lost listening connection is opened again after this long, for as long as it takes.
+const RELISTEN_MS = 1000;
 
 // PGlite's parsers where node-postgres differs, so that table modules read one shape: int8 as a
 // number (a BigInt beyond 2^53), date as a Date, interval as its text, bytea as a Uint8Array.
@@ -142,11 +145,88 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
       }),
   };
 
+  const listening = listenOn(url, log);
+
   return {
     db,
+    shared: true,
+    listen: listening.listen,
+    notify: async (channel, payload) => {
+      await db.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
     close: once(async () => {
+      await listening.close();
       await pool.end();
       log.info('store closed');
+    }),
+  };
+}
+
+// LISTEN needs a connection of its own, held for as long as anyone listens: opened at the first
+// listener, opened again (and every listener told it may have missed something) whenever the
+// server drops it.
+function listenOn(url: string, log: Logger) {
+  const listeners = createListeners();
+  let client: pg.Client | null = null;
+  let connecting: Promise<void> | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  let closed = false;
+  // Whether a connection has listened before: a later one may have missed notifications.
+  let wasOpen = false;
+
+  const relisten = () => {
+    if (closed || retry || listeners.channels().length === 0) return;
+    retry = setTimeout(() => {
+      retry = null;
+      void connect();
+    }, RELISTEN_MS);
+  };
+
+  function connect(): Promise<void> {
+    connecting ??= (async () => {
+      const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'grove listen' });
+      const lost = (err?: Error) => {
+        if (client !== c) return;
+        client = null;
+        if (!closed) log.warn({ err: err && { message: scrub(err.message, url) } }, 'the store connection that listens was lost; opening it again');
+        c.end().catch(() => {});
+        relisten();
+      };
+      c.on('error', lost);
+      c.on('end', () => lost());
+      c.on('notification', (n) => listeners.deliver(n.channel, n.payload ?? ''));
+      try {
+        await c.connect();
+        for (const ch of listeners.channels()) await c.query(`LISTEN ${ch}`);
+        if (closed) return void (await c.end().catch(() => {}));
+        const again = client === null && wasOpen;
+        client = c;
+        wasOpen = true;
+        // Whatever was notified while no connection listened has to be read now.
+        if (again) listeners.deliverAll();
+      } catch {
+        c.end().catch(() => {});
+        relisten();
+      }
+    })().finally(() => (connecting = null));
+    return connecting;
+  }
+
+  return {
+    listen(channel: string, fn: Notified): () => void {
+      const fresh = !listeners.has(channel);
+      const remove = listeners.add(channel, fn);
+      // LISTEN twice is harmless: the channel may also be listened to by a connect() under way.
+      if (fresh) void (client ? Promise.resolve() : connect()).then(() => client?.query(`LISTEN ${channel}`).catch(() => {}));
+      return remove;
+    },
+    close: once(async () => {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      await connecting;
+      const c = client;
+      client = null;
+      await c?.end().catch(() => {});
     }),
   };
 }

@@ -8,8 +8,22 @@ export interface Db {
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
 }
 
+// Called with a notification's payload, or with null when notifications may have been missed
+// (the listening connection was lost and is open again): a listener then reads what it follows.
+export type Notified = (payload: string | null) => void;
+
 export interface Store {
   readonly db: Db;
+  // Whether other daemons may share this store (PostgreSQL): what they write arrives only through
+  // the store, so followers listen for it (DESIGN §14.2). False for this daemon's own PGlite.
+  readonly shared: boolean;
+  // `fn` with each notification on `channel` (a lowercase SQL identifier), from any daemon of the
+  // store, until the returned function is called. A notification only wakes: it can be missed,
+  // so whoever listens also reads on a timer.
+  listen(channel: string, fn: Notified): () => void;
+  // Sends `payload` (at most a few kilobytes) to every listener of `channel` on the store, this
+  // daemon's included. Call it after the change it announces has committed.
+  notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
 }
 
