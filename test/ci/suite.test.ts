@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
 // Every test file below test/ (but the real agent CLIs', the Node 24 smoke test and the
-// PostgreSQL store's, which have scripts of their own) is run by `npm test`: its folder's glob is
+// PostgreSQL store's and the team's, which have scripts of their own) is run by `npm test`: its folder's glob is
 // on the test line, which lists each folder because npm's sh has no brace expansion and Node 20 does not expand globs.
 test('npm test runs every test folder; the real agents, the smoke test and the PostgreSQL tests run by their own scripts', () => {
   const scripts = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')).scripts as Record<string, string>;
@@ -17,7 +17,7 @@ test('npm test runs every test folder; the real agents, the smoke test and the P
       .filter((f) => f.endsWith('.test.ts'))
       .map((f) => path.posix.join('test', path.dirname(f).split(path.sep).join('/'))),
   );
-  const own = new Set(['test/real-agents', 'test/smoke', 'test/postgres']);
+  const own = new Set(['test/real-agents', 'test/smoke', 'test/postgres', 'test/team']);
   const missing = [...folders].filter((d) => !own.has(d) && !globs.has(`${d}/*.test.ts`));
   assert.deepEqual(missing, [], 'folders npm test does not run');
   const stale = [...globs].filter((g) => !folders.has(path.posix.dirname(g)));
@@ -35,7 +35,7 @@ test('npm run test:postgres runs every folder whose tests use a daemon or a stor
   assert.match(line, /GROVE_TEST_POSTGRES=1 node /);
   const globs = new Set(line.split(/\s+/).filter((w) => w.startsWith('test/')));
   const own = new Set(['test/real-agents', 'test/smoke']);
-  const users = new Set(['test/postgres']);
+  const users = new Set(['test/postgres', 'test/team']);
   for (const f of readdirSync(path.join(repo, 'test'), { recursive: true }) as string[]) {
     if (!f.endsWith('.test.ts')) continue;
     const dir = path.posix.join('test', path.dirname(f).split(path.sep).join('/'));
