@@ -11,6 +11,7 @@ import { benchCli } from './cli.ts';
 import { benchReview } from './review.ts';
 import { benchDashboard } from './dashboard.ts';
 import { approvalRows, benchApprovals } from './approvals.ts';
+import { benchTeam, teamOptions, teamRows } from './team.ts';
 import { judge, le, mb, printTable, targetText, type Row } from './table.ts';
 import { round } from './stats.ts';
 
@@ -42,10 +43,11 @@ try {
     start: await timed('start', () => benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 })),
     dashboard: await timed('dashboard', () => benchDashboard({ template, tasks: 50, lines: 100_000, rounds: quick ? 2 : 5 })),
     approvals: await timed('approvals', () => benchApprovals({ template, rounds: quick ? 30 : 200 })),
+    team: await timed('team', () => benchTeam(teamOptions(quick))),
     elapsed_s,
   };
 
-  const { tasks, start, output, api, cli, review, dashboard: ui, approvals } = results;
+  const { tasks, start, output, api, cli, review, dashboard: ui, approvals, team } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -86,6 +88,7 @@ try {
     },
     { what: `grove status vs node -e 0 (ms, p50 of ${cli.grove_status_ms.n})`, grove: cli.grove_status_ms.median, base: cli.node_e0_ms.median, ratio: cli.ratio_p50, target: le(3) },
     ...approvalRows(approvals),
+    ...teamRows(team),
     { what: 'idle RSS vs a bare PGlite open (MB, median)', grove: start.idle_rss_mb.grove.median, base: start.idle_rss_mb.baseline.median, ratio: start.idle_rss_mb.ratio, target: mb(200) },
     { what: 'peak RSS while 10 sessions print vs idle (MB)', grove: output.mem_mb.peak, base: output.mem_mb.idle, ratio: round(output.mem_mb.peak / output.mem_mb.idle), target: mb(350) },
     // For information: no target.
