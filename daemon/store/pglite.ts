@@ -1,5 +1,5 @@
 // The embedded driver: PGlite in a worker thread of its own (worker.ts), in the data folder.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { once } from '../runtime/once.ts';
@@ -8,6 +8,7 @@ import type { Logger } from '../runtime/log.ts';
 import { initStoreDir, pgdataDir } from './init.ts';
 import { MIGRATIONS_DIR } from './migrations.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
+import { copyTemplate, TEMPLATE_DATA_DIR, usableTemplate } from './template.ts';
 import { fromWire, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
 import { createListeners } from './listeners.ts';
 import type { Db, Store } from './store.ts';
@@ -20,16 +21,25 @@ type Unsent = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, '
 
 // Opens (creating if needed) the one PGlite of this daemon in its own worker thread, resolving
 // once it is open and migrated; `db` sends it queries and transactions as messages.
-export async function openPgliteStore(opts: { dataDir: string; log: Logger }): Promise<Store> {
+// `template`: the data folder of a prepared store to copy at a first start (template.ts; null:
+// none, initdb runs).
+export async function openPgliteStore(opts: { dataDir: string; log: Logger; template?: string | null }): Promise<Store> {
   const { log } = opts;
   const pgdata = pgdataDir(opts.dataDir);
   if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
-    // The first start is silent for seconds otherwise: say what is happening before it happens.
-    log.info({ dir: pgdata }, 'first start: creating the store; this takes a few seconds');
     const t0 = performance.now();
     rmSync(pgdata, { recursive: true, force: true }); // a half-made folder from a crash during initdb
-    await initStoreDir(pgdata);
-    log.info({ dir: pgdata, ms: Math.round(performance.now() - t0) }, 'new store initialised');
+    const prepared = usableTemplate(opts.template === undefined ? TEMPLATE_DATA_DIR : (opts.template ?? ''));
+    mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+    // The first start is silent for seconds otherwise: say what is happening before it happens.
+    if (prepared) {
+      log.info({ dir: pgdata }, 'first start: creating the store from the prepared one');
+      copyTemplate(prepared, pgdata);
+    } else {
+      log.info({ dir: pgdata }, 'first start: creating the store; this takes a few seconds');
+      await initStoreDir(pgdata);
+    }
+    log.info({ dir: pgdata, ms: Math.round(performance.now() - t0), prepared: prepared !== null }, 'new store initialised');
   }
   // Every stored round passes through this thread's young generation, which V8 lets grow under
   // load and keeps: bounded as the main thread's is by npm start's flag (docs/decisions.md).

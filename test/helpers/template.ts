@@ -1,40 +1,12 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { cp, mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { initStoreDir, pgdataDir } from '../../daemon/store/db.ts';
+import { mkdir } from 'node:fs/promises';
+import { pgdataDir } from '../../daemon/store/db.ts';
+import { copyTemplate, TEMPLATE_DATA_DIR, usableTemplate } from '../../daemon/store/template.ts';
 
-const root = path.resolve(import.meta.dirname, '..', '..');
-
-// One initialised PGlite folder per machine and store version; initdb takes seconds, a copy does not.
-function templateDir(): string {
-  const h = createHash('sha256');
-  h.update(readFileSync(path.join(root, 'node_modules/@electric-sql/pglite/package.json')));
-  h.update(readFileSync(path.join(root, 'daemon/store/pglite-options.ts')));
-  h.update(readFileSync(path.join(root, 'daemon/store/init-child.ts')));
-  return path.join(tmpdir(), `grove-test-template-${h.digest('hex').slice(0, 12)}`);
-}
-
-let ready: Promise<string> | null = null;
-
-async function ensureTemplate(): Promise<string> {
-  const dir = templateDir();
-  if (existsSync(path.join(dir, 'PG_VERSION'))) return dir;
-  const mine = `${dir}.${process.pid}`;
-  await initStoreDir(mine);
-  try {
-    renameSync(mine, dir);
-  } catch {
-    rmSync(mine, { recursive: true, force: true }); // another test process made it first
-  }
-  return dir;
-}
-
-// Gives `dataDir` a fresh store copied from the template.
+// Gives `dataDir` a fresh store copied from the prepared one that `npm run build` makes (the
+// copy a daemon's first start makes itself; daemon/store/template.ts).
 export async function seedStore(dataDir: string): Promise<void> {
-  ready ??= ensureTemplate();
-  const tpl = await ready;
+  const prepared = usableTemplate(TEMPLATE_DATA_DIR);
+  if (!prepared) throw new Error(`no prepared store in ${TEMPLATE_DATA_DIR}: run npm run build`);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  await cp(tpl, pgdataDir(dataDir), { recursive: true });
+  copyTemplate(prepared, pgdataDir(dataDir));
 }

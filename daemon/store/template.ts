@@ -1,0 +1,58 @@
+// The prepared store: a PGlite folder initialised and migrated once, at the build (`npm run build`,
+// run by `npm ci`), that a daemon's first start copies instead of running initdb, which takes
+// seconds. It is used only while it was made by this PGlite with these settings (its `key`).
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { built, ROOT } from '../runtime/root.ts';
+import { initStoreDir } from './init.ts';
+import { PGLITE_CONF } from './pglite-options.ts';
+
+// The prepared store's data folder (its `pgdata` inside, as a daemon's).
+export const TEMPLATE_DATA_DIR = built('store-template');
+const KEY_FILE = 'key';
+
+// What a prepared folder must have been made with to be copied: PGlite's version and settings.
+export function templateKey(): string {
+  const pkg = path.join(ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json');
+  const version = (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
+  return createHash('sha256').update(version).update(JSON.stringify(PGLITE_CONF)).digest('hex').slice(0, 16);
+}
+
+// The prepared `pgdata` in `dataDir`, or null when there is none made with this PGlite.
+export function usableTemplate(dataDir: string): string | null {
+  try {
+    if (readFileSync(path.join(dataDir, KEY_FILE), 'utf8').trim() !== templateKey()) return null;
+  } catch {
+    return null;
+  }
+  const pgdata = path.join(dataDir, 'pgdata');
+  return existsSync(path.join(pgdata, 'PG_VERSION')) ? pgdata : null;
+}
+
+// Copies a prepared `pgdata` to `dest` whole or not at all: a crash mid-copy leaves no folder
+// that looks like a store.
+export function copyTemplate(from: string, dest: string): void {
+  const tmp = `${dest}.copy-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  try {
+    cpSync(from, tmp, { recursive: true });
+    renameSync(tmp, dest);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+// Makes the prepared store in `dataDir` unless one made with this PGlite is there: initdb, then
+// `migrate` (the daemon's own opening of the store, which applies the migrations), then the key,
+// written last so that a half-made folder is never used.
+export async function prepareTemplate(dataDir: string, migrate: (dataDir: string) => Promise<void>): Promise<boolean> {
+  if (usableTemplate(dataDir)) return false;
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
+  await initStoreDir(path.join(dataDir, 'pgdata'));
+  await migrate(dataDir);
+  writeFileSync(path.join(dataDir, KEY_FILE), `${templateKey()}\n`);
+  return true;
+}
