@@ -27,7 +27,7 @@ test(`the seed's flow on Node ${process.version}: daemon, CLI, API over the sock
   const major = process.env.GROVE_EXPECT_NODE_MAJOR;
   if (major) assert.ok(process.version.startsWith(`v${major}.`), `expected Node ${major}, running ${process.version}`);
 
-  // A new store: the daemon initialises it itself, on this Node.
+  // A new store: the daemon makes it itself (a copy of the prepared one), on this Node.
   const home = agentHome(t);
   const d = await startDaemon(t, { home, noSeed: true });
   if (process.platform === 'linux') assert.equal(readlinkSync(`/proc/${d.proc.pid}/exe`), realpathSync(process.execPath));
