@@ -6,7 +6,7 @@ import { api } from './api.ts';
 import { badgesOf } from './attention.ts';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useLive, useRoute } from './hooks.ts';
-import type { Live } from './live.ts';
+import { hostOf, type Live } from './live.ts';
 import { TaskPage } from './task.tsx';
 
 export function App({ live }: { live: Live }) {
@@ -41,13 +41,26 @@ export function App({ live }: { live: Live }) {
               All projects
             </a>
           </li>
-          {projects.map((p) => (
-            <li key={p.id}>
-              <a href={`#/projects/${p.id}`} aria-current={projectId === p.id ? 'page' : undefined} title={p.path}>
-                {p.name}
-              </a>
-            </li>
-          ))}
+          {groupsOf(projects).map((g) =>
+            g.projects.length === 1 ? (
+              <li key={g.projects[0]!.id}>
+                <ProjectLink live={live} project={g.projects[0]!} current={projectId} />
+              </li>
+            ) : (
+              <li key={g.repository} class="repo" data-repository={g.repository}>
+                <span class="repo-name" title={g.repository}>
+                  {repoLabel(g.repository)}
+                </span>
+                <ul>
+                  {g.projects.map((p) => (
+                    <li key={p.id}>
+                      <ProjectLink live={live} project={p} current={projectId} />
+                    </li>
+                  ))}
+                </ul>
+              </li>
+            ),
+          )}
         </ul>
         <a class="button" href="#/new-project">
           Add project
@@ -55,6 +68,30 @@ export function App({ live }: { live: Live }) {
       </nav>
       <main tabIndex={-1}>{page}</main>
     </div>
+  );
+}
+
+// The projects of one repository on several hosts (DESIGN §14.2) under one heading, the others
+// alone, in the order of their (first) names.
+function groupsOf(projects: Project[]): Array<{ repository: string; projects: Project[] }> {
+  const groups = new Map<string, Project[]>();
+  for (const p of projects) {
+    const key = p.repository ?? `project:${p.id}`;
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  return [...groups].map(([repository, list]) => ({ repository, projects: list }));
+}
+
+// A repository as its last two parts (`github.com/a/b` → `a/b`); the whole in the title.
+const repoLabel = (repository: string) => repository.split('/').filter(Boolean).slice(-2).join('/');
+
+function ProjectLink({ live, project, current }: { live: Live; project: Project; current: string | undefined }) {
+  const host = hostOf(live.state, project.host_id);
+  return (
+    <a href={`#/projects/${project.id}`} aria-current={current === project.id ? 'page' : undefined} title={project.path}>
+      {project.name}
+      {host ? <span class={host.online ? 'muted small host' : 'muted small host offline'}> on {host.name}</span> : null}
+    </a>
   );
 }
 
@@ -69,6 +106,7 @@ const COLUMNS: Array<{ status: TaskStatus; title: string }> = [
 function Board({ live, projectId }: { live: Live; projectId: string | undefined }) {
   const { state } = live;
   const project = projectId ? state.projects.get(projectId) : undefined;
+  const projectHost = project ? hostOf(state, project.host_id) : null;
   const tasks = [...state.tasks.values()].filter((t) => !projectId || t.project_id === projectId).sort((a, b) => b.created_at.localeCompare(a.created_at));
   const sessionsOf = (t: Task) => [...state.sessions.values()].filter((s) => s.task_id === t.id);
   const pending = [...state.approvals.values()];
@@ -90,6 +128,7 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
         {project ? (
           <>
             <span class="muted mono">{project.path}</span>
+            {projectHost ? <span class="muted small host">on {projectHost.name}</span> : null}
             <a class="button primary" href={`#/projects/${project.id}/new-task`}>
               New task
             </a>
@@ -110,7 +149,7 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
                 {col.title} <span class="count">{here.length}</span>
               </h2>
               {here.map((t) => (
-                <TaskCard key={t.id} task={t} project={state.projects.get(t.project_id)} badges={badgesOf(t, sessionsOf(t), pending)} showProject={!projectId} />
+                <TaskCard key={t.id} task={t} project={state.projects.get(t.project_id)} host={hostOf(live.state, t.host_id)} badges={badgesOf(t, sessionsOf(t), pending)} showProject={!projectId} />
               ))}
             </section>
           );
@@ -120,13 +159,22 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
   );
 }
 
-function TaskCard(props: { task: Task; project: Project | undefined; badges: ReturnType<typeof badgesOf>; showProject: boolean }) {
-  const { task, badges } = props;
+// On a team's store a card names its task's host, and is greyed while that host is offline: its
+// sessions keep their last status there, and nothing on it can act until it is back.
+function TaskCard(props: { task: Task; project: Project | undefined; host: { name: string; online: boolean } | null; badges: ReturnType<typeof badgesOf>; showProject: boolean }) {
+  const { task, badges, host } = props;
+  const offline = host !== null && !host.online;
   return (
-    <a class="card" href={`#/tasks/${task.id}`} data-task={task.name}>
+    <a class={offline ? 'card offline' : 'card'} href={`#/tasks/${task.id}`} data-task={task.name} title={offline ? `host ${host.name} is offline` : undefined}>
       <strong>{task.name}</strong>
       <span class="muted mono small">{task.branch}</span>
       {props.showProject && props.project ? <span class="muted small">{props.project.name}</span> : null}
+      {host ? (
+        <span class="muted small host" data-host={host.name}>
+          on {host.name}
+          {offline ? ' (offline)' : ''}
+        </span>
+      ) : null}
       {task.merged_at ? <span class="badge merged">merged</span> : null}
       {badges.map((b) => (
         <span class={`badge ${b.kind}`} key={b.kind}>
