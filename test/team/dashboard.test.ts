@@ -18,6 +18,7 @@ test("alpha's dashboard: tasks of both hosts named by host, one heading for the 
   }
   // A repository without origin, on alpha alone: a project of its own in the list, as today.
   const lone = await addProject(alpha.daemon, makeRepo(t));
+  assert.equal((await alpha.daemon.socket('POST', '/api/tasks', { body: { project_id: lone.id, name: 'lone work' } })).status, 201);
 
   const { page, errors, failures } = await openPage(t, await browser());
   await page.goto(`http://127.0.0.1:${alpha.daemon.port}/`);
@@ -26,10 +27,20 @@ test("alpha's dashboard: tasks of both hosts named by host, one heading for the 
 
   const group = page.locator(`.sidebar li.repo[data-repository="${team.repository}"]`);
   assert.equal(await group.locator('.repo-name').getAttribute('title'), team.repository);
-  assert.deepEqual((await group.locator('a').allTextContents()).sort(), [`${alpha.project.name} on alpha`, `${beta.project.name} on beta`]);
+  assert.deepEqual((await group.locator('li a').allTextContents()).sort(), [`${alpha.project.name} on alpha`, `${beta.project.name} on beta`]);
   assert.equal(await page.locator('.sidebar li.repo').count(), 1, 'one heading: the repository of both hosts');
   assert.equal((await page.locator(`.sidebar a[href="#/projects/${lone.id}"]`).textContent())?.trim(), `${lone.name} on alpha`);
   assert.equal(await page.locator('.card.offline').count(), 0);
+
+  // The heading opens the repository's board: the tasks of both hosts, not the lone project's.
+  await page.locator('.card', { hasText: 'lone work' }).waitFor();
+  await group.locator('a.repo-name').click();
+  await page.locator('main h1', { hasText: team.repository.split('/').slice(-2).join('/') }).waitFor();
+  assert.deepEqual((await page.locator('.card').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-task')))).sort(), ['work on alpha', 'work on beta']);
+  // A new task's project is chosen with its host.
+  await page.goto(`http://127.0.0.1:${alpha.daemon.port}/#/new-task`);
+  assert.deepEqual((await page.locator('#f-project_id option').allTextContents()).slice(1).sort(), [`${alpha.project.name} on alpha`, `${beta.project.name} on beta`, `${lone.name} on alpha`].sort());
+  await page.goto(`http://127.0.0.1:${alpha.daemon.port}/`);
 
   // beta dies (kill -9): once its heartbeat is 15 s old, alpha records host.offline, and the
   // event greys beta's task on alpha's page without a reload.

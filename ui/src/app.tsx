@@ -21,7 +21,7 @@ export function App({ live }: { live: Live }) {
   else if (route[0] === 'new-project') page = <NewProject />;
   else if (route[0] === 'projects' && route[1] && route[2] === 'new-task') page = <NewTask live={live} projectId={route[1]} />;
   else if (route[0] === 'new-task') page = <NewTask live={live} projectId={undefined} />;
-  else page = <Board live={live} projectId={projectId} />;
+  else page = <Board live={live} projectId={projectId} repository={route[0] === 'repositories' ? route[1] : undefined} />;
   // A new page takes the focus to its first field, or to its start, as a page load would: the
   // next Tab goes into the page, not back through the sidebar.
   const where = `${route.join('/')}|${state.loaded}`;
@@ -48,9 +48,9 @@ export function App({ live }: { live: Live }) {
               </li>
             ) : (
               <li key={g.repository} class="repo" data-repository={g.repository}>
-                <span class="repo-name" title={g.repository}>
+                <a class="repo-name" href={`#/repositories/${encodeURIComponent(g.repository)}`} aria-current={route[0] === 'repositories' && route[1] === g.repository ? 'page' : undefined} title={g.repository}>
                   {repoLabel(g.repository)}
-                </span>
+                </a>
                 <ul>
                   {g.projects.map((p) => (
                     <li key={p.id}>
@@ -103,11 +103,13 @@ const COLUMNS: Array<{ status: TaskStatus; title: string }> = [
 ];
 
 // The tasks of one project (or all) by status, with what needs attention on each card.
-function Board({ live, projectId }: { live: Live; projectId: string | undefined }) {
+// With `repository`: the tasks of that repository's projects on every host (DESIGN §14.2).
+function Board({ live, projectId, repository }: { live: Live; projectId: string | undefined; repository?: string | undefined }) {
   const { state } = live;
   const project = projectId ? state.projects.get(projectId) : undefined;
   const projectHost = project ? hostOf(state, project.host_id) : null;
-  const tasks = [...state.tasks.values()].filter((t) => !projectId || t.project_id === projectId).sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const shown = (t: Task) => (projectId ? t.project_id === projectId : repository ? state.projects.get(t.project_id)?.repository === repository : true);
+  const tasks = [...state.tasks.values()].filter(shown).sort((a, b) => b.created_at.localeCompare(a.created_at));
   const sessionsOf = (t: Task) => [...state.sessions.values()].filter((s) => s.task_id === t.id);
   const pending = [...state.approvals.values()];
   if (state.projects.size === 0) {
@@ -124,7 +126,8 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
   return (
     <section>
       <header class="page-head">
-        <h1>{project ? project.name : 'All projects'}</h1>
+        <h1>{project ? project.name : repository ? repoLabel(repository) : 'All projects'}</h1>
+        {repository && !project ? <span class="muted mono">{repository}</span> : null}
         {project ? (
           <>
             <span class="muted mono">{project.path}</span>
@@ -270,11 +273,14 @@ function NewTask({ live, projectId }: { live: Live; projectId: string | undefine
           {/* With one project there is nothing to choose; with more, no guess. */}
           <select {...inputProps('project_id', projectError)} required autoFocus>
             {projects.length > 1 ? <option value="">Choose a project…</option> : null}
-            {projects.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            {projects.map((p) => {
+              const host = hostOf(live.state, p.host_id);
+              return (
+                <option key={p.id} value={p.id}>
+                  {host ? `${p.name} on ${host.name}` : p.name}
+                </option>
+              );
+            })}
           </select>
         </Field>
       )}
