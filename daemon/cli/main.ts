@@ -26,9 +26,9 @@ const USAGE = `usage: grove <command> [options]
   project rm <id|name>                     remove a project (its repository is untouched)
   task new <project> <name> [--base R] [--branch B] [--no-wait] [--progress]
                                            (setup progress is shown on a terminal, or with --progress)
-  task new --repository URL <name> [--host H] [options of task new]
-                                           on a team: on the online host with that repository and the
-                                           fewest running sessions, or on host H
+  task new --repository URL <name> [--host H] [--base R] [--branch B] [--no-wait]
+                                           on a team: on the online host with that repository and
+                                           the fewest running sessions, or on host H
   task ls [<project>]                      list tasks
   task show <id>                           a task and its setup log
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
