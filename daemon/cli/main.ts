@@ -374,12 +374,16 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const sessions = (await Promise.all(live.map((t) => c.api.call<Session[]>('GET', `/api/tasks/${t.id}/sessions`)))).flat();
     const running = sessions.filter((s) => isLive(s.status)).length;
     const data = { ...h, uptime_s: Math.floor((Date.now() - Date.parse(h.started_at)) / 1000), projects: projects.length, tasks: live.length, running_sessions: running };
+    // On a team the counts are the whole team's: say so, and which host this is.
+    const team = h.shared ? await c.team() : null;
+    const hosts = team?.hosts.filter((x) => x.kind === 'team') ?? [];
     print(c, data, () =>
       [
         `grove ${h.version} running, pid ${h.pid}, up ${duration(h.started_at)}`,
         `socket ${h.socket}`,
         `tcp    ${h.port === null ? 'off' : `http://127.0.0.1:${h.port}`}`,
-        `${projects.length} project(s), ${live.length} task(s), ${running} running session(s)`,
+        ...(team ? [`host   ${team.nameOf(h.host_id)}, one of ${hosts.length} host(s) on a shared store, ${hosts.filter((x) => x.online).length} online`] : []),
+        `${projects.length} project(s), ${live.length} task(s), ${running} running session(s)${team ? ' on all hosts' : ''}`,
       ].join('\n'),
     );
   },

@@ -25,6 +25,9 @@ test("three hosts whose clones are all called app: host ls, HOST columns, this h
   assert.match(hosts.stdout, /^NAME\s+ONLINE\s+VERSION\s+RUNNING\s+SEEN\n/);
   assert.deepEqual(rowsOf(hosts.stdout).map((r) => r.split(/\s+/).slice(0, 2)).sort(), [['alpha', 'yes'], ['beta', 'yes'], ['gamma', 'yes']]);
   assert.deepEqual((await run(gamma, 'host', 'ls', '--json')).json.map((h: any) => h.name).sort(), ['alpha', 'beta', 'gamma']);
+  const status = await run(gamma, 'status');
+  assert.match(status.stdout, /^host {3}gamma, one of 3 host\(s\) on a shared store, 3 online$/m);
+  assert.match(status.stdout, /^3 project\(s\), 0 task\(s\), 0 running session\(s\) on all hosts$/m);
 
   // Each host makes a task in its own app, by the name every host's project has.
   const made = new Map<string, any>();
