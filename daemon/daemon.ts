@@ -172,7 +172,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
 
     let port: number | null = null;
     const routes = [
-      ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest }),
+      ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest, hostId, shared: store.shared }),
       ...projectRoutes({ projects }),
       ...taskRoutes({ tasks }),
       ...sessionRoutes({ sessions, agents, streamReads }),

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { EVENT_PAGE_MAX, type EventPage, type GroveEvent } from '../../schemas/event.ts';
 import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
 import type { Health } from '../../schemas/health.ts';
+import type { Host } from '../../schemas/host.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult } from '../../schemas/review.ts';
@@ -25,6 +26,9 @@ const USAGE = `usage: grove <command> [options]
   project rm <id|name>                     remove a project (its repository is untouched)
   task new <project> <name> [--base R] [--branch B] [--no-wait] [--progress]
                                            (setup progress is shown on a terminal, or with --progress)
+  task new --repository URL <name> [--host H] [--base R] [--branch B] [--no-wait]
+                                           on a team: on the online host with that repository and
+                                           the fewest running sessions, or on host H
   task ls [<project>]                      list tasks
   task show <id>                           a task and its setup log
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
@@ -59,10 +63,13 @@ const USAGE = `usage: grove <command> [options]
   codex-bridge --session ID --mode M --prompt=TEXT [--resume THREAD] -- codex app-server …
                                            one turn of Codex that asks through grove (grove runs it)
   agents                                   agents and whether they are installed
+  host ls                                  the hosts of the store: online, version, running sessions, last seen
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
 
   --json   machine-readable output        ids may be given by a unique prefix
+  A project is named by id, name, or NAME@HOST on a team: a bare NAME is this host's project of
+  that name, or the only one of that name on the team. Lists on a team have a HOST column.
 exit: 0 ok, 1 API error, 2 usage error, 3 daemon not running`;
 
 function usage(msg: string): never {
@@ -71,6 +78,8 @@ function usage(msg: string): never {
 
 interface Ctx {
   api: Client;
+  /** the store's hosts as this daemon sees them, asked once per command */
+  team: () => Promise<TeamView>;
   json: boolean;
   positionals: string[];
   values: Record<string, string | boolean | undefined>;
@@ -82,14 +91,76 @@ interface Ctx {
 function pick<T extends { id: string; name?: string }>(list: T[], key: string, what: string): T {
   const exact = list.filter((x) => x.id === key || (x.name !== undefined && x.name === key));
   if (exact.length === 1) return exact[0]!;
+  if (exact.length > 1) throw new CliError(`${what} ${JSON.stringify(key)} is ambiguous: ${exact.map((x) => shortId(x.id)).join(', ')}; give an id`, EXIT.USAGE);
   const byPrefix = list.filter((x) => x.id.startsWith(key.toLowerCase()));
   if (byPrefix.length === 1) return byPrefix[0]!;
   if (byPrefix.length > 1) throw new CliError(`${what} ${JSON.stringify(key)} is ambiguous: ${byPrefix.map((x) => shortId(x.id)).join(', ')}`, EXIT.USAGE);
   throw new CliError(`no ${what} matches ${JSON.stringify(key)}`, EXIT.API, { code: 'NOT_FOUND', detail: `no ${what} ${key}`, status: 404 });
 }
 
-const project = async (c: Ctx, key: string) => pick(await c.api.call<Project[]>('GET', '/api/projects'), key, 'project');
-const task = async (c: Ctx, key: string) => pick(await c.api.call<Task[]>('GET', '/api/tasks'), key, 'task');
+// What the CLI knows of the store's hosts (DESIGN §14.2): whether it is shared (lists then carry
+// every host's rows, shown with a HOST column), which host this daemon is, and each host's name.
+interface TeamView {
+  shared: boolean;
+  me: string;
+  hosts: Host[];
+  nameOf: (hostId: string) => string;
+}
+
+async function teamView(api: Client): Promise<TeamView> {
+  const [health, hosts] = await Promise.all([api.call<Health>('GET', '/api/health'), api.call<Host[]>('GET', '/api/hosts')]);
+  const names = new Map(hosts.filter((h) => h.kind === 'team').map((h) => [h.id, h.name]));
+  return { shared: health.shared, me: health.host_id, hosts, nameOf: (id) => names.get(id) ?? shortId(id) };
+}
+
+// On a shared store, rows with the name of their host and a last column HOST (last: the columns
+// of one host keep their places); as they are on a store of one host.
+async function withHost<T extends { host_id: string }>(c: Ctx, rows: T[], columns: string[]): Promise<[Array<T & { host?: string }>, string[]]> {
+  const team = await c.team();
+  if (!team.shared) return [rows, columns];
+  return [rows.map((r) => ({ ...r, host: team.nameOf(r.host_id) })), [...columns, 'host']];
+}
+
+function hostNamed(team: TeamView, name: string): string {
+  const h = team.hosts.find((x) => x.kind === 'team' && x.name === name);
+  if (!h) throw new CliError(`no host named ${JSON.stringify(name)}`, EXIT.API, { code: 'NOT_FOUND', detail: `no host ${name}`, status: 404 });
+  return h.id;
+}
+
+// A project named on the command line: an id (or a unique prefix of one), a name, or NAME@HOST
+// (or `onHost`, from --host). A name that projects of several hosts carry is this host's project
+// (the folder here, as before teams), else it must be given with its host.
+async function project(c: Ctx, key: string, onHost?: string): Promise<Project> {
+  const list = await c.api.call<Project[]>('GET', '/api/projects');
+  let name = key;
+  let hostName = onHost;
+  const at = key.lastIndexOf('@');
+  // A name with an @ of its own stays a name.
+  if (hostName === undefined && at > 0 && !list.some((p) => p.name === key)) [name, hostName] = [key.slice(0, at), key.slice(at + 1)];
+  if (hostName !== undefined) {
+    const hostId = hostNamed(await c.team(), hostName);
+    return pick(list.filter((p) => p.host_id === hostId), name, `project on host ${hostName}`);
+  }
+  return (await thisHosts(c, list, key, 'project')) ?? pick(list, key, 'project');
+}
+
+// Of the rows named `key` on several hosts, the one on this daemon's host; else null (pick then
+// says the name is ambiguous) or, where no row of that name is here, which host each is on.
+async function thisHosts<T extends { id: string; name: string; host_id: string }>(c: Ctx, list: T[], key: string, what: 'project' | 'task'): Promise<T | null> {
+  const named = list.filter((x) => x.name === key);
+  if (named.length < 2 || named.every((x) => x.host_id === named[0]!.host_id)) return null;
+  const team = await c.team();
+  const mine = named.filter((x) => x.host_id === team.me);
+  if (mine.length === 1) return mine[0]!;
+  if (mine.length > 1) return null;
+  // A project can be named NAME@HOST; a task by its id.
+  const choices = named.map((x) => (what === 'project' ? `${x.name}@${team.nameOf(x.host_id)}` : `${shortId(x.id)} (on ${team.nameOf(x.host_id)})`)).join(', ');
+  throw new CliError(`${what} ${JSON.stringify(key)} is on several hosts and not on this one: give one of ${choices}`, EXIT.USAGE);
+}
+async function task(c: Ctx, key: string): Promise<Task> {
+  const list = await c.api.call<Task[]>('GET', '/api/tasks');
+  return (await thisHosts(c, list, key, 'task')) ?? pick(list, key, 'task');
+}
 async function session(c: Ctx, key: string) {
   const tasks = await c.api.call<Task[]>('GET', '/api/tasks');
   const all = (await Promise.all(tasks.map((t) => c.api.call<Session[]>('GET', `/api/tasks/${t.id}/sessions`)))).flat();
@@ -106,7 +177,11 @@ function print(c: Ctx, data: unknown, human: () => string): void {
   c.out(c.json ? JSON.stringify(data, null, 2) : human());
 }
 
+// POST /api/tasks: in a named project, or placed by repository on a team (DESIGN §14.2).
+type NewTask = CreateTask | (Omit<CreateTask, 'project_id'> & { repository: string; host?: string });
+
 const TASK_COLS = ['id', 'name', 'status', 'branch', 'ports'];
+const HOST_COLS = ['name', 'online', 'version', 'running', 'seen'];
 const SESSION_COLS = ['id', 'conversation', 'agent', 'mode', 'status', 'exit_code', 'result', 'created_at'];
 const SERVICE_COLS = ['name', 'status', 'pid', 'session', 'autostart', 'command'];
 
@@ -131,6 +206,17 @@ function sessionRow(s: Session): Record<string, unknown> {
 // ("service web", "interactive claude").
 const who = (s: Pick<Session, 'kind' | 'agent'>) => (s.kind === 'agent' ? s.agent : `${s.kind} ${s.agent}`);
 const short = <T extends { id: string }>(rows: T[]) => rows.map((r) => ({ ...r, id: shortId(r.id) }));
+
+// A host as a row of `grove host ls`, by its kind: the team's daemons on the store (DESIGN §14.2);
+// SSH hosts (§14.1) get their own case. A kind this CLI does not know shows its name only.
+function hostRow(h: Host, now = Date.now()): Record<string, unknown> {
+  switch (h.kind) {
+    case 'team':
+      return { name: h.name, online: h.online ? 'yes' : 'no', version: h.version, running: h.running, seen: `${duration(h.seen_at, now)} ago` };
+    default:
+      return { name: (h as { name?: string }).name };
+  }
+}
 
 const APPROVAL_COLS = ['id', 'session', 'status', 'tool', 'asks', 'created_at'];
 // What an approval asks, in one line: the command, the file, the URL, the question (the whole
@@ -288,12 +374,16 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const sessions = (await Promise.all(live.map((t) => c.api.call<Session[]>('GET', `/api/tasks/${t.id}/sessions`)))).flat();
     const running = sessions.filter((s) => isLive(s.status)).length;
     const data = { ...h, uptime_s: Math.floor((Date.now() - Date.parse(h.started_at)) / 1000), projects: projects.length, tasks: live.length, running_sessions: running };
+    // On a team the counts are the whole team's: say so, and which host this is.
+    const team = h.shared ? await c.team() : null;
+    const hosts = team?.hosts.filter((x) => x.kind === 'team') ?? [];
     print(c, data, () =>
       [
         `grove ${h.version} running, pid ${h.pid}, up ${duration(h.started_at)}`,
         `socket ${h.socket}`,
         `tcp    ${h.port === null ? 'off' : `http://127.0.0.1:${h.port}`}`,
-        `${projects.length} project(s), ${live.length} task(s), ${running} running session(s)`,
+        ...(team ? [`host   ${team.nameOf(h.host_id)}, one of ${hosts.length} host(s) on a shared store, ${hosts.filter((x) => x.online).length} online`] : []),
+        `${projects.length} project(s), ${live.length} task(s), ${running} running session(s)${team ? ' on all hosts' : ''}`,
       ].join('\n'),
     );
   },
@@ -306,7 +396,8 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   },
   async 'project ls'(c) {
     const list = await c.api.call<Project[]>('GET', '/api/projects');
-    print(c, list, () => table(short(list), ['id', 'name', 'path']));
+    const [rows, columns] = await withHost(c, short(list), ['id', 'name', 'path']);
+    print(c, list, () => table(rows, columns));
   },
   async 'project rm'(c) {
     const p = await project(c, arg(c, 0, 'id|name'));
@@ -314,28 +405,36 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     print(c, { removed: p.id }, () => `removed project ${p.name}`);
   },
   async 'task new'(c) {
-    const name = arg(c, 1, 'name'); // usage errors before any request
-    const p = await project(c, arg(c, 0, 'project'));
-    const body: CreateTask = { project_id: p.id, name };
+    const { repository, host } = c.values;
+    if (repository === '') usage('--repository needs the URL of a repository');
+    // With --repository the daemon picks the host (DESIGN §14.2 placement); else the project is named.
+    const name = arg(c, typeof repository === 'string' ? 0 : 1, 'name'); // usage errors before any request
+    const p = typeof repository === 'string' ? null : await project(c, arg(c, 0, 'project'), typeof host === 'string' ? host : undefined);
+    const body: NewTask = p ? { project_id: p.id, name } : { repository: repository as string, name, ...(typeof host === 'string' ? { host } : {}) };
     if (typeof c.values.base === 'string') body.base = c.values.base;
     if (typeof c.values.branch === 'string') body.branch = c.values.branch;
     // Progress (the setup's commands and output as they run) on a terminal, or when asked.
     const progress = !c.values['no-wait'] && !c.json && (process.stderr.isTTY || c.values.progress === true);
     if (c.values['no-wait'] || progress) body.wait = false;
     let t = await c.api.call<Task>('POST', '/api/tasks', body);
+    // Placed by the daemon: the project is the one on the host it chose.
+    const where = p ?? (await c.api.call<Project>('GET', `/api/projects/${t.project_id}`));
+    const team = await c.team();
+    const on = team.shared ? ` on host ${team.nameOf(t.host_id)}` : '';
     if (progress) {
       const err = (s: string) => process.stderr.write(s + '\n');
-      err(`task ${t.name}: branch ${t.branch}, worktree ${path.join(p.path, t.worktree_path)}`);
+      err(`task ${t.name}${on}: branch ${t.branch}, worktree ${path.join(where.path, t.worktree_path)}`);
       t = await followSetup(c, t.id, err);
     }
-    print(c, t, () => `task ${t.name} (${t.id}) is ${t.status}: branch ${t.branch}, worktree ${path.join(p.path, t.worktree_path)}`);
+    print(c, t, () => `task ${t.name} (${t.id}) is ${t.status}${on}: branch ${t.branch}, worktree ${path.join(where.path, t.worktree_path)}`);
     if (t.status === 'setup_failed') process.exitCode = EXIT.API;
   },
   async 'task ls'(c) {
     const key = c.positionals[0];
     const q = key ? `?project_id=${(await project(c, key)).id}` : '';
     const list = await c.api.call<Task[]>('GET', `/api/tasks${q}`);
-    print(c, list, () => table(short(list), TASK_COLS));
+    const [rows, columns] = await withHost(c, short(list), TASK_COLS);
+    print(c, list, () => table(rows, columns));
   },
   async 'task show'(c) {
     const t = await task(c, arg(c, 0, 'id'));
@@ -371,7 +470,8 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const t = await task(c, arg(c, 0, 'task'));
     const conv = typeof c.values.conversation === 'string' ? (await session(c, c.values.conversation)).conversation_id : null;
     const list = await c.api.call<Session[]>('GET', `/api/tasks/${t.id}/sessions${conv ? `?conversation_id=${conv}` : ''}`);
-    print(c, list, () => table(list.map(sessionRow), SESSION_COLS));
+    const [rows, columns] = await withHost(c, list.map((s) => ({ ...sessionRow(s), host_id: s.host_id })), SESSION_COLS);
+    print(c, list, () => table(rows, columns));
   },
   async 'session show'(c) {
     const s = await c.api.call<Session>('GET', `/api/sessions/${(await session(c, arg(c, 0, 'id'))).id}`);
@@ -582,6 +682,10 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
       });
     });
   },
+  async 'host ls'(c) {
+    const list = await c.api.call<Host[]>('GET', '/api/hosts');
+    print(c, list, () => table(list.map((h) => hostRow(h)), HOST_COLS));
+  },
   async agents(c) {
     const list = await c.api.call<AgentList>('GET', '/api/agents');
     print(c, list, () => table(list.map((a) => ({ ...a, command: a.command.join(' ') })), ['name', 'available', 'command']));
@@ -627,6 +731,8 @@ async function main(argv: string[]): Promise<number> {
         session: { type: 'string' },
         resume: { type: 'string' },
         'acp-mode': { type: 'string' },
+        repository: { type: 'string' },
+        host: { type: 'string' },
       },
     });
   } catch (err) {
@@ -714,8 +820,10 @@ async function main(argv: string[]): Promise<number> {
   if (!name) usage(`unknown command: ${words.join(' ')}`);
   const api = createClient(resolvePaths(process.env, process.getuid?.() ?? 0).socketPath);
   try {
+    let team: Promise<TeamView> | undefined;
     await COMMANDS[name]!({
       api,
+      team: () => (team ??= teamView(api)),
       json: parsed.values.json === true,
       positionals: words.slice(name.split(' ').length),
       values: parsed.values,

@@ -86,7 +86,7 @@ export function createProjectService(deps: {
   const mutex = createKeyedMutex();
 
   async function pickName(base: string): Promise<string> {
-    const taken = await projects.namesLike(base);
+    const taken = await projects.namesLike(deps.hostId, base);
     if (!taken.has(base)) return base;
     for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
   }
@@ -101,7 +101,7 @@ export function createProjectService(deps: {
     async add(input: CreateProject): Promise<Project> {
       const top = await resolveWorkTree(input.path);
       return mutex.run('add', async () => {
-        const existing = await projects.findByPath(top);
+        const existing = await projects.findByPath(deps.hostId, top);
         if (existing) throw new GroveError('PROJECT_EXISTS', `${top} is already project ${existing.name} (${existing.id})`);
         const base = (path.basename(top) || 'project').slice(0, 90);
         const name = input.name ?? (await pickName(base));

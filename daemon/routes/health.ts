@@ -2,7 +2,7 @@ import { Health } from '../../schemas/health.ts';
 import { route, type Route } from '../http/route.ts';
 
 // Liveness and identity of the daemon: what answers, since when.
-export function healthRoutes(deps: { version: string; startedAt: string; socket: string; port: () => number | null; lastEventSeq: () => number }): Route[] {
+export function healthRoutes(deps: { version: string; startedAt: string; socket: string; port: () => number | null; lastEventSeq: () => number; hostId: string; shared: boolean }): Route[] {
   return [
     route({
       method: 'GET',
@@ -10,7 +10,7 @@ export function healthRoutes(deps: { version: string; startedAt: string; socket:
       summary: 'Daemon health',
       responses: { 200: Health },
       handler: async () => {
-        const body: Health = { status: 'ok', version: deps.version, pid: process.pid, started_at: deps.startedAt, socket: deps.socket, port: deps.port(), last_event_seq: deps.lastEventSeq() };
+        const body: Health = { status: 'ok', version: deps.version, pid: process.pid, started_at: deps.startedAt, socket: deps.socket, port: deps.port(), host_id: deps.hostId, shared: deps.shared, last_event_seq: deps.lastEventSeq() };
         return { status: 200, body };
       },
     }),

@@ -28,14 +28,15 @@ export function projectsTable(db: Db, events: EventsTable) {
       const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM projects WHERE id = $1`, [id]);
       return rows[0] ? toProject(rows[0]) : null;
     },
-    async findByPath(p: string): Promise<Project | null> {
-      const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM projects WHERE path = $1`, [p]);
+    // Names and paths are unique per host (migration 0016): another host's folders are on its disk.
+    async findByPath(hostId: string, p: string): Promise<Project | null> {
+      const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM projects WHERE host_id = $1 AND path = $2`, [hostId, p]);
       return rows[0] ? toProject(rows[0]) : null;
     },
-    async namesLike(base: string): Promise<Set<string>> {
+    async namesLike(hostId: string, base: string): Promise<Set<string>> {
       const { rows } = await db.query<{ name: string }>(
-        `SELECT name FROM projects WHERE name = $1 OR starts_with(name, $1 || '-')`,
-        [base],
+        `SELECT name FROM projects WHERE host_id = $1 AND (name = $2 OR starts_with(name, $2 || '-'))`,
+        [hostId, base],
       );
       return new Set(rows.map((r) => r.name));
     },

@@ -9,7 +9,7 @@ import { eventsTable } from '../../daemon/store/events.ts';
 import { hostsTable } from '../../daemon/store/hosts.ts';
 import { addProject, makeHome, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
-import { storeUrlFor } from '../helpers/postgres.ts';
+import { onPostgres, storeUrlFor } from '../helpers/postgres.ts';
 import { agentHome, gate, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 import { seedStore } from '../helpers/template.ts';
@@ -37,6 +37,8 @@ test('GET /api/hosts: this daemon, online, named by host_name; its running count
   assert.match(me.started_at, ISO_MS);
   assert.match(me.seen_at, ISO_MS);
   assert.equal(me.running, 0);
+  const health = (await d.socket('GET', '/api/health')).json;
+  assert.deepEqual([health.host_id, health.shared], [me.id, onPostgres], 'health names this host and whether the store is shared');
   const online = await hostEvents(d);
   assert.deepEqual(online.map((e) => [e.type, e.data.id, e.data.online]), [['host.online', me.id, true]]);
   assert.equal(online[0].project_id, null);

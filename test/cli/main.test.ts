@@ -4,11 +4,11 @@ import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
+import { GROVE, grove } from '../helpers/cli.ts';
 import { makeHome, ROOT } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 
-const GROVE = path.join(ROOT, 'bin', 'grove.js');
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 // The CLI through one daemon for the file (each test with projects and tasks of its own names),
 // but for the test of `grove daemon`, which runs its own in the foreground.
@@ -16,25 +16,6 @@ const daemon = sharedAgentDaemon({
   default_agent: 'fixture',
   agents: { talk: { command: [STREAM, '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], format: 'claude', modes: { read: ['--ro'], edit: [] } } },
 });
-
-function grove(home: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [GROVE, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, GROVE_HOME: home, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.once('exit', (code) => {
-      let json: any;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: code ?? -1, stdout, stderr, json });
-    });
-  });
-}
 
 // First on the file's daemon: `grove status` counts what this test made, and nothing else.
 test('grove CLI: projects, tasks, sessions, logs, agents, status — as tables and as --json', async (t) => {

@@ -36,6 +36,8 @@ export interface TeamOptions {
   /** more of each host's user config (host_name is set) */
   config?: (name: string) => object;
   env?: (name: string) => Record<string, string | undefined>;
+  /** each host's clone, relative to the team's folder (default `clone-<name>`): `(n) => \`${n}/app\`` gives every host a clone called `app` */
+  clone?: (name: string) => string;
 }
 
 // Starts every host of `opts.hosts`, each with its project added (its own clone of the origin).
@@ -57,7 +59,7 @@ export async function startTeam(t: Cleanup, opts: TeamOptions): Promise<Team> {
     let clone = clones.get(name);
     const fresh = !clone;
     if (!clone) {
-      clones.set(name, (clone = path.join(parent, `clone-${name}`)));
+      clones.set(name, (clone = path.join(parent, opts.clone?.(name) ?? `clone-${name}`)));
       git(parent, 'clone', '-q', origin, clone);
     }
     const startOpts: StartOptions = {

@@ -6,7 +6,7 @@ import { api } from './api.ts';
 import { badgesOf } from './attention.ts';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useLive, useRoute } from './hooks.ts';
-import type { Live } from './live.ts';
+import { hostOf, type Live } from './live.ts';
 import { TaskPage } from './task.tsx';
 
 export function App({ live }: { live: Live }) {
@@ -21,7 +21,7 @@ export function App({ live }: { live: Live }) {
   else if (route[0] === 'new-project') page = <NewProject />;
   else if (route[0] === 'projects' && route[1] && route[2] === 'new-task') page = <NewTask live={live} projectId={route[1]} />;
   else if (route[0] === 'new-task') page = <NewTask live={live} projectId={undefined} />;
-  else page = <Board live={live} projectId={projectId} />;
+  else page = <Board live={live} projectId={projectId} repository={route[0] === 'repositories' ? route[1] : undefined} />;
   // A new page takes the focus to its first field, or to its start, as a page load would: the
   // next Tab goes into the page, not back through the sidebar.
   const where = `${route.join('/')}|${state.loaded}`;
@@ -41,13 +41,26 @@ export function App({ live }: { live: Live }) {
               All projects
             </a>
           </li>
-          {projects.map((p) => (
-            <li key={p.id}>
-              <a href={`#/projects/${p.id}`} aria-current={projectId === p.id ? 'page' : undefined} title={p.path}>
-                {p.name}
-              </a>
-            </li>
-          ))}
+          {groupsOf(projects).map((g) =>
+            g.projects.length === 1 ? (
+              <li key={g.projects[0]!.id}>
+                <ProjectLink live={live} project={g.projects[0]!} current={projectId} />
+              </li>
+            ) : (
+              <li key={g.repository} class="repo" data-repository={g.repository}>
+                <a class="repo-name" href={`#/repositories/${encodeURIComponent(g.repository)}`} aria-current={route[0] === 'repositories' && route[1] === g.repository ? 'page' : undefined} title={g.repository}>
+                  {repoLabel(g.repository)}
+                </a>
+                <ul>
+                  {g.projects.map((p) => (
+                    <li key={p.id}>
+                      <ProjectLink live={live} project={p} current={projectId} />
+                    </li>
+                  ))}
+                </ul>
+              </li>
+            ),
+          )}
         </ul>
         <a class="button" href="#/new-project">
           Add project
@@ -55,6 +68,30 @@ export function App({ live }: { live: Live }) {
       </nav>
       <main tabIndex={-1}>{page}</main>
     </div>
+  );
+}
+
+// The projects of one repository on several hosts (DESIGN §14.2) under one heading, the others
+// alone, in the order of their (first) names.
+function groupsOf(projects: Project[]): Array<{ repository: string; projects: Project[] }> {
+  const groups = new Map<string, Project[]>();
+  for (const p of projects) {
+    const key = p.repository ?? `project:${p.id}`;
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  return [...groups].map(([repository, list]) => ({ repository, projects: list }));
+}
+
+// A repository as its last two parts (`github.com/a/b` → `a/b`); the whole in the title.
+const repoLabel = (repository: string) => repository.split('/').filter(Boolean).slice(-2).join('/');
+
+function ProjectLink({ live, project, current }: { live: Live; project: Project; current: string | undefined }) {
+  const host = hostOf(live.state, project.host_id);
+  return (
+    <a href={`#/projects/${project.id}`} aria-current={current === project.id ? 'page' : undefined} title={project.path}>
+      {project.name}
+      {host ? <span class={host.online ? 'muted small host' : 'muted small host offline'}> on {host.name}</span> : null}
+    </a>
   );
 }
 
@@ -66,10 +103,13 @@ const COLUMNS: Array<{ status: TaskStatus; title: string }> = [
 ];
 
 // The tasks of one project (or all) by status, with what needs attention on each card.
-function Board({ live, projectId }: { live: Live; projectId: string | undefined }) {
+// With `repository`: the tasks of that repository's projects on every host (DESIGN §14.2).
+function Board({ live, projectId, repository }: { live: Live; projectId: string | undefined; repository?: string | undefined }) {
   const { state } = live;
   const project = projectId ? state.projects.get(projectId) : undefined;
-  const tasks = [...state.tasks.values()].filter((t) => !projectId || t.project_id === projectId).sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const projectHost = project ? hostOf(state, project.host_id) : null;
+  const shown = (t: Task) => (projectId ? t.project_id === projectId : repository ? state.projects.get(t.project_id)?.repository === repository : true);
+  const tasks = [...state.tasks.values()].filter(shown).sort((a, b) => b.created_at.localeCompare(a.created_at));
   const sessionsOf = (t: Task) => [...state.sessions.values()].filter((s) => s.task_id === t.id);
   const pending = [...state.approvals.values()];
   if (state.projects.size === 0) {
@@ -86,10 +126,12 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
   return (
     <section>
       <header class="page-head">
-        <h1>{project ? project.name : 'All projects'}</h1>
+        <h1>{project ? project.name : repository ? repoLabel(repository) : 'All projects'}</h1>
+        {repository && !project ? <span class="muted mono">{repository}</span> : null}
         {project ? (
           <>
             <span class="muted mono">{project.path}</span>
+            {projectHost ? <span class="muted small host">on {projectHost.name}</span> : null}
             <a class="button primary" href={`#/projects/${project.id}/new-task`}>
               New task
             </a>
@@ -110,7 +152,7 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
                 {col.title} <span class="count">{here.length}</span>
               </h2>
               {here.map((t) => (
-                <TaskCard key={t.id} task={t} project={state.projects.get(t.project_id)} badges={badgesOf(t, sessionsOf(t), pending)} showProject={!projectId} />
+                <TaskCard key={t.id} task={t} project={state.projects.get(t.project_id)} host={hostOf(live.state, t.host_id)} badges={badgesOf(t, sessionsOf(t), pending)} showProject={!projectId} />
               ))}
             </section>
           );
@@ -120,13 +162,22 @@ function Board({ live, projectId }: { live: Live; projectId: string | undefined 
   );
 }
 
-function TaskCard(props: { task: Task; project: Project | undefined; badges: ReturnType<typeof badgesOf>; showProject: boolean }) {
-  const { task, badges } = props;
+// On a team's store a card names its task's host, and is greyed while that host is offline: its
+// sessions keep their last status there, and nothing on it can act until it is back.
+function TaskCard(props: { task: Task; project: Project | undefined; host: { name: string; online: boolean } | null; badges: ReturnType<typeof badgesOf>; showProject: boolean }) {
+  const { task, badges, host } = props;
+  const offline = host !== null && !host.online;
   return (
-    <a class="card" href={`#/tasks/${task.id}`} data-task={task.name}>
+    <a class={offline ? 'card offline' : 'card'} href={`#/tasks/${task.id}`} data-task={task.name} title={offline ? `host ${host.name} is offline` : undefined}>
       <strong>{task.name}</strong>
       <span class="muted mono small">{task.branch}</span>
       {props.showProject && props.project ? <span class="muted small">{props.project.name}</span> : null}
+      {host ? (
+        <span class="muted small host" data-host={host.name}>
+          on {host.name}
+          {offline ? ' (offline)' : ''}
+        </span>
+      ) : null}
       {task.merged_at ? <span class="badge merged">merged</span> : null}
       {badges.map((b) => (
         <span class={`badge ${b.kind}`} key={b.kind}>
@@ -222,11 +273,14 @@ function NewTask({ live, projectId }: { live: Live; projectId: string | undefine
           {/* With one project there is nothing to choose; with more, no guess. */}
           <select {...inputProps('project_id', projectError)} required autoFocus>
             {projects.length > 1 ? <option value="">Choose a project…</option> : null}
-            {projects.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            {projects.map((p) => {
+              const host = hostOf(live.state, p.host_id);
+              return (
+                <option key={p.id} value={p.id}>
+                  {host ? `${p.name} on ${host.name}` : p.name}
+                </option>
+              );
+            })}
           </select>
         </Field>
       )}

@@ -4,6 +4,7 @@ import { EVENT_TYPES } from '../../schemas/event-types.ts';
 import type { Approval } from '../../schemas/approval.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
 import type { Health } from '../../schemas/health.ts';
+import type { Host } from '../../schemas/host.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
@@ -15,6 +16,10 @@ export interface LiveState {
   sessions: Map<string, Session>;
   /** the approvals still pending (DESIGN §15): one answered anywhere leaves with its event */
   approvals: Map<string, Approval>;
+  /** the store's hosts (DESIGN §14.2), online or not as their host.online/host.offline events say */
+  hosts: Map<string, Host>;
+  /** the store is a team's (PostgreSQL): the board then names each task's host */
+  shared: boolean;
   /** false until the first load is done */
   loaded: boolean;
   /** the event stream is open */
@@ -23,9 +28,16 @@ export interface LiveState {
 
 type Listener = () => void;
 
+// The host a row is on, by name, on a team's store; null on a store of one host (nothing to say).
+export function hostOf(state: LiveState, hostId: string): { name: string; online: boolean } | null {
+  if (!state.shared) return null;
+  const h = state.hosts.get(hostId);
+  return { name: h?.name ?? hostId.slice(0, 8), online: h?.online ?? false };
+}
+
 // One per page: the state, its listeners, and the stream that feeds it.
 export function createLive() {
-  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), loaded: false, connected: false };
+  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), shared: false, loaded: false, connected: false };
   const listeners = new Set<Listener>();
   let version = 0;
   let source: EventSource | null = null;
@@ -57,10 +69,13 @@ export function createLive() {
         else state.approvals.delete(a.id);
         break;
       }
-      // The board does not show hosts yet (DESIGN §14.2's dashboard is still to come).
+      // A host's event carries the host as GET /api/hosts lists it.
       case 'host.online':
-      case 'host.offline':
+      case 'host.offline': {
+        const h = e.data as Host;
+        state.hosts.set(h.id, h);
         break;
+      }
       default:
         state.sessions.set(e.session_id!, e.data as Session);
     }
@@ -68,16 +83,19 @@ export function createLive() {
 
   async function load(): Promise<void> {
     const health = await api<Health>('GET', '/api/health');
-    const [projects, tasks, sessions, approvals] = await Promise.all([
+    const [projects, tasks, sessions, approvals, hosts] = await Promise.all([
       api<Project[]>('GET', '/api/projects'),
       api<Task[]>('GET', '/api/tasks'),
       api<Session[]>('GET', '/api/sessions'),
       api<Approval[]>('GET', '/api/approvals?status=pending'),
+      api<Host[]>('GET', '/api/hosts'),
     ]);
     state.projects = new Map(projects.map((p) => [p.id, p]));
     state.tasks = new Map(tasks.map((t) => [t.id, t]));
     state.sessions = new Map(sessions.map((s) => [s.id, s]));
     state.approvals = new Map(approvals.map((a) => [a.id, a]));
+    state.hosts = new Map(hosts.filter((h) => h.kind === 'team').map((h) => [h.id, h]));
+    state.shared = health.shared;
     state.loaded = true;
     changed();
     // Every event after the one noted before loading: a change made meanwhile is applied again,

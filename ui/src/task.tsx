@@ -13,7 +13,7 @@ import { markSeen } from './attention.ts';
 import { DiffView } from './diff.tsx';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useLive, useLoad } from './hooks.ts';
-import type { Live } from './live.ts';
+import { hostOf, type Live } from './live.ts';
 import { OutputView } from './output.tsx';
 
 
@@ -37,6 +37,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
     );
   }
   const project = live.state.projects.get(task.project_id);
+  const host = hostOf(live.state, task.host_id);
   // A conversation's turns: the agent's, and those taken over in a terminal (grove takeover).
   const agents = sessions.filter((s) => s.kind !== 'service');
   return (
@@ -52,6 +53,15 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
         <dd>
           <a href={`#/projects/${task.project_id}`}>{project?.name ?? task.project_id}</a>
         </dd>
+        {host ? (
+          <>
+            <dt>Host</dt>
+            <dd>
+              {host.name}
+              {host.online ? '' : ' (offline)'}
+            </dd>
+          </>
+        ) : null}
         <dt>Branch</dt>
         <dd class="mono">{task.branch}</dd>
         <dt>Base</dt>
