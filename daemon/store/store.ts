@@ -27,9 +27,10 @@ export interface Store {
   close(): Promise<void>;
 }
 
-// The store named by database_url did not answer at start (refused, unknown host, bad
-// credentials, no such database): the daemon exits 75 with this message, which never holds the
-// URL's password.
+// The store named by database_url cannot be reached: at start (refused, unknown host, bad
+// credentials, no such database) the daemon exits 75 with this message; later (the server gone,
+// a connection lost, a statement or connect timing out) the request answers 503
+// STORE_UNAVAILABLE (DESIGN §14.2). The message never holds the URL's password.
 export class StoreUnreachableError extends Error {
   constructor(message: string) {
     super(message);
