@@ -158,9 +158,10 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // What a stopped daemon left: watched configs, unfinished creations, setups and landings, live sessions.
     for (const p of await projects.list()) configs.watch(p.path);
     await projects.refreshRepositories();
-    await tasks.recover();
-    await sessions.reattach();
-    await approvals.recover();
+    // This host's only: another host's rows keep their state until it comes back (DESIGN §14.2).
+    await tasks.recover(hostId);
+    await sessions.reattach(hostId);
+    await approvals.recover(hostId);
 
     const streamReads = createLimiter(STREAM_READS);
     const feed = createEventFeed({ bus, events: eventRows, streamReads, log: child('events'), stallMs: settings.eventStallMs });

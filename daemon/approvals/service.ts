@@ -179,9 +179,9 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     },
 
     // After a restart (once sessions are re-attached): deadlines armed again, and the approvals
-    // of sessions that ended meanwhile expired.
-    async recover(): Promise<void> {
-      for (const a of await approvals.pending()) {
+    // of sessions that ended meanwhile expired; this host's only, as its sessions are.
+    async recover(hostId: string): Promise<void> {
+      for (const a of await approvals.pending(hostId)) {
         const s = await deps.getSession(a.session_id);
         if (!s || !isLive(s.status)) expireOfSession(a.session_id, s?.status ?? 'lost');
         else arm(a);

@@ -112,8 +112,8 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
   }
 
   // After a restart: every conversation with a queued session gets its turn (or its timer).
-  async function resumeAll(): Promise<void> {
-    for (const id of await sessions.queuedConversations()) await next(id);
+  async function resumeAll(hostId: string): Promise<void> {
+    for (const id of await sessions.queuedConversations(hostId)) await next(id);
   }
 
   return {

@@ -141,8 +141,8 @@ export function createInteractive(deps: {
 
   // After a restart: the interactive sessions still recorded as running are watched again; one
   // whose client is gone ended while the daemon was down, with no code to recover.
-  async function reattach(): Promise<void> {
-    for (const rec of await sessions.listLive()) {
+  async function reattach(hostId: string): Promise<void> {
+    for (const rec of await sessions.listLive(hostId)) {
       if (rec.kind !== 'interactive') continue;
       if (stillRuns(rec)) watch(rec);
       else await finish(rec.id, 'lost', null);

@@ -120,11 +120,12 @@ export function createSessionService(deps: SessionServiceDeps) {
     },
     kill: (id: string) => kill(id),
     killAllOfTask,
-    // After a restart: sessions still running are followed again, then queued follow-ups get their turn.
-    async reattach(): Promise<void> {
-      await createReattach({ sessions, live, log })();
-      await interactive.reattach();
-      await conversations.resumeAll();
+    // After a restart: this host's sessions still running are followed again, then its queued
+    // follow-ups get their turn. Another host's stay as they are, whether it is online or not.
+    async reattach(hostId: string): Promise<void> {
+      await createReattach({ sessions, live, log })(hostId);
+      await interactive.reattach(hostId);
+      await conversations.resumeAll(hostId);
     },
     close: once(async () => {
       for (const stop of stops) stop();

@@ -6,6 +6,7 @@ import test, { type TestContext } from 'node:test';
 import { processStartTime } from '../../daemon/proc/stat.ts';
 import { recoverTasks } from '../../daemon/tasks/recover.ts';
 import { repoState, waitPidGone } from '../helpers/state.ts';
+import { TEST_HOST_ID } from '../helpers/store.ts';
 import { taskParts, type TaskParts } from '../helpers/tasks.ts';
 
 // A process group of its own, as a setup command runs: a shell leading a background sleep.
@@ -38,7 +39,7 @@ async function interruptedSetup(parts: TaskParts, pid: number, pidStart: string 
 test('tasks/recover: what a killed daemon left is undone or stopped', async (t) => {
   const parts = await taskParts(t);
   // No archive is left under way in these cases (the end-to-end teardown test covers that).
-  const recover = () => recoverTasks({ ...parts, finishArchive: async (id) => assert.fail(`nothing to finish, got ${id}`), gitTimeoutS: 60 });
+  const recover = () => recoverTasks({ ...parts, finishArchive: async (id) => assert.fail(`nothing to finish, got ${id}`), gitTimeoutS: 60, hostId: TEST_HOST_ID });
 
   await t.test('a creation without a row is undone from its intent: no branch, no worktree, no intent', async () => {
     const project = await parts.project();
