@@ -24,8 +24,8 @@ function spawnGroup(t: TestContext): number {
 }
 
 // A task left `setting_up` by a stopped daemon, its first command recorded as running `pid`.
-async function interruptedSetup(parts: TaskParts, pid: number, pidStart: string | null) {
-  const project = await parts.project();
+async function interruptedSetup(parts: TaskParts, pid: number, pidStart: string | null, hostId?: string) {
+  const project = await parts.project(undefined, hostId);
   const id = randomUUID();
   await parts.tasks.insert(
     { id, project_id: project.id, name: 'cut', branch: 'grove/cut', worktree_path: '.grove/worktrees/cut/', base: 'main', base_commit: 'a'.repeat(40), status: 'setting_up' },
@@ -82,5 +82,20 @@ test('tasks/recover: what a killed daemon left is undone or stopped', async (t) 
     await recover();
     assert.equal((await parts.tasks.get(id))?.status, 'setup_failed');
     assert.notEqual(processStartTime(pid), null, 'the process lives on');
+  });
+
+  await t.test("on a shared store, another host's setup is its own: never stopped, marked or logged by this host", async (t) => {
+    const other = '00000000-0000-4000-8000-000000000002';
+    const pid = spawnGroup(t);
+    const id = await interruptedSetup(parts, pid, processStartTime(pid), other);
+    await recover();
+    assert.equal((await parts.tasks.get(id))?.status, 'setting_up');
+    assert.notEqual(processStartTime(pid), null, 'its process lives on');
+    const [cmd] = await parts.setupLog.commands(id);
+    assert.equal(cmd?.ended_at, null, 'its command is not ended');
+    // Its own host, restarting, recovers it.
+    await recoverTasks({ ...parts, finishArchive: async () => {}, gitTimeoutS: 60, hostId: other });
+    await waitPidGone(pid, 10_000);
+    assert.equal((await parts.tasks.get(id))?.status, 'setup_failed');
   });
 });
