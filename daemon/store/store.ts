@@ -27,6 +27,17 @@ export interface Store {
   close(): Promise<void>;
 }
 
+// How long a timer's work that found the store unreachable waits before it tries again: no
+// client asks for it again, so it would otherwise be lost until a restart.
+export const STORE_RETRY_MS = 2000;
+
+// Runs `again` after STORE_RETRY_MS when `err` says the store could not be reached; whether it will.
+export function retryWhenUnreachable(err: unknown, again: () => void): boolean {
+  if (!(err instanceof StoreUnreachableError)) return false;
+  setTimeout(again, STORE_RETRY_MS).unref();
+  return true;
+}
+
 // The store named by database_url cannot be reached: at start (refused, unknown host, bad
 // credentials, no such database) the daemon exits 75 with this message; later (the server gone,
 // a connection lost, a statement or connect timing out) the request answers 503

@@ -24,13 +24,19 @@ async function unavailable(d: TestDaemon, method: string, url: string, body?: ob
   assert.ok(ms < 4000, `${method} ${url} answered in ${ms} ms`);
 }
 
-test('PostgreSQL stopped mid-output: 503 STORE_UNAVAILABLE at once, then recovery by itself with every line once and the end recorded', async (t) => {
+// A daemon with the fixture agent on a PostgreSQL of the test's own, and a ready task.
+async function outage(t: test.TestContext) {
   const pg = await ownPostgresServer(t);
   const d = await startDaemon(t, { home: agentHome(t), env: { GROVE_DATABASE_URL: await pg.freshDatabase() } });
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture' }) } });
   const project = await addProject(d, repo);
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'outage' } })).json;
   assert.equal(task.status, 'ready');
+  return { pg, d, project, task };
+}
+
+test('PostgreSQL stopped mid-output: 503 STORE_UNAVAILABLE at once, then recovery by itself with every line once and the end recorded', async (t) => {
+  const { pg, d, project, task } = await outage(t);
 
   // 200 lines stored, then the agent waits; released while PostgreSQL is down, it prints 500
   // more and exits 3 before PostgreSQL is back.
@@ -91,4 +97,22 @@ test('PostgreSQL stopped mid-output: 503 STORE_UNAVAILABLE at once, then recover
     20_000,
   );
   assert.equal(await d.stop(), 0, 'a clean stop');
+});
+
+test("a session's timeout_s that passes while PostgreSQL is down: the kill is tried again and done once it is back", async (t) => {
+  const { pg, d, task } = await outage(t);
+  const g = gate(t);
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { args: ['echo:waiting', `wait:${g.path}`], timeout_s: 5 } });
+  assert.equal(s.status, 201, s.text);
+  const id = s.json.id;
+  await d.waitForLog((l) => l.msg === 'session running' && l.session === id);
+
+  pg.stop('fast');
+  await d.waitForLog((l) => l.msg === 'killing a timed-out session failed' && l.session === id, 30_000);
+  pg.start();
+  const end = await waitSessionEnd(d, id);
+  assert.equal(end.status, 'killed');
+  const rec = (await d.socket('GET', `/api/sessions/${id}`)).json;
+  assert.equal(rec.status, 'killed');
+  assert.equal(rec.timed_out, true);
 });
