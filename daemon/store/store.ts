@@ -1,4 +1,5 @@
 // The one store interface, whichever driver is behind it (pglite.ts, postgres.ts; db.ts chooses).
+import type { Limiter } from '../runtime/limiter.ts';
 
 // What table modules get: queries, never the driver itself. Rows have the same shapes on both
 // drivers (timestamps as Date, int8 as number, json and jsonb parsed); errors carry their SQLSTATE
@@ -36,6 +37,25 @@ export function retryWhenUnreachable(err: unknown, again: () => void): boolean {
   if (!(err instanceof StoreUnreachableError)) return false;
   setTimeout(again, STORE_RETRY_MS).unref();
   return true;
+}
+
+// A limiter whose runs that find the store unreachable wait and run again until it answers: for
+// the reads of open streams (output, events), which then carry on where they were rather than
+// end in a way a client could take for the session's end (DESIGN §14.2).
+export function patientReads(limiter: Limiter): Limiter {
+  return {
+    ...limiter,
+    async run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+      for (;;) {
+        try {
+          return await limiter.run(fn, signal);
+        } catch (err) {
+          if (!(err instanceof StoreUnreachableError) || signal?.aborted) throw err;
+          await new Promise((r) => setTimeout(r, STORE_RETRY_MS));
+        }
+      }
+    },
+  };
 }
 
 // The store named by database_url cannot be reached: at start (refused, unknown host, bad

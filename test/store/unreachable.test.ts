@@ -2,7 +2,9 @@
 // STORE_UNAVAILABLE, DESIGN §14.2) and which are a statement's own (answered as before).
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import { createLimiter } from '../../daemon/runtime/limiter.ts';
 import { isUnreachable } from '../../daemon/store/postgres.ts';
+import { patientReads, STORE_RETRY_MS, StoreUnreachableError } from '../../daemon/store/store.ts';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
@@ -33,4 +35,34 @@ test("a statement's own errors are not: constraint violations, syntax, a cancell
   const a: Error & { cause?: unknown } = new Error('a');
   a.cause = a;
   assert.equal(isUnreachable(a), false);
+});
+
+test('reads of open streams wait while the store is unreachable and run again; other errors pass through at once', async () => {
+  const reads = patientReads(createLimiter(1));
+  let calls = 0;
+  const started = Date.now();
+  const value = await reads.run(async () => {
+    if (++calls < 3) throw new StoreUnreachableError('the store at postgresql://h/db cannot be reached: Connection terminated unexpectedly');
+    return 'page';
+  });
+  assert.equal(value, 'page');
+  assert.equal(calls, 3);
+  assert.ok(Date.now() - started >= 2 * STORE_RETRY_MS - 100, 'it waited between tries');
+  await assert.rejects(
+    reads.run(async () => {
+      throw new Error('syntax error');
+    }),
+    /syntax error/,
+  );
+  // A reader gone: its read is not tried again.
+  const ac = new AbortController();
+  let tries = 0;
+  const gone = reads.run(async () => {
+    tries++;
+    ac.abort();
+    throw new StoreUnreachableError('gone');
+  }, ac.signal);
+  await assert.rejects(gone, StoreUnreachableError);
+  assert.equal(tries, 1);
+  assert.ok(reads.idle());
 });

@@ -47,6 +47,20 @@ test('PostgreSQL stopped mid-output: 503 STORE_UNAVAILABLE at once, then recover
   await d.waitForLog((l) => l.msg === 'session running' && l.session === id);
   await until(async () => (await allLines(d, id)).length === 200, 'the first lines stored');
   const lastSeq = (await d.socket('GET', '/api/events?limit=1000')).json.next;
+  // Streams open across the outage: they wait, then carry on to the session's end.
+  const ended = (evs: Array<{ event: string; data: any }>) => evs.some((e) => e.event === 'session.status' && e.data.session_id === id && e.data.data?.status === 'failed');
+  const seen = { lines: 0, events: 0 };
+  const output = readSse(`http://localhost/api/sessions/${id}/output`, {
+    socketPath: d.socketPath,
+    until: (evs) => ((seen.lines = evs.length), evs.some((e) => e.event === 'end')),
+  });
+  const events = readSse('http://localhost/api/events', {
+    socketPath: d.socketPath,
+    headers: { 'last-event-id': String(lastSeq) },
+    until: (evs) => ((seen.events = evs.length), ended(evs)),
+  });
+  assert.equal((await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'an event' } })).status, 201);
+  await until(() => seen.lines >= 200 && seen.events > 0, 'both streams open');
 
   pg.stop('fast');
   await unavailable(d, 'GET', '/api/tasks');
@@ -80,13 +94,16 @@ test('PostgreSQL stopped mid-output: 503 STORE_UNAVAILABLE at once, then recover
     'every line once, in order',
   );
 
-  // The event stream carries on from where a client left off: the session's end is there.
-  const events = await readSse(`http://localhost/api/events`, {
-    socketPath: d.socketPath,
-    headers: { 'last-event-id': String(lastSeq) },
-    until: (evs) => evs.some((e) => e.event === 'session.status' && (e.data as any).session_id === id && (e.data as any).data?.status === 'failed'),
-  });
-  assert.ok(events.length > 0);
+  // The streams held open across the outage carried on: every line once, then the end.
+  const followed = await output;
+  assert.deepEqual(
+    followed.filter((e) => e.event === 'line').map((e: any) => e.data.seq),
+    Array.from({ length: 700 }, (_, i) => i + 1),
+  );
+  assert.equal((followed.at(-1)!.data as any).status, 'failed');
+  assert.ok(ended((await events) as any));
+  // A stream opened now resumes from where a client left off.
+  assert.ok(ended((await readSse('http://localhost/api/events', { socketPath: d.socketPath, headers: { 'last-event-id': String(lastSeq) }, until: ended })) as any));
 
   // Writes work again, and the heartbeat has resumed on its own.
   const after = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'after' } });
