@@ -131,11 +131,23 @@ export interface OwnPostgresServer extends PostgresServer {
   stop(mode?: 'fast' | 'immediate'): void;
   /** starts it again on its port */
   start(): void;
+  /** stops its processes (SIGSTOP) without closing a connection: a server or network gone silent */
+  freeze(): void;
+  /** lets them run again (SIGCONT) */
+  thaw(): void;
+}
+
+// The server's processes: the postmaster (first line of postmaster.pid) and its children.
+function clusterPids(data: string): number[] {
+  const main = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(main)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+  return [main, ...children];
 }
 
 export async function ownPostgresServer(t: { after(fn: () => unknown): void }): Promise<OwnPostgresServer> {
   const c = initCluster();
   t.after(() => {
+    if (existsSync(path.join(c.data, 'postmaster.pid'))) clusterPids(c.data).forEach((pid) => process.kill(pid, 'SIGCONT'));
     stopCluster(c.data, 'immediate');
     rmSync(c.dir, { recursive: true, force: true });
   });
@@ -153,6 +165,8 @@ export async function ownPostgresServer(t: { after(fn: () => unknown): void }): 
     },
     stop: (mode = 'fast') => stopCluster(c.data, mode),
     start: () => startCluster(c, port),
+    freeze: () => clusterPids(c.data).forEach((pid) => process.kill(pid, 'SIGSTOP')),
+    thaw: () => clusterPids(c.data).forEach((pid) => process.kill(pid, 'SIGCONT')),
   };
 }
 

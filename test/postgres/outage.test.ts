@@ -61,3 +61,34 @@ for (const mode of ['fast', 'immediate'] as const) {
     assert.ok(!heard.includes('lost'));
   });
 }
+
+test('a server gone silent (its processes stopped, connections open): statements time out as unreachable together, not one after another; it recovers when it answers again', async (t) => {
+  const pg = await ownPostgresServer(t);
+  const store = await openStore({ dataDir: tmpdir(), databaseUrl: await pg.freshDatabase(), log: silent });
+  t.after(() => store.close());
+  await store.db.query('SELECT 1');
+
+  pg.freeze();
+  const started = Date.now();
+  const failedAt: number[] = [];
+  const failing = (what: string, work: () => Promise<unknown>) =>
+    assert.rejects(work, (err: unknown) => {
+      assert.ok(err instanceof StoreUnreachableError, `${what}: ${String(err)}`);
+      failedAt.push(Date.now() - started);
+      return true;
+    });
+  await Promise.all([
+    failing('a query', () => store.db.query('SELECT 1')),
+    failing('a transaction', () => store.db.transaction((tx) => tx.query('SELECT 1'))),
+    failing('another query', () => store.db.query('SELECT 2')),
+  ]);
+  // Each within about one timeout of the server going silent, rather than one timeout each in turn.
+  assert.ok(Math.max(...failedAt) < 9000, `failed after ${failedAt.join(', ')} ms`);
+  // A new connection to a silent server times out too.
+  const again = Date.now();
+  await failing('a query on a new connection', () => store.db.query('SELECT 3'));
+  assert.ok(Date.now() - again < 9000, `failed after ${Date.now() - again} ms`);
+
+  pg.thaw();
+  await until(async () => (await store.db.query('SELECT 1').then(() => true, () => false)), 'a statement answered again', 30_000);
+});
