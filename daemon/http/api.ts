@@ -110,8 +110,8 @@ function safeDecode(s: string): string {
   }
 }
 
-// When a client told the store is unavailable should ask again: the driver retries its
-// listening connection every second, and the pool connects afresh at each request.
+// When a client told the store is unavailable may ask again: soon, since nothing has to be
+// reopened by hand (the next statement connects afresh).
 const STORE_RETRY_AFTER_S = 2;
 
 const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
