@@ -25,6 +25,7 @@ import { built, VERSION } from './runtime/root.ts';
 import type { Settings } from './runtime/settings.ts';
 import { createSessionService } from './sessions/service.ts';
 import { openStore } from './store/db.ts';
+import { patientReads } from './store/store.ts';
 import { portLeasesTable } from './store/port-leases.ts';
 import { projectsTable } from './store/projects.ts';
 import { sessionsTable } from './store/sessions.ts';
@@ -158,11 +159,13 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // What a stopped daemon left: watched configs, unfinished creations, setups and landings, live sessions.
     for (const p of await projects.list()) configs.watch(p.path);
     await projects.refreshRepositories();
-    await tasks.recover();
-    await sessions.reattach();
-    await approvals.recover();
+    // This host's only: another host's rows keep their state until it comes back (DESIGN §14.2).
+    await tasks.recover(hostId);
+    await sessions.reattach(hostId);
+    await approvals.recover(hostId);
 
-    const streamReads = createLimiter(STREAM_READS);
+    // Open streams wait while the store is unreachable, and read on once it is back.
+    const streamReads = patientReads(createLimiter(STREAM_READS));
     const feed = createEventFeed({ bus, events: eventRows, streamReads, log: child('events'), stallMs: settings.eventStallMs });
     started.push({ name: 'events', close: () => feed.close() });
     const hookRuns = path.join(settings.dataDir, 'hooks');

@@ -53,6 +53,8 @@ export const ERRORS = {
   GIT_TIMEOUT: { status: 504, title: 'git took too long' },
   // Not in DESIGN §4's table: the TCP front answers it when the API socket cannot be reached.
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+  // The shared store (PostgreSQL, DESIGN §14.2) cannot be reached; answered with Retry-After.
+  STORE_UNAVAILABLE: { status: 503, title: 'The store cannot be reached' },
   // Not in DESIGN §4's table: another program holds a git lock file grove needs (kept, never removed).
   REPO_LOCKED: { status: 409, title: 'Repository is locked by another git process' },
   // Not in DESIGN §4's table: a rebase or merge cut short left a checkout that grove cannot put

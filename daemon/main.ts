@@ -8,11 +8,12 @@ import { loadSettings, SettingsError } from './runtime/settings.ts';
 import { SocketInUseError } from './http/unix-socket.ts';
 import { StoreUnreachableError } from './store/store.ts';
 
-// Exit statuses a service manager can tell apart (sysexits.h); both mean "restarting won't help".
+// Exit statuses a service manager can tell apart (sysexits.h). 78: restarting won't help. 75
+// (EX_TEMPFAIL): a later start may succeed, once the other daemon has stopped or the store named
+// by database_url answers; the systemd unit tries again every 10 s.
 export const EXIT_CONFIG = 78;
 export const EXIT_ALREADY_RUNNING = 75;
 export const EXIT_UNAVAILABLE = 69;
-// EX_TEMPFAIL as well: the store named by database_url did not answer; a later start may find it.
 export const EXIT_STORE_UNREACHABLE = 75;
 
 // Prints `message` where a person or the service manager sees it, then exits with `code`.

@@ -13,6 +13,7 @@ import { once } from '../runtime/once.ts';
 import { createSignal, type Listen } from '../runtime/signal.ts';
 import { publicApproval, type ApprovalRecord, type ApprovalsTable } from '../store/approvals.ts';
 import type { SessionRecord } from '../store/sessions.ts';
+import { retryWhenUnreachable } from '../store/store.ts';
 import { firstMatch, ruleFor } from './rules.ts';
 
 export interface ApprovalServiceDeps {
@@ -50,7 +51,10 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
   };
 
   function expireOne(id: string, timeoutS: number): void {
-    approvals.expire({ id }, () => noDecisionWithin(timeoutS)).catch((err: unknown) => log.error({ err, approval: id }, 'expiring an approval failed'));
+    approvals.expire({ id }, () => noDecisionWithin(timeoutS)).catch((err: unknown) => {
+      log.error({ err, approval: id }, 'expiring an approval failed');
+      retryWhenUnreachable(err, () => void (closed || expireOne(id, timeoutS)));
+    });
   }
 
   // The deadline is stored, not the delay: a restarted daemon arms it again.
@@ -179,9 +183,9 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     },
 
     // After a restart (once sessions are re-attached): deadlines armed again, and the approvals
-    // of sessions that ended meanwhile expired.
-    async recover(): Promise<void> {
-      for (const a of await approvals.pending()) {
+    // of sessions that ended meanwhile expired; this host's only, as its sessions are.
+    async recover(hostId: string): Promise<void> {
+      for (const a of await approvals.pending(hostId)) {
         const s = await deps.getSession(a.session_id);
         if (!s || !isLive(s.status)) expireOfSession(a.session_id, s?.status ?? 'lost');
         else arm(a);

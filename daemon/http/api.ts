@@ -5,6 +5,7 @@ import { assertJsonContentType, discardBody, drainUnread, hasBody, readJson } fr
 import { GroveError, isDiskFull, PROBLEM_CONTENT_TYPE, problemBody, type ErrorCode, type ValidationIssue } from '../errors.ts';
 import type { Reply, Route } from './route.ts';
 import { createRouter } from './router.ts';
+import { StoreUnreachableError } from '../store/store.ts';
 
 type Check = ((value: unknown) => boolean) & Pick<Validator<unknown>, 'issues'>;
 
@@ -109,6 +110,10 @@ function safeDecode(s: string): string {
   }
 }
 
+// When a client told the store is unavailable may ask again: soon, since nothing has to be
+// reopened by hand (the next statement connects afresh).
+const STORE_RETRY_AFTER_S = 2;
+
 const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 
 // A JSON answer; 204 and HEAD get none.
@@ -134,10 +139,17 @@ export function sendError(req: IncomingMessage, res: ServerResponse, err: unknow
   let code: ErrorCode;
   let detail: string;
   let ge: GroveError | null = null;
+  let headers: Record<string, string> | undefined;
   if (err instanceof GroveError) {
     ge = err;
     code = err.code;
     detail = err.detail;
+  } else if (err instanceof StoreUnreachableError) {
+    // Not this request's fault and not a bug: the store is gone for now and recovers by itself.
+    log.warn({ method: req.method, url: req.url, reason: err.message }, 'request failed: the store cannot be reached');
+    code = 'STORE_UNAVAILABLE';
+    detail = `${err.message}; try again shortly`;
+    headers = { 'retry-after': String(STORE_RETRY_AFTER_S) };
   } else if (isDiskFull(err)) {
     log.warn({ err, method: req.method, url: req.url }, 'request failed: the data folder\'s disk is full');
     code = 'INSUFFICIENT_STORAGE';
@@ -151,7 +163,7 @@ export function sendError(req: IncomingMessage, res: ServerResponse, err: unknow
     res.destroy();
     return;
   }
-  writeProblem(req, res, code, detail, ge ? { errors: ge.errors, headers: ge.headers, files: ge.files } : {});
+  writeProblem(req, res, code, detail, ge ? { errors: ge.errors, headers: ge.headers, files: ge.files } : { headers });
 }
 
 // The one way a problem document is written, by the API and by the TCP front alike.

@@ -5,7 +5,7 @@ import { Problem } from '../../schemas/common.ts';
 
 // Errors any endpoint can answer, by what it takes: every route can fail validation of its
 // path or query, be asked with the wrong method, or fail inside.
-const GENERIC: ErrorCode[] = ['NOT_FOUND', 'METHOD_NOT_ALLOWED', 'INSUFFICIENT_STORAGE', 'INTERNAL'];
+const GENERIC: ErrorCode[] = ['NOT_FOUND', 'METHOD_NOT_ALLOWED', 'INSUFFICIENT_STORAGE', 'STORE_UNAVAILABLE', 'INTERNAL'];
 const WITH_PARAMS: ErrorCode[] = ['INVALID_ID'];
 const WITH_QUERY: ErrorCode[] = ['VALIDATION_FAILED'];
 const WITH_BODY: ErrorCode[] = ['INVALID_JSON', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];

@@ -5,6 +5,7 @@ import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import { publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import { retryWhenUnreachable } from '../store/store.ts';
 import type { Live } from './live.ts';
 import { findSession } from './record.ts';
 import type { Ask, Starter } from './start.ts';
@@ -66,7 +67,10 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
         }
         throw err;
       }
-    }).catch((err: unknown) => log.error({ err, conversation: conversationId }, 'starting a queued session failed; it stays queued'));
+    }).catch((err: unknown) => {
+      log.error({ err, conversation: conversationId }, 'starting a queued session failed; it stays queued');
+      retryWhenUnreachable(err, () => void (closed || next(conversationId)));
+    });
   }
 
   // POST /api/sessions/:id/messages: a new session in the conversation of `id`, started now (201)
@@ -112,8 +116,8 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
   }
 
   // After a restart: every conversation with a queued session gets its turn (or its timer).
-  async function resumeAll(): Promise<void> {
-    for (const id of await sessions.queuedConversations()) await next(id);
+  async function resumeAll(hostId: string): Promise<void> {
+    for (const id of await sessions.queuedConversations(hostId)) await next(id);
   }
 
   return {

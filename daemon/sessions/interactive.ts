@@ -7,6 +7,7 @@ import { GRACE_MS, terminateProcess } from '../proc/terminate.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import { publicSession, type SessionRecord, type SessionsTable } from '../store/sessions.ts';
+import { retryWhenUnreachable } from '../store/store.ts';
 import { taskEnv } from '../tasks/env.ts';
 import { resumeId } from './conversation.ts';
 import type { Live } from './live.ts';
@@ -32,6 +33,7 @@ export function createInteractive(deps: {
 }) {
   const { sessions, agents, starter, live, log } = deps;
   const watched = new Map<string, NodeJS.Timeout>();
+  let closed = false;
   // Sessions a DELETE is stopping: their client's own report must not record the end first.
   const killing = new Set<string>();
 
@@ -54,7 +56,11 @@ export function createInteractive(deps: {
     const timer = setInterval(() => {
       if (stillRuns(rec) || killing.has(rec.id)) return;
       log.warn({ session: rec.id, pid: rec.pid }, 'the client of an interactive session is gone without reporting its end');
-      finish(rec.id, 'lost', null).catch((err: unknown) => log.error({ err, session: rec.id }, 'recording the end of an interactive session failed'));
+      finish(rec.id, 'lost', null).catch((err: unknown) => {
+        log.error({ err, session: rec.id }, 'recording the end of an interactive session failed');
+        // Watched again: the next look records the end once the store is back.
+        retryWhenUnreachable(err, () => void (closed || watch(rec)));
+      });
     }, LIVENESS_MS);
     timer.unref();
     watched.set(rec.id, timer);
@@ -141,8 +147,8 @@ export function createInteractive(deps: {
 
   // After a restart: the interactive sessions still recorded as running are watched again; one
   // whose client is gone ended while the daemon was down, with no code to recover.
-  async function reattach(): Promise<void> {
-    for (const rec of await sessions.listLive()) {
+  async function reattach(hostId: string): Promise<void> {
+    for (const rec of await sessions.listLive(hostId)) {
       if (rec.kind !== 'interactive') continue;
       if (stillRuns(rec)) watch(rec);
       else await finish(rec.id, 'lost', null);
@@ -155,6 +161,7 @@ export function createInteractive(deps: {
     kill,
     reattach,
     close: once(async () => {
+      closed = true;
       for (const id of [...watched.keys()]) unwatch(id);
     }),
   };

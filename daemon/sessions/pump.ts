@@ -53,17 +53,36 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
   let nextSeq = rec.next_seq;
   let reading: Reading = { agent_session_id: rec.agent_session_id, result: rec.result, limit_resets_at: rec.limit_resets_at };
 
+  // After a failed write, what the store holds is read again before the next round: a write
+  // whose answer was lost with the connection (PostgreSQL gone at the COMMIT) may have committed,
+  // and its lines must not be stored twice.
+  let unsure = false;
+
   // Lines and offsets in one transaction; false when nothing was new. Read only once it may be
   // stored at once: rounds waiting in the store's queue would only hold their lines in memory.
   function round(final: boolean): Promise<boolean> {
     return deps.rounds.run(async () => {
+      if (unsure) {
+        const row = await sessions.get(rec.id);
+        if (row) {
+          stored = { stdout: row.stdout_offset, stderr: row.stderr_offset };
+          nextSeq = row.next_seq;
+          reading = { agent_session_id: row.agent_session_id, result: row.result, limit_resets_at: row.limit_resets_at };
+        }
+        unsure = false;
+      }
       const { batch, offsets } = readNew(files, stored, { final });
       if (offsets.stdout === stored.stdout && offsets.stderr === stored.stderr) return false;
       const read = deps.reader ? deps.reader(reading, batch.texts.filter((_, i) => batch.streams[i] === 'stdout'), batch.at) : reading;
       const changes: ReadingChange[] = [];
       if (read.result !== reading.result) changes.push('session.result');
       if (read.limit_resets_at !== reading.limit_resets_at) changes.push('session.limit');
-      await sessions.appendLines(rec.id, nextSeq, batch, offsets, read !== reading ? { value: read, changes } : undefined);
+      try {
+        await sessions.appendLines(rec.id, nextSeq, batch, offsets, read !== reading ? { value: read, changes } : undefined);
+      } catch (err) {
+        unsure = true;
+        throw err;
+      }
       stored = offsets;
       reading = read;
       nextSeq += batch.texts.length;

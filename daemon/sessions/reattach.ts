@@ -11,8 +11,9 @@ export function createReattach(deps: { sessions: SessionsTable; live: Live; log:
   const { sessions, live, log } = deps;
   // A session's process still runs when pid and start time both match; the others end with the
   // wrapper's recorded status, or `lost`.
-  return async function reattach(): Promise<void> {
-    for (const rec of await sessions.listLive()) {
+  // Only this host's: another host's process is not on this machine (its pid may be another's here).
+  return async function reattach(hostId: string): Promise<void> {
+    for (const rec of await sessions.listLive(hostId)) {
       if (rec.kind === 'interactive') continue; // no files: interactive.ts watches its client
       const entry = live.follow(rec);
       if (!stillRuns(rec)) {

@@ -5,6 +5,7 @@ import { GroveError } from '../errors.ts';
 import { once } from '../runtime/once.ts';
 import { createSignal, type Listen } from '../runtime/signal.ts';
 import { publicSession, type NewSession, type SessionRecord } from '../store/sessions.ts';
+import { retryWhenUnreachable } from '../store/store.ts';
 import { createConversations } from './conversation.ts';
 import type { SessionServiceDeps } from './deps.ts';
 import { createInteractive } from './interactive.ts';
@@ -52,16 +53,24 @@ export function createSessionService(deps: SessionServiceDeps) {
   }
 
   // A session that ended lets its conversation go on; one past its deadline is killed.
+  let closed = false;
+  // A session ended: its conversation's next session may start.
+  const afterEnd = (id: string): void =>
+    void sessions.get(id).then(
+      (rec) => rec && conversations.next(rec.conversation_id),
+      (err: unknown) => {
+        log.error({ err, session: id }, 'reading an ended session failed');
+        retryWhenUnreachable(err, () => void (closed || afterEnd(id)));
+      },
+    );
   const stops = [
-    signals.ended.onAnyChange((id) => {
-      void sessions.get(id).then(
-        (rec) => rec && conversations.next(rec.conversation_id),
-        (err: unknown) => log.error({ err, session: id }, 'reading an ended session failed'),
-      );
-    }),
+    signals.ended.onAnyChange(afterEnd),
     signals.deadline.onAnyChange((id) => {
       log.info({ session: id }, 'session ran past its timeout_s; killing it');
-      kill(id, { timedOut: true }).catch((err: unknown) => log.warn({ err, session: id }, 'killing a timed-out session failed'));
+      kill(id, { timedOut: true }).catch((err: unknown) => {
+        log.warn({ err, session: id }, 'killing a timed-out session failed');
+        retryWhenUnreachable(err, () => void (closed || signals.deadline.changed(id)));
+      });
     }),
   ];
 
@@ -120,13 +129,15 @@ export function createSessionService(deps: SessionServiceDeps) {
     },
     kill: (id: string) => kill(id),
     killAllOfTask,
-    // After a restart: sessions still running are followed again, then queued follow-ups get their turn.
-    async reattach(): Promise<void> {
-      await createReattach({ sessions, live, log })();
-      await interactive.reattach();
-      await conversations.resumeAll();
+    // After a restart: this host's sessions still running are followed again, then its queued
+    // follow-ups get their turn. Another host's stay as they are, whether it is online or not.
+    async reattach(hostId: string): Promise<void> {
+      await createReattach({ sessions, live, log })(hostId);
+      await interactive.reattach(hostId);
+      await conversations.resumeAll(hostId);
     },
     close: once(async () => {
+      closed = true;
       for (const stop of stops) stop();
       await conversations.close();
       await interactive.close();

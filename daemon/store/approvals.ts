@@ -195,8 +195,12 @@ export function approvalsTable(db: Db, events: EventsTable) {
     },
 
     // What a starting daemon looks at: every pending approval (deadlines to arm, sessions gone).
-    async pending(): Promise<ApprovalRecord[]> {
-      const { rows } = await db.query<Row>(`SELECT * FROM approvals WHERE status = 'pending' ORDER BY created_at`);
+    // The pending approvals of a host's sessions.
+    async pending(hostId: string): Promise<ApprovalRecord[]> {
+      const { rows } = await db.query<Row>(
+        `SELECT a.* FROM approvals a JOIN sessions s ON s.id = a.session_id WHERE a.status = 'pending' AND s.host_id = $1 ORDER BY a.created_at`,
+        [hostId],
+      );
       return rows.map(toRecord);
     },
 

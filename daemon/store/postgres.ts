@@ -10,8 +10,11 @@ import { StoreUnreachableError, type Db, type Notified, type Store } from './sto
 // Connections at most: statements take turns (below), so one is busy at a time; a spare one is
 // ready when the server has dropped the other.
 const POOL_SIZE = 2;
-// A server that takes no connection is unreachable, rather than a start that hangs.
-const CONNECT_TIMEOUT_MS = 10_000;
+// A server that takes no connection is unreachable, rather than a start or a request that hangs.
+const CONNECT_TIMEOUT_MS = 5000;
+// A statement with no answer by then is taken as a store gone (a server or network that went
+// silent): the request answers 503 rather than hanging, and the connection is dropped.
+const QUERY_TIMEOUT_MS = 5000;
 // The key of the advisory lock that daemons starting on one database at once migrate under.
 const MIGRATION_LOCK = 0x67726f7665; // "grove"
 const OLDEST = 140000;
@@ -60,6 +63,23 @@ function scrub(message: string, url: string): string {
   return password ? message.split(password).join('***') : message;
 }
 
+// What says the server cannot be reached, rather than that a statement is wrong: the server
+// shutting down or starting (57P01-57P03), a connection exception (class 08), the socket's errors,
+// and node-postgres's own words for a lost connection or a timeout.
+const UNREACHABLE_STATES = /^(57P0[123]|08[0-9A-Z]{3})$/;
+const UNREACHABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN', 'ENOENT']);
+const UNREACHABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error)/;
+
+export function isUnreachable(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 4) return false;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && (UNREACHABLE_STATES.test(e.code) || UNREACHABLE_ERRNOS.has(e.code))) return true;
+  if (typeof e.message === 'string' && UNREACHABLE_MESSAGES.test(e.message)) return true;
+  // A connect to a name with several addresses fails with each address's error.
+  if (Array.isArray(e.errors) && e.errors.some((x) => isUnreachable(x, depth + 1))) return true;
+  return isUnreachable(e.cause, depth + 1);
+}
+
 // The rows an INSERT, UPDATE, DELETE, COPY or MERGE changed, as PGlite counts them; 0 otherwise.
 const COUNTED = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
 const affected = (r: pg.QueryResult) => (COUNTED.has(r.command) ? (r.rowCount ?? 0) : 0);
@@ -75,6 +95,8 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
     // Timestamps read and written as PGlite's are, whatever the server's default zone.
     options: '-c TimeZone=UTC',
     types,
+    // A server gone without a word (a machine off, a network cut) is noticed on idle connections too.
+    keepAlive: true,
   });
   // A pooled connection the server drops while idle: the next query takes another.
   pool.on('error', (err) => log.warn({ err: { message: scrub(err.message, url), code: (err as { code?: string }).code } }, 'a store connection failed'));
@@ -98,17 +120,43 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
   }
   log.info({ store: shown }, 'store opened on PostgreSQL');
 
+  // Bounded here rather than for the pool: migrations (above) take what they take.
   const query = async <T>(on: pg.Pool | pg.PoolClient, sql: string, params: unknown[]) => {
-    const r = await on.query(sql, params);
+    // query_timeout is read per query by node-postgres, though its types do not say so.
+    const r = await on.query({ text: sql, values: params, query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
     return { rows: r.rows as T[], affectedRows: affected(r) };
   };
+
+  // A failure that means the store cannot be reached becomes the one error the API answers 503
+  // STORE_UNAVAILABLE with (DESIGN §14.2); any other is the caller's to handle, as it was.
+  const unreachable = (err: unknown): unknown =>
+    isUnreachable(err) ? new StoreUnreachableError(`the store at ${shown} cannot be reached: ${scrub((err as Error).message || String(err), url)}`) : err;
 
   // One statement or transaction at a time, in the order asked, as on PGlite's one connection:
   // a read asked after a write sees it, and this daemon's events commit in seq order (the event
   // bus relies on both). The pool still replaces a connection the server dropped.
   let turn: Promise<unknown> = Promise.resolve();
+  // How many statements found the store unreachable, and the last such error: a statement that
+  // waited behind one of them fails with it rather than waiting out timeouts of its own in turn,
+  // so that no request waits longer than about one timeout while the store is gone.
+  let failures = 0;
+  let lastFailure: Error | null = null;
   const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = turn.then(fn, fn);
+    const asked = failures;
+    const attempt = async () => {
+      if (failures !== asked) throw lastFailure!;
+      try {
+        return await fn();
+      } catch (err) {
+        const e = unreachable(err);
+        if (e instanceof StoreUnreachableError) {
+          failures++;
+          lastFailure = e;
+        }
+        throw e;
+      }
+    };
+    const run = turn.then(attempt, attempt);
     turn = run.catch(() => {});
     return run;
   };
@@ -126,19 +174,26 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
       inTurn(async () => {
         // The transaction holds one pooled connection from BEGIN to its end.
         const client = await pool.connect();
-        // A connection whose ROLLBACK failed is not given back (the pool drops one already closed).
+        const tx = txDb(client);
+        // A connection whose ROLLBACK failed, or that lost the server or timed out (a statement
+        // may still run on it), is not given back: the pool drops it.
         let broken: Error | undefined;
         try {
-          await client.query('BEGIN');
+          await tx.query('BEGIN');
           let result: T;
           try {
-            result = await fn(txDb(client));
+            result = await fn(tx);
           } catch (err) {
-            await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+            // A connection that cannot answer is dropped instead: the server rolls back then.
+            if (isUnreachable(err)) broken = err as Error;
+            else await tx.query('ROLLBACK').catch((e: Error) => (broken = e));
             throw err;
           }
-          await client.query('COMMIT');
+          await tx.query('COMMIT');
           return result;
+        } catch (err) {
+          if (isUnreachable(err)) broken ??= err as Error;
+          throw err;
         } finally {
           client.release(broken);
         }
@@ -184,7 +239,7 @@ function listenOn(url: string, log: Logger) {
 
   function connect(): Promise<void> {
     connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'grove listen' });
+      const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'grove listen', keepAlive: true });
       const lost = (err?: Error) => {
         if (client !== c) return;
         client = null;

@@ -185,9 +185,9 @@ export function sessionsTable(db: Db, events: EventsTable) {
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE conversation_id = $1 ORDER BY created_at, id', [conversationId]);
       return rows.map(toRecord);
     },
-    // Conversations with a session waiting its turn: what the queue looks at after a restart.
-    async queuedConversations(): Promise<string[]> {
-      const { rows } = await db.query<{ conversation_id: string }>(`SELECT DISTINCT conversation_id FROM sessions WHERE status = 'queued'`);
+    // A host's conversations with a session waiting its turn: what the queue looks at after a restart.
+    async queuedConversations(hostId: string): Promise<string[]> {
+      const { rows } = await db.query<{ conversation_id: string }>(`SELECT DISTINCT conversation_id FROM sessions WHERE status = 'queued' AND host_id = $1`, [hostId]);
       return rows.map((r) => r.conversation_id);
     },
     async get(id: string): Promise<SessionRecord | null> {
@@ -212,8 +212,9 @@ export function sessionsTable(db: Db, events: EventsTable) {
         : await db.query<Row>('SELECT * FROM sessions ORDER BY created_at, id');
       return rows.map(toRecord);
     },
-    async listLive(): Promise<SessionRecord[]> {
-      const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status IN (${LIVE_SQL}) ORDER BY created_at`);
+    // A host's own: another host's sessions are its to follow and end (DESIGN §14.2).
+    async listLive(hostId: string): Promise<SessionRecord[]> {
+      const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status IN (${LIVE_SQL}) AND host_id = $1 ORDER BY created_at`, [hostId]);
       return rows.map(toRecord);
     },
     async markRunning(id: string): Promise<boolean> {

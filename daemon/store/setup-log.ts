@@ -32,13 +32,14 @@ export function setupLogTable(db: Db, phase: Phase = 'setup') {
     },
     // Commands of setups (or teardowns) a stopped daemon left unfinished: ended now, their
     // processes returned so the caller can stop whatever of them still runs.
-    async endInterrupted(): Promise<Array<{ task_id: string; pid: number | null; pid_start: string | null }>> {
+    // A host's own commands: another host's pids are not this machine's.
+    async endInterrupted(hostId: string): Promise<Array<{ task_id: string; pid: number | null; pid_start: string | null }>> {
       return db.transaction(async (tx) => {
         const { rows } = await tx.query<{ task_id: string; pid: number | null; pid_start: string | null }>(
           `UPDATE setup_commands c SET ended_at = now(), interrupted = true
-           FROM tasks t WHERE t.id = c.task_id AND ${UNFINISHED[phase]} AND c.ended_at IS NULL AND c.phase = $1
+           FROM tasks t WHERE t.id = c.task_id AND ${UNFINISHED[phase]} AND t.host_id = $2 AND c.ended_at IS NULL AND c.phase = $1
            RETURNING c.task_id, c.pid, c.pid_start`,
-          [phase],
+          [phase, hostId],
         );
         // The log says why the command has no exit code.
         await tx.query(
@@ -46,8 +47,8 @@ export function setupLogTable(db: Db, phase: Phase = 'setup') {
            SELECT t.id, coalesce((SELECT max(seq) FROM setup_lines l WHERE l.task_id = t.id AND l.phase = $1), 0) + 1, 'stderr',
                   'grove: ' || $1 || ' interrupted: the daemon stopped while it ran', now(),
                   (SELECT max(idx) FROM setup_commands c WHERE c.task_id = t.id AND c.phase = $1), $1
-           FROM tasks t WHERE ${UNFINISHED[phase]}`,
-          [phase],
+           FROM tasks t WHERE ${UNFINISHED[phase]} AND t.host_id = $2`,
+          [phase, hostId],
         );
         return rows;
       });

@@ -1,4 +1,5 @@
 // The one store interface, whichever driver is behind it (pglite.ts, postgres.ts; db.ts chooses).
+import type { Limiter } from '../runtime/limiter.ts';
 
 // What table modules get: queries, never the driver itself. Rows have the same shapes on both
 // drivers (timestamps as Date, int8 as number, json and jsonb parsed); errors carry their SQLSTATE
@@ -27,9 +28,40 @@ export interface Store {
   close(): Promise<void>;
 }
 
-// The store named by database_url did not answer at start (refused, unknown host, bad
-// credentials, no such database): the daemon exits 75 with this message, which never holds the
-// URL's password.
+// How long a timer's work that found the store unreachable waits before it tries again: no
+// client asks for it again, so it would otherwise be lost until a restart.
+export const STORE_RETRY_MS = 2000;
+
+// Runs `again` after STORE_RETRY_MS when `err` says the store could not be reached; whether it will.
+export function retryWhenUnreachable(err: unknown, again: () => void): boolean {
+  if (!(err instanceof StoreUnreachableError)) return false;
+  setTimeout(again, STORE_RETRY_MS).unref();
+  return true;
+}
+
+// A limiter whose runs that find the store unreachable wait and run again until it answers: for
+// the reads of open streams (output, events), which then carry on where they were rather than
+// end in a way a client could take for the session's end (DESIGN §14.2).
+export function patientReads(limiter: Limiter): Limiter {
+  return {
+    ...limiter,
+    async run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+      for (;;) {
+        try {
+          return await limiter.run(fn, signal);
+        } catch (err) {
+          if (!(err instanceof StoreUnreachableError) || signal?.aborted) throw err;
+          await new Promise((r) => setTimeout(r, STORE_RETRY_MS));
+        }
+      }
+    },
+  };
+}
+
+// The store named by database_url cannot be reached: at start (refused, unknown host, bad
+// credentials, no such database) the daemon exits 75 with this message; later (the server gone,
+// a connection lost, a statement or connect timing out) the request answers 503
+// STORE_UNAVAILABLE (DESIGN §14.2). The message never holds the URL's password.
 export class StoreUnreachableError extends Error {
   constructor(message: string) {
     super(message);

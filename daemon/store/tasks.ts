@@ -92,8 +92,9 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
       await db.query(`UPDATE tasks SET archiving_since = ${on ? 'now()' : 'NULL'} WHERE id = $1`, [id]);
     },
     // Archives a stopped daemon left under way.
-    async listArchiving(): Promise<string[]> {
-      const { rows } = await db.query<{ id: string }>(`SELECT id FROM tasks WHERE archiving_since IS NOT NULL AND status <> 'archived'`);
+    // The recovery reads and writes that follow take a host's own tasks only (DESIGN §14.2).
+    async listArchiving(hostId: string): Promise<string[]> {
+      const { rows } = await db.query<{ id: string }>(`SELECT id FROM tasks WHERE archiving_since IS NOT NULL AND status <> 'archived' AND host_id = $1`, [hostId]);
       return rows.map((r) => r.id);
     },
     async markMerged(id: string, commit: string): Promise<void> {
@@ -149,14 +150,14 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
     },
     // Setup that a stopped daemon left running can no longer finish.
     // True when a setup was running as the daemon stopped: start-up recovery has work then.
-    async anySettingUp(): Promise<boolean> {
-      const { rows } = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM tasks WHERE status = 'setting_up') AS any`);
+    async anySettingUp(hostId: string): Promise<boolean> {
+      const { rows } = await db.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM tasks WHERE status = 'setting_up' AND host_id = $1) AS any`, [hostId]);
       return rows[0]?.any === true;
     },
 
-    async failInterruptedSetups(): Promise<string[]> {
+    async failInterruptedSetups(hostId: string): Promise<string[]> {
       return events.tx(async (tx, record) => {
-        const { rows } = await tx.query<{ id: string }>(`UPDATE tasks SET status = 'setup_failed' WHERE status = 'setting_up' RETURNING id`);
+        const { rows } = await tx.query<{ id: string }>(`UPDATE tasks SET status = 'setup_failed' WHERE status = 'setting_up' AND host_id = $1 RETURNING id`, [hostId]);
         for (const r of rows) await recordTask(tx, record, view, 'task.status', r.id);
         return rows.map((r) => r.id);
       });

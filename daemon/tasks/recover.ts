@@ -15,6 +15,8 @@ export interface RecoverDeps {
   finishArchive: (taskId: string) => Promise<unknown>;
   /** the bound of undoing a creation's git */
   gitTimeoutS: number;
+  /** this host: only its tasks are recovered (another host's are on another disk) */
+  hostId: string;
   log: Logger;
 }
 
@@ -27,10 +29,10 @@ export async function recoverTasks(deps: RecoverDeps): Promise<void> {
   await finishInterruptedArchives(deps);
 }
 
-async function finishInterruptedArchives({ tasks, teardownLog, finishArchive, log }: RecoverDeps): Promise<void> {
-  const ids = await tasks.listArchiving();
+async function finishInterruptedArchives({ tasks, teardownLog, finishArchive, hostId, log }: RecoverDeps): Promise<void> {
+  const ids = await tasks.listArchiving(hostId);
   if (ids.length === 0) return;
-  const orphans = await teardownLog.endInterrupted();
+  const orphans = await teardownLog.endInterrupted(hostId);
   await Promise.all(orphans.map((o) => stopOrphanGroup(o.pid, o.pid_start)));
   for (const id of ids) {
     await finishArchive(id).then(
@@ -59,11 +61,11 @@ async function undoInterruptedCreations({ journal, tasks, pool, gitTimeoutS, log
   }
 }
 
-async function failInterruptedSetups({ tasks, setupLog, log }: RecoverDeps): Promise<void> {
+async function failInterruptedSetups({ tasks, setupLog, hostId, log }: RecoverDeps): Promise<void> {
   // The common case, a clean stop, costs one read instead of three writes at every start.
-  if (!(await tasks.anySettingUp())) return;
-  const orphans = await setupLog.endInterrupted();
+  if (!(await tasks.anySettingUp(hostId))) return;
+  const orphans = await setupLog.endInterrupted(hostId);
   await Promise.all(orphans.map((o) => stopOrphanGroup(o.pid, o.pid_start)));
-  const ids = await tasks.failInterruptedSetups();
+  const ids = await tasks.failInterruptedSetups(hostId);
   if (ids.length > 0) log.warn({ tasks: ids, stopped: orphans.filter((o) => o.pid).length }, 'setup was interrupted by a daemon stop; marked setup_failed');
 }

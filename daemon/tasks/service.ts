@@ -84,8 +84,8 @@ export function createTaskService(deps: TaskServiceDeps) {
     },
     archive,
     review,
-    recover: async () => {
-      await recoverTasks({ journal, tasks, setupLog, teardownLog, pool, finishArchive: (id) => archive(id, true, { teardown: false }), gitTimeoutS: deps.gitTimeoutS, log });
+    recover: async (hostId: string) => {
+      await recoverTasks({ journal, tasks, setupLog, teardownLog, pool, finishArchive: (id) => archive(id, true, { teardown: false }), gitTimeoutS: deps.gitTimeoutS, hostId, log });
       await landings.recoverAll();
     },
     // Stops running setups and teardowns (their process groups are killed) and waits for them to be recorded.

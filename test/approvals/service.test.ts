@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { createApprovalService, noDecisionWithin } from '../../daemon/approvals/service.ts';
 import { createProjectConfigs } from '../../daemon/projects/config.ts';
 import { approvalsTable } from '../../daemon/store/approvals.ts';
-import { addTask, openTestStore, type TestStore } from '../helpers/store.ts';
+import { addTask, openTestStore, TEST_HOST_ID, type TestStore } from '../helpers/store.ts';
 
 const s: TestStore = await openTestStore(after);
 const log = pino({ level: 'silent' });
@@ -99,7 +99,7 @@ test('a new service (a restart) arms the deadlines it finds and expires approval
   assert.equal((await first.get(orphan.id)).status, 'pending');
 
   const second = service(t);
-  await second.recover();
+  await second.recover(TEST_HOST_ID);
   assert.deepEqual((await second.get(timed.id, 30)).verdict, { behavior: 'expired', message: noDecisionWithin(1) });
   assert.equal((await second.get(orphan.id, 30)).status, 'expired');
 });

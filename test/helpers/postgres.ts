@@ -54,7 +54,9 @@ function freePort(): Promise<number> {
   });
 }
 
-async function start(): Promise<PostgresServer> {
+// A new cluster in a folder of its own (owned by the postgres user when run as root), with
+// `password` for the test user; `dir` and its data folder.
+function initCluster(): { dir: string; data: string; log: string; password: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'grove-pg-'));
   const data = path.join(dir, 'data');
   const log = path.join(dir, 'server.log');
@@ -65,37 +67,116 @@ async function start(): Promise<PostgresServer> {
     chownSync(dir, uid, gid);
     chownSync(path.join(dir, 'pwfile'), uid, gid);
   }
+  run('initdb', ['-D', data, '-U', USER, '--auth=scram-sha-256', `--pwfile=${path.join(dir, 'pwfile')}`, '--no-sync', '-E', 'UTF8', '--locale=C']);
+  return { dir, data, log, password };
+}
+
+// Starts the cluster in `dir` on `port`, waiting until it takes connections.
+function startCluster(c: { dir: string; data: string; log: string }, port: number): void {
+  const opts = [
+    `-p ${port}`,
+    '-c listen_addresses=127.0.0.1',
+    `-c unix_socket_directories=${c.dir}`,
+    // Durability is not what these tests are about: a test server that syncs nothing is faster.
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+    '-c shared_buffers=16MB',
+    '-c max_connections=300',
+  ].join(' ');
+  try {
+    run('pg_ctl', ['start', '-D', c.data, '-l', c.log, '-w', '-t', '60', '-o', opts]);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${existsSync(c.log) ? readFileSync(c.log, 'utf8') : ''}`);
+  }
+}
+
+function stopCluster(data: string, mode: 'fast' | 'immediate'): void {
+  if (!existsSync(path.join(data, 'postmaster.pid'))) return;
+  const [cmd, argv] = pgCommand('pg_ctl', ['stop', '-D', data, '-m', mode, '-w']);
+  spawnSync(cmd, argv, { stdio: 'ignore' });
+}
+
+// Starts a new cluster on a free port; a free port may be taken between asking and binding: try another then.
+async function startOnFreePort(c: { dir: string; data: string; log: string }): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      startCluster(c, port);
+      return port;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+async function start(): Promise<PostgresServer> {
+  const c = initCluster();
   // Stopped and removed when this process exits: after every after() hook, so after the daemons
   // that use it have stopped.
   process.once('exit', () => {
-    if (existsSync(path.join(data, 'postmaster.pid'))) {
-      const [cmd, argv] = pgCommand('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w']);
-      spawnSync(cmd, argv, { stdio: 'ignore' });
-    }
-    rmSync(dir, { recursive: true, force: true });
+    stopCluster(c.data, 'immediate');
+    rmSync(c.dir, { recursive: true, force: true });
   });
-  run('initdb', ['-D', data, '-U', USER, '--auth=scram-sha-256', `--pwfile=${path.join(dir, 'pwfile')}`, '--no-sync', '-E', 'UTF8', '--locale=C']);
-  // A free port may be taken between asking and binding: try another then.
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const opts = [
-      `-p ${port}`,
-      '-c listen_addresses=127.0.0.1',
-      `-c unix_socket_directories=${dir}`,
-      // Durability is not what these tests are about: a test server that syncs nothing is faster.
-      '-c fsync=off',
-      '-c synchronous_commit=off',
-      '-c full_page_writes=off',
-      '-c shared_buffers=16MB',
-      '-c max_connections=300',
-    ].join(' ');
-    try {
-      run('pg_ctl', ['start', '-D', data, '-l', log, '-w', '-t', '60', '-o', opts]);
-    } catch (err) {
-      if (attempt < 3) continue;
-      throw new Error(`${(err as Error).message}\n${existsSync(log) ? readFileSync(log, 'utf8') : ''}`);
-    }
-    return { port, password, url: (db) => `postgresql://${USER}:${password}@127.0.0.1:${port}/${db}` };
+  const port = await startOnFreePort(c);
+  return { port, password: c.password, url: (db) => `postgresql://${USER}:${c.password}@127.0.0.1:${port}/${db}` };
+}
+
+// A server a test can stop and start again (on the same port, with its data), for the faults of
+// a store gone at runtime (DESIGN §14.2); stopped and removed with `t`.
+export interface OwnPostgresServer extends PostgresServer {
+  /** a new, empty database on it; its URL */
+  freshDatabase(): Promise<string>;
+  /** stops it: `fast` ends every connection (57P01), `immediate` cuts them without a word */
+  stop(mode?: 'fast' | 'immediate'): void;
+  /** starts it again on its port */
+  start(): void;
+  /** stops its processes (SIGSTOP) without closing a connection: a server or network gone silent */
+  freeze(): void;
+  /** lets them run again (SIGCONT) */
+  thaw(): void;
+}
+
+// The server's processes: the postmaster (first line of postmaster.pid) and its children.
+function clusterPids(data: string): number[] {
+  const main = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(main)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+  return [main, ...children];
+}
+
+export async function ownPostgresServer(t: { after(fn: () => unknown): void }): Promise<OwnPostgresServer> {
+  const c = initCluster();
+  t.after(() => {
+    if (existsSync(path.join(c.data, 'postmaster.pid'))) clusterPids(c.data).forEach((pid) => process.kill(pid, 'SIGCONT'));
+    stopCluster(c.data, 'immediate');
+    rmSync(c.dir, { recursive: true, force: true });
+  });
+  const port = await startOnFreePort(c);
+  const url = (db: string) => `postgresql://${USER}:${c.password}@127.0.0.1:${port}/${db}`;
+  let made = 0;
+  return {
+    port,
+    password: c.password,
+    url,
+    freshDatabase: async () => {
+      const name = `grove_own_${++made}`;
+      await createDatabase(url('postgres'), name);
+      return url(name);
+    },
+    stop: (mode = 'fast') => stopCluster(c.data, mode),
+    start: () => startCluster(c, port),
+    freeze: () => clusterPids(c.data).forEach((pid) => process.kill(pid, 'SIGSTOP')),
+    thaw: () => clusterPids(c.data).forEach((pid) => process.kill(pid, 'SIGCONT')),
+  };
+}
+
+async function createDatabase(adminUrl: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
   }
 }
 
@@ -112,13 +193,7 @@ let made = 0;
 export async function freshDatabase(): Promise<string> {
   const s = await postgresServer();
   const name = `grove_${++made}`;
-  const admin = new pg.Client({ connectionString: s.url('postgres') });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
+  await createDatabase(s.url('postgres'), name);
   return s.url(name);
 }
 

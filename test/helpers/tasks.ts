@@ -46,10 +46,11 @@ export async function taskParts(t: TestContext) {
     ports: createPortAllocator({ leases, range: [20000, 29999] }),
     // No services here: a task that becomes ready has nothing to autostart.
     onReady: async () => {},
-    // A real repository, with `.grove.json` when a config is given, added as a project.
-    async project(config?: object) {
+    // A real repository, with `.grove.json` when a config is given, added as a project (of
+    // another host when given).
+    async project(config?: object, hostId = TEST_HOST_ID) {
       const repo = makeRepo(t, config ? { files: { 'README.md': '# fixture\n', '.grove.json': JSON.stringify(config) } } : {});
-      return projects.insert({ id: randomUUID(), name: path.basename(repo), path: repo, host_id: TEST_HOST_ID, repository: null });
+      return projects.insert({ id: randomUUID(), name: path.basename(repo), path: repo, host_id: hostId, repository: null });
     },
   };
 }

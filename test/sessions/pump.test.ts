@@ -28,11 +28,11 @@ async function setup(t: TestContext) {
   const pumps: Pump[] = [];
   t.after(() => Promise.all(pumps.map((p) => p.close())));
   // A pump as the daemon starts one: from what the store holds for the session.
-  const pump = async (): Promise<Pump> => {
+  const pump = async (sessions = shared.sessions): Promise<Pump> => {
     const rec = (await shared.sessions.get(id)) as SessionRecord;
     const p = createPump(rec, {
       files,
-      sessions: shared.sessions,
+      sessions,
       rounds,
       log,
       reader: outputReader({ format: 'claude' }),
@@ -166,4 +166,31 @@ test('a kill ends the session as given, after storing what the files hold', asyn
   assert.equal(rec.exit_code, null);
   assert.deepEqual(await storedTexts(s, s.id), ['started', 'working']);
   assert.equal(s.counts.end, 1);
+});
+
+test('a write whose answer was lost after it committed (PostgreSQL gone at the COMMIT) is not stored again: the pump reads the stored offsets first', async (t) => {
+  const s = await setup(t);
+  writeFileSync(s.files.stdout, text(numbered(1, 20)));
+  writeFileSync(s.files.stderr, '');
+  // The store itself, with one write that commits and then reports the connection lost.
+  let lose = 0;
+  const sessions = {
+    ...s.sessions,
+    appendLines: async (...args: Parameters<typeof s.sessions.appendLines>) => {
+      await s.sessions.appendLines(...args);
+      if (lose > 0 && lose--) throw new Error('Connection terminated unexpectedly');
+    },
+  };
+  const p = await s.pump(sessions);
+  await until(async () => (await stored(s, s.id)).length === 20, 'the first lines');
+  lose = 1;
+  appendFileSync(s.files.stdout, text(numbered(21, 50)));
+  await until(() => s.records.some((r) => r.msg === 'storing session output failed; will retry' && r.session === s.id), 'a lost answer');
+  appendFileSync(s.files.stdout, text(numbered(51, 60)));
+  writeFileSync(s.files.exit, '0\n');
+  await p.finish({});
+  const rec = (await s.sessions.get(s.id))!;
+  assert.equal(rec.status, 'exited');
+  assert.deepEqual(await storedTexts(s, s.id), numbered(1, 60), 'every line once');
+  assert.deepEqual({ stdout: rec.stdout_offset, stderr: rec.stderr_offset }, sizes(s.files));
 });

@@ -5,7 +5,7 @@ import type { SessionService } from '../../daemon/sessions/service.ts';
 import { sessionFiles } from '../../daemon/sessions/wrapper.ts';
 import { AGENT, gate, liveGroupMembers } from '../helpers/sessions.ts';
 import { waitPidGone } from '../helpers/state.ts';
-import { addTask, memoryLog, openTestStore, sessionService, until } from '../helpers/store.ts';
+import { addTask, memoryLog, openTestStore, sessionService, TEST_HOST_ID, until } from '../helpers/store.ts';
 
 // One store for the file, as one daemon's data folder: each test's "restart" is a second
 // service on it, after the first one stopped following (the agents keep running).
@@ -32,7 +32,7 @@ test('after a restart, a session whose process still runs (pid and start time ma
 
   const { log, records } = memoryLog();
   const second = sessionService(t, s, { agents, log });
-  await second.reattach();
+  await second.reattach(TEST_HOST_ID);
   assert.ok(records.some((r) => r.msg === 're-attached to running session' && r.session === started.id));
   assert.equal((await second.get(started.id)).status, 'running');
   const end = new Promise((r) => second.ended.onChange(started.id, r));
@@ -59,7 +59,7 @@ test('a session that ended while no daemon followed it gets the status its wrapp
 
   const { log, records } = memoryLog();
   const second = sessionService(t, s, { agents, log });
-  await second.reattach();
+  await second.reattach(TEST_HOST_ID);
   const [r, v] = [await second.get(recorded.id), await second.get(vanished.id)];
   assert.deepEqual([r.status, r.exit_code], ['failed', 7]);
   assert.deepEqual([v.status, v.exit_code], ['lost', null]);
@@ -77,7 +77,7 @@ test('a pid whose start time no longer matches is another process: not re-attach
   await s.store.db.query(`UPDATE sessions SET pid_start = 'not-' || pid_start WHERE id = $1`, [started.id]);
 
   const second = sessionService(t, s, { agents });
-  await second.reattach();
+  await second.reattach(TEST_HOST_ID);
   assert.equal((await second.get(started.id)).status, 'lost');
   assert.ok(liveGroupMembers(started.pid!).includes(started.pid!), 'the process under that pid was left alone');
   await assert.rejects(second.kill(started.id), (err: any) => err.code === 'SESSION_NOT_RUNNING');

@@ -6,6 +6,7 @@ import test, { type TestContext } from 'node:test';
 import { processStartTime } from '../../daemon/proc/stat.ts';
 import { recoverTasks } from '../../daemon/tasks/recover.ts';
 import { repoState, waitPidGone } from '../helpers/state.ts';
+import { TEST_HOST_ID } from '../helpers/store.ts';
 import { taskParts, type TaskParts } from '../helpers/tasks.ts';
 
 // A process group of its own, as a setup command runs: a shell leading a background sleep.
@@ -23,8 +24,8 @@ function spawnGroup(t: TestContext): number {
 }
 
 // A task left `setting_up` by a stopped daemon, its first command recorded as running `pid`.
-async function interruptedSetup(parts: TaskParts, pid: number, pidStart: string | null) {
-  const project = await parts.project();
+async function interruptedSetup(parts: TaskParts, pid: number, pidStart: string | null, hostId?: string) {
+  const project = await parts.project(undefined, hostId);
   const id = randomUUID();
   await parts.tasks.insert(
     { id, project_id: project.id, name: 'cut', branch: 'grove/cut', worktree_path: '.grove/worktrees/cut/', base: 'main', base_commit: 'a'.repeat(40), status: 'setting_up' },
@@ -38,7 +39,7 @@ async function interruptedSetup(parts: TaskParts, pid: number, pidStart: string 
 test('tasks/recover: what a killed daemon left is undone or stopped', async (t) => {
   const parts = await taskParts(t);
   // No archive is left under way in these cases (the end-to-end teardown test covers that).
-  const recover = () => recoverTasks({ ...parts, finishArchive: async (id) => assert.fail(`nothing to finish, got ${id}`), gitTimeoutS: 60 });
+  const recover = () => recoverTasks({ ...parts, finishArchive: async (id) => assert.fail(`nothing to finish, got ${id}`), gitTimeoutS: 60, hostId: TEST_HOST_ID });
 
   await t.test('a creation without a row is undone from its intent: no branch, no worktree, no intent', async () => {
     const project = await parts.project();
@@ -81,5 +82,20 @@ test('tasks/recover: what a killed daemon left is undone or stopped', async (t) 
     await recover();
     assert.equal((await parts.tasks.get(id))?.status, 'setup_failed');
     assert.notEqual(processStartTime(pid), null, 'the process lives on');
+  });
+
+  await t.test("on a shared store, another host's setup is its own: never stopped, marked or logged by this host", async (t) => {
+    const other = '00000000-0000-4000-8000-000000000002';
+    const pid = spawnGroup(t);
+    const id = await interruptedSetup(parts, pid, processStartTime(pid), other);
+    await recover();
+    assert.equal((await parts.tasks.get(id))?.status, 'setting_up');
+    assert.notEqual(processStartTime(pid), null, 'its process lives on');
+    const [cmd] = await parts.setupLog.commands(id);
+    assert.equal(cmd?.ended_at, null, 'its command is not ended');
+    // Its own host, restarting, recovers it.
+    await recoverTasks({ ...parts, finishArchive: async () => {}, gitTimeoutS: 60, hostId: other });
+    await waitPidGone(pid, 10_000);
+    assert.equal((await parts.tasks.get(id))?.status, 'setup_failed');
   });
 });
