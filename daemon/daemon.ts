@@ -157,7 +157,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     started.push({ name: 'tasks', close: () => tasks.close() });
 
     // What a stopped daemon left: watched configs, unfinished creations, setups and landings, live sessions.
-    for (const p of await projects.list()) configs.watch(p.path);
+    for (const p of await projectRows.listOfHost(hostId)) configs.watch(p.path); // only this host has their folders
     await projects.refreshRepositories();
     // This host's only: another host's rows keep their state until it comes back (DESIGN §14.2).
     await tasks.recover(hostId);
