@@ -1,22 +1,28 @@
 // The prepared store: a PGlite folder initialised and migrated once, at the build (`npm run build`,
 // run by `npm ci`), that a daemon's first start copies instead of running initdb, which takes
-// seconds. It is used only while it was made by this PGlite with these settings (its `key`).
+// seconds. It is used only while it was made by this PGlite with these settings and migrations
+// (its `key`).
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { built, ROOT } from '../runtime/root.ts';
 import { initStoreDir } from './init.ts';
+import { MIGRATIONS_DIR, pendingMigrations } from './migrations.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 
 // The prepared store's data folder (its `pgdata` inside, as a daemon's).
 export const TEMPLATE_DATA_DIR = built('store-template');
 const KEY_FILE = 'key';
 
-// What a prepared folder must have been made with to be copied: PGlite's version and settings.
+// What a prepared folder must have been made with to be copied: PGlite's version and settings,
+// and the migrations (a build after a new one makes the folder again, so a first start has
+// none left to apply).
 export function templateKey(): string {
   const pkg = path.join(ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json');
   const version = (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
-  return createHash('sha256').update(version).update(JSON.stringify(PGLITE_CONF)).digest('hex').slice(0, 16);
+  const h = createHash('sha256').update(version).update(JSON.stringify(PGLITE_CONF));
+  for (const m of pendingMigrations(MIGRATIONS_DIR, [])) h.update(m.file).update(m.sql);
+  return h.digest('hex').slice(0, 16);
 }
 
 // The prepared `pgdata` in `dataDir`, or null when there is none made with this PGlite.
