@@ -11,6 +11,7 @@ export const ERRORS = {
   FORBIDDEN_ORIGIN: { status: 403, title: 'Origin not allowed' },
   // Not in DESIGN §4's table: the TCP front refuses connections of other local users.
   FORBIDDEN_PEER: { status: 403, title: 'Connection from another user' },
+  REMOTE_REFUSED: { status: 403, title: 'The owning host does not run requests from other hosts' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   PROJECT_EXISTS: { status: 409, title: 'Project already exists' },
@@ -53,6 +54,7 @@ export const ERRORS = {
   GIT_TIMEOUT: { status: 504, title: 'git took too long' },
   // Not in DESIGN §4's table: the TCP front answers it when the API socket cannot be reached.
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+  HOST_OFFLINE: { status: 503, title: 'The owning host is offline' },
   // Not in DESIGN §4's table: another program holds a git lock file grove needs (kept, never removed).
   REPO_LOCKED: { status: 409, title: 'Repository is locked by another git process' },
   // Not in DESIGN §4's table: a rebase or merge cut short left a checkout that grove cannot put

@@ -22,6 +22,8 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks',
+      owner: 'project',
+      ownerIn: 'body',
       summary: 'Create a task: branch, worktree, ports, setup',
       body: CreateTask,
       responses: { 201: Task, 202: Task },
@@ -56,6 +58,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'GET',
       path: '/api/tasks/:id/changes',
+      owner: 'task',
       summary: 'What the task changed since the merge-base with its base: committed, uncommitted and untracked files',
       params: IdParams,
       responses: { 200: Changes },
@@ -65,6 +68,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'GET',
       path: '/api/tasks/:id/diff',
+      owner: 'task',
       summary: 'The unified diff of the same (binary files included, as git apply takes them); over 10 MiB it is cut, with Grove-Diff-Truncated: true',
       params: IdParams,
       query: DiffQuery,
@@ -89,6 +93,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks/:id/commit',
+      owner: 'task',
       summary: "Commit everything uncommitted in the task's worktree (untracked included, ignored excluded) on its branch",
       params: IdParams,
       body: CommitBody,
@@ -99,6 +104,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks/:id/rebase',
+      owner: 'task',
       summary: "Rebase the task's branch onto its base's tip; on a conflict the rebase is aborted and the branch left as it was",
       params: IdParams,
       responses: { 200: Task },
@@ -108,6 +114,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks/:id/merge',
+      owner: 'task',
       summary: "Merge the task's branch into its base branch without a checkout; a checkout of the base must be clean and moves with it",
       params: IdParams,
       body: MergeBody,
@@ -118,6 +125,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks/:id/push',
+      owner: 'task',
       summary: "Push the task's branch with its upstream set; never waits for a credential prompt",
       params: IdParams,
       body: PushBody,
@@ -128,6 +136,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'GET',
       path: '/api/projects/:id/conflicts',
+      owner: 'project',
       summary: "Which live tasks would conflict with each other or with their base, uncommitted work included; nothing is checked out",
       params: IdParams,
       responses: { 200: ConflictList },
@@ -145,6 +154,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'DELETE',
       path: '/api/tasks/:id',
+      owner: 'task',
       summary: 'Archive a task: worktree removed, branch kept, ports released',
       params: IdParams,
       query: DeleteTaskQuery,

@@ -14,11 +14,15 @@ interface Row {
   seen_at: Date;
   online: boolean;
   running: number;
+  accept_remote: boolean;
 }
 
-// Online and running are read from the store's clock and rows, so every host answers alike.
-const SELECT = `SELECT h.id, h.name, h.version, h.started_at, h.seen_at,
-  (NOT h.stopped AND h.seen_at > now() - interval '${ONLINE_S} seconds') AS online,
+// Online and running are read from the store's clock and rows, so every host answers alike. A
+// heartbeat is not enough: a command to the host withdrawn untaken since its command loop last
+// looked at its queue says the host does not act, and it is offline until the loop looks again.
+const SELECT = `SELECT h.id, h.name, h.version, h.started_at, h.seen_at, h.accept_remote,
+  (NOT h.stopped AND h.seen_at > now() - interval '${ONLINE_S} seconds' AND NOT EXISTS (
+    SELECT 1 FROM commands c WHERE c.host_id = h.id AND c.status = 'withdrawn' AND c.ended_at > coalesce(h.polled_at, '-infinity'))) AS online,
   (SELECT count(*)::int FROM sessions s WHERE s.host_id = h.id AND s.status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(', ')})) AS running
   FROM hosts h`;
 
@@ -31,6 +35,7 @@ const toHost = (r: Row): Host => ({
   started_at: r.started_at.toISOString(),
   seen_at: r.seen_at.toISOString(),
   running: r.running,
+  accept_remote: r.accept_remote,
 });
 
 // The host as GET /api/hosts shows it, read inside a transaction, and the event that says so.
@@ -55,12 +60,12 @@ export function hostsTable(db: Db, events: EventsTable) {
     },
     // A daemon starting: its row made or renewed, host.online recorded, and the rows made before
     // hosts existed (their host_id null) become its own: they were on its disk.
-    async start(h: Pick<Host, 'id' | 'name' | 'version'>): Promise<Host> {
+    async start(h: Pick<Host, 'id' | 'name' | 'version'> & { accept_remote?: boolean }): Promise<Host> {
       return events.tx(async (tx, record) => {
         await tx.query(
-          `INSERT INTO hosts (id, name, version) VALUES ($1, $2, $3)
-           ON CONFLICT (id) DO UPDATE SET name = $2, version = $3, started_at = now(), seen_at = now(), stopped = false`,
-          [h.id, h.name, h.version],
+          `INSERT INTO hosts (id, name, version, accept_remote) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (id) DO UPDATE SET name = $2, version = $3, accept_remote = $4, started_at = now(), seen_at = now(), stopped = false`,
+          [h.id, h.name, h.version, h.accept_remote ?? true],
         );
         for (const table of ['projects', 'tasks', 'sessions']) {
           await tx.query(`UPDATE ${table} SET host_id = $1 WHERE host_id IS NULL`, [h.id]);
