@@ -1,11 +1,11 @@
 // The owner acts (DESIGN §14.2): a request on another host's resource is written as a command
 // row, run by its owner through its own API, and answered with the owner's status and body.
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import pg from 'pg';
-import { git } from '../helpers/git.ts';
+import { git, makeTempDir } from '../helpers/git.ts';
 import { AGENT, allLines, gate, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 import { startTeam, type Team } from '../helpers/team.ts';
@@ -121,4 +121,126 @@ test("from alpha on beta's resources: task, session, follow-up, kill, changes, d
   // Reads the store answers are never forwarded.
   assert.ok(!rows.some((r) => r.method === 'GET' && !/\/(changes|diff)$/.test(r.path)), JSON.stringify(rows));
   for (const d of [a.daemon, b.daemon]) assert.deepEqual(d.logs.filter((l: any) => l?.level >= 50), []);
+});
+
+test('accept_remote false: 403 REMOTE_REFUSED at once, no row, nothing run; a command written anyway is refused by the owner', async (t) => {
+  const team = await startTeam(t, { hosts: ['alpha', 'beta'], files: TEAM_FILES, config: (name) => ({ agents: TEAM_AGENTS, ...(name === 'beta' ? { accept_remote: false } : {}) }) });
+  const [a, b] = team.hosts as [any, any];
+  const hosts = (await a.daemon.socket('GET', '/api/hosts')).json;
+  assert.deepEqual(hosts.map((h: any) => [h.name, h.accept_remote]), [['alpha', true], ['beta', false]]);
+
+  const refused = await a.daemon.socket('POST', '/api/tasks', { body: { project_id: b.project.id, name: 'not here' } });
+  assert.equal(refused.status, 403, refused.text);
+  assert.equal(refused.json.code, 'REMOTE_REFUSED');
+  assert.equal(refused.headers['content-type'], 'application/problem+json');
+  assert.deepEqual(await query(t, team, 'SELECT id FROM commands'), []);
+  assert.deepEqual((await b.daemon.socket('GET', `/api/tasks?project_id=${b.project.id}`)).json, []);
+
+  // As an older grove that does not check would: the row written and notified; beta refuses it.
+  const id = '00000000-0000-4000-8000-00000000c0de';
+  await query(t, team, `INSERT INTO commands (id, host_id, from_host_id, method, path, headers, body) VALUES ($1, $2, $3, 'POST', '/api/tasks', $4, $5)`, [
+    id,
+    b.project.host_id,
+    a.project.host_id,
+    JSON.stringify({ 'content-type': 'application/json' }),
+    JSON.stringify({ project_id: b.project.id, name: 'sneaked' }),
+  ]);
+  await query(t, team, `SELECT pg_notify('grove_commands', $1)`, [b.project.host_id]);
+  const row = await until(async () => (await query(t, team, `SELECT * FROM commands WHERE id = $1 AND status = 'done'`, [id]))[0], 'beta answered');
+  assert.equal(row.answer_status, 403);
+  assert.equal(JSON.parse(Buffer.from(row.answer_body, 'base64').toString()).code, 'REMOTE_REFUSED');
+  assert.deepEqual((await b.daemon.socket('GET', `/api/tasks?project_id=${b.project.id}`)).json, []);
+  // Its own user is not another host: beta still acts on its own request.
+  assert.equal((await b.daemon.socket('POST', '/api/tasks', { body: { project_id: b.project.id, name: 'local' } })).status, 201);
+});
+
+test('beta paused (SIGSTOP): 503 HOST_OFFLINE after 10 s, withdrawn; resumed, beta never runs it, and is online again', async (t) => {
+  const team = await startTeam(t, { hosts: ['alpha', 'beta'], files: TEAM_FILES, config: () => ({ agents: TEAM_AGENTS }) });
+  const [a, b] = team.hosts as [any, any];
+  b.daemon.proc.kill('SIGSTOP');
+  let paused = true;
+  t.after(() => paused && b.daemon.proc.kill('SIGCONT'));
+  const sent = Date.now();
+  const r = await a.daemon.socket('POST', '/api/tasks', { body: { project_id: b.project.id, name: 'while paused' } });
+  const took = Date.now() - sent;
+  assert.equal(r.status, 503, r.text);
+  assert.equal(r.json.code, 'HOST_OFFLINE');
+  assert.match(r.json.detail, /withdrawn and will not run/);
+  assert.ok(took >= 9_000 && took < 20_000, `answered after ${took} ms`);
+  const [row] = await query(t, team, 'SELECT status FROM commands');
+  assert.equal(row.status, 'withdrawn');
+  // Withdrawn untaken: beta is not online, whatever its last heartbeat said.
+  const shown = (await a.daemon.socket('GET', '/api/hosts')).json.find((h: any) => h.name === 'beta');
+  assert.equal(shown.online, false);
+  const atOnce = Date.now();
+  const again = await a.daemon.socket('POST', '/api/tasks', { body: { project_id: b.project.id, name: 'while offline' } });
+  assert.equal(again.json.code, 'HOST_OFFLINE');
+  assert.ok(Date.now() - atOnce < 5_000, 'at once for a host shown offline');
+  assert.equal((await query(t, team, 'SELECT id FROM commands')).length, 1, 'no row for a host shown offline');
+
+  b.daemon.proc.kill('SIGCONT');
+  paused = false;
+  await until(async () => (await a.daemon.socket('GET', '/api/hosts')).json.find((h: any) => h.name === 'beta').online, 'beta online again', 20_000);
+  assert.deepEqual(ranHere(b.daemon.logs), [], 'beta ran nothing');
+  assert.deepEqual((await b.daemon.socket('GET', `/api/tasks?project_id=${b.project.id}`)).json, []);
+  assert.deepEqual((await query(t, team, 'SELECT status FROM commands')).map((x) => x.status), ['withdrawn']);
+  const later = await a.daemon.socket('POST', '/api/tasks', { body: { project_id: b.project.id, name: 'after' } });
+  assert.equal(later.status, 201, later.text);
+});
+
+test('beta killed -9 while it runs a command: answered 503 HOST_OFFLINE (it may have run), abandoned at its restart, never run again', async (t) => {
+  // Registered first, so it runs before the folder is removed: no setup left waiting.
+  t.after(() => writeFileSync(go, ''));
+  const dir = makeTempDir(t);
+  const ran = path.join(dir, 'ran');
+  const go = path.join(dir, 'go');
+  // The task's setup: counts its runs, then holds until the test says go.
+  const setup = `echo run >> ${ran}; while [ ! -e ${go} ]; do sleep 0.1; done`;
+  const files = { ...TEAM_FILES, '.grove.json': JSON.stringify({ agent: 'fixture', setup: [setup] }) };
+  const team = await startTeam(t, { hosts: ['alpha', 'beta'], files, config: () => ({ agents: TEAM_AGENTS }) });
+  const [a, b] = team.hosts as [any, any];
+
+  const answer = a.daemon.socket('POST', '/api/tasks', { body: { project_id: b.project.id, name: 'killed mid-way' } });
+  await until(() => existsSync(ran), 'the setup running on beta', 30_000);
+  b.daemon.proc.kill('SIGKILL');
+  await b.daemon.exited;
+  const r = await answer;
+  assert.equal(r.status, 503, r.text);
+  assert.equal(r.json.code, 'HOST_OFFLINE');
+  assert.match(r.json.detail, /may have run/);
+  assert.deepEqual((await query(t, team, 'SELECT status FROM commands')).map((x) => x.status), ['taken']);
+
+  const back = await team.start('beta', { config: { agents: TEAM_AGENTS } });
+  await back.daemon.waitForLog((l) => l.msg === 'commands taken by the last run and never answered are abandoned, not run again');
+  assert.deepEqual((await query(t, team, 'SELECT status FROM commands')).map((x) => x.status), ['abandoned']);
+  writeFileSync(go, '');
+  // A later command runs: the loop is up; the abandoned one never ran again.
+  const later = await a.daemon.socket('GET', `/api/projects/${b.project.id}/conflicts`);
+  assert.equal(later.status, 200, later.text);
+  assert.equal(readFileSync(ran, 'utf8'), 'run\n', 'the setup ran once');
+  assert.deepEqual(ranHere(back.daemon.logs).map((l: any) => l.path), [`/api/projects/${b.project.id}/conflicts`]);
+});
+
+test('a host that heartbeats but takes no commands (an older grove, played by the test on the store) is offline once a command to it is withdrawn', async (t) => {
+  const team = await startTeam(t, { hosts: ['alpha'], files: TEAM_FILES });
+  const [a] = team.hosts as [any];
+  const old = '00000000-0000-4000-8000-0000000001d0';
+  const project = '00000000-0000-4000-8000-0000000001d1';
+  await query(t, team, `INSERT INTO hosts (id, name, version) VALUES ($1, 'old', '0.1.0')`, [old]);
+  await query(t, team, `INSERT INTO projects (id, name, path, host_id, repository) VALUES ($1, 'old-clone', '/srv/code/old', $2, $3)`, [project, old, team.repository]);
+  // Its heartbeat, every second, for as long as the test runs.
+  const beat = setInterval(() => void query(t, team, 'UPDATE hosts SET seen_at = now() WHERE id = $1', [old]).catch(() => {}), 1000);
+  t.after(() => clearInterval(beat));
+  const online = async () => (await a.daemon.socket('GET', '/api/hosts')).json.find((h: any) => h.id === old).online;
+  assert.equal(await online(), true, 'a fresh heartbeat and nothing withdrawn');
+
+  const r = await a.daemon.socket('POST', '/api/tasks', { body: { project_id: project, name: 'never taken' } });
+  assert.equal(r.status, 503, r.text);
+  assert.equal(r.json.code, 'HOST_OFFLINE');
+  const [host] = await query(t, team, `SELECT seen_at > now() - interval '3 seconds' AS fresh FROM hosts WHERE id = $1`, [old]);
+  assert.equal(host.fresh, true, 'its heartbeat is fresh');
+  assert.equal(await online(), false);
+  const atOnce = await a.daemon.socket('DELETE', `/api/projects/${project}`);
+  assert.equal(atOnce.json.code, 'HOST_OFFLINE');
+  assert.match(atOnce.json.detail, /offline; nothing was sent/);
 });
