@@ -33,6 +33,7 @@ import { hostsTable } from './store/hosts.ts';
 import { hostIdOf, startHeartbeat } from './hosts/host.ts';
 import { hostRoutes } from './routes/hosts.ts';
 import { createCommands } from './hosts/commands.ts';
+import { createPlacement } from './hosts/placement.ts';
 import { commandsTable } from './store/commands.ts';
 import { hostname } from 'node:os';
 import { createEventBus } from './events/bus.ts';
@@ -177,7 +178,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest }),
       ...projectRoutes({ projects }),
-      ...taskRoutes({ tasks }),
+      ...taskRoutes({ tasks, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
       ...sessionRoutes({ sessions, agents, streamReads }),
       ...approvalRoutes({ approvals }),
       ...eventRoutes({ feed }),

@@ -1,14 +1,14 @@
 import { IdParams } from '../../schemas/common.ts';
 import { Type } from '@sinclair/typebox';
 import { Changes, CommitBody, CommitResult, ConflictList, DiffQuery, MergeBody, MergeResult, PushBody, PushResult } from '../../schemas/review.ts';
-import { CreateTask, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
+import { CreateTaskBody, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
 import { route, type Route } from '../http/route.ts';
 import { wantsEventStream, writeSse } from '../http/sse.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { taskSetup } from '../tasks/setup-stream.ts';
 
 // /api/tasks: thin adapters from HTTP to the task service.
-export function taskRoutes(deps: { tasks: TaskService }): Route[] {
+export function taskRoutes(deps: { tasks: TaskService; place: (body: CreateTaskBody) => Promise<CreateTaskBody> }): Route[] {
   const { tasks } = deps;
   return [
     route({
@@ -24,12 +24,15 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
       path: '/api/tasks',
       owner: 'project',
       ownerIn: 'body',
-      summary: 'Create a task: branch, worktree, ports, setup',
-      body: CreateTask,
+      summary: 'Create a task: branch, worktree, ports, setup; by project_id, or by repository on the host placement picks (DESIGN §14.2)',
+      body: CreateTaskBody,
       responses: { 201: Task, 202: Task },
       errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND', 'REPO_LOCKED', 'GIT_TIMEOUT'],
+      place: deps.place,
       handler: async ({ body }) => {
-        const { status, task } = await tasks.create(body);
+        // place() gave a project_id to a body that had a repository instead.
+        const { repository: _r, host: _h, project_id, ...rest } = body;
+        const { status, task } = await tasks.create({ ...rest, project_id: project_id! });
         return { status, body: task };
       },
     }),

@@ -4,27 +4,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import pg from 'pg';
 import { git, makeTempDir } from '../helpers/git.ts';
-import { AGENT, allLines, gate, waitSessionEnd } from '../helpers/sessions.ts';
+import { allLines, gate, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
-import { startTeam, type Team } from '../helpers/team.ts';
-
-// The fixture agent with a pinned session id, so that a follow-up resumes it.
-const RESUMABLE = [AGENT, 'echo:{session}', '{prompt}'];
-export const TEAM_AGENTS = { fixture: { command: RESUMABLE, resume: RESUMABLE } };
-export const TEAM_FILES = { 'README.md': '# team\n', '.grove.json': JSON.stringify({ agent: 'fixture' }) };
-
-// Rows of the team's database, read as the test's own client.
-export async function query(t: TestContext, team: Team, sql: string, params: unknown[] = []): Promise<any[]> {
-  const c = new pg.Client({ connectionString: team.url });
-  await c.connect();
-  try {
-    return (await c.query(sql, params)).rows;
-  } finally {
-    await c.end();
-  }
-}
+import { query, startTeam, TEAM_AGENTS, TEAM_FILES } from '../helpers/team.ts';
 
 const ranHere = (logs: any[]) => logs.filter((l) => l?.msg === 'running a command of another host');
 
@@ -113,7 +96,7 @@ test("from alpha on beta's resources: task, session, follow-up, kill, changes, d
   assert.ok(!existsSync(path.join(b.clone, task.worktree_path)), "beta's worktree is gone");
 
   // Every forwarded request is one command row, run once by beta, answered; alpha ran none.
-  const rows = await query(t, team, 'SELECT host_id, from_host_id, status, method, path FROM commands ORDER BY created_at');
+  const rows = await query(team, 'SELECT host_id, from_host_id, status, method, path FROM commands ORDER BY created_at');
   assert.ok(rows.length >= 12, JSON.stringify(rows));
   for (const r of rows) assert.deepEqual([r.host_id, r.from_host_id, r.status], [beta, alpha, 'done'], JSON.stringify(r));
   assert.equal(ranHere(b.daemon.logs).length, rows.length);
@@ -133,20 +116,20 @@ test('accept_remote false: 403 REMOTE_REFUSED at once, no row, nothing run; a co
   assert.equal(refused.status, 403, refused.text);
   assert.equal(refused.json.code, 'REMOTE_REFUSED');
   assert.equal(refused.headers['content-type'], 'application/problem+json');
-  assert.deepEqual(await query(t, team, 'SELECT id FROM commands'), []);
+  assert.deepEqual(await query(team, 'SELECT id FROM commands'), []);
   assert.deepEqual((await b.daemon.socket('GET', `/api/tasks?project_id=${b.project.id}`)).json, []);
 
   // As an older grove that does not check would: the row written and notified; beta refuses it.
   const id = '00000000-0000-4000-8000-00000000c0de';
-  await query(t, team, `INSERT INTO commands (id, host_id, from_host_id, method, path, headers, body) VALUES ($1, $2, $3, 'POST', '/api/tasks', $4, $5)`, [
+  await query(team, `INSERT INTO commands (id, host_id, from_host_id, method, path, headers, body) VALUES ($1, $2, $3, 'POST', '/api/tasks', $4, $5)`, [
     id,
     b.project.host_id,
     a.project.host_id,
     JSON.stringify({ 'content-type': 'application/json' }),
     JSON.stringify({ project_id: b.project.id, name: 'sneaked' }),
   ]);
-  await query(t, team, `SELECT pg_notify('grove_commands', $1)`, [b.project.host_id]);
-  const row = await until(async () => (await query(t, team, `SELECT * FROM commands WHERE id = $1 AND status = 'done'`, [id]))[0], 'beta answered');
+  await query(team, `SELECT pg_notify('grove_commands', $1)`, [b.project.host_id]);
+  const row = await until(async () => (await query(team, `SELECT * FROM commands WHERE id = $1 AND status = 'done'`, [id]))[0], 'beta answered');
   assert.equal(row.answer_status, 403);
   assert.equal(JSON.parse(Buffer.from(row.answer_body, 'base64').toString()).code, 'REMOTE_REFUSED');
   assert.deepEqual((await b.daemon.socket('GET', `/api/tasks?project_id=${b.project.id}`)).json, []);
@@ -167,7 +150,7 @@ test('beta paused (SIGSTOP): 503 HOST_OFFLINE after 10 s, withdrawn; resumed, be
   assert.equal(r.json.code, 'HOST_OFFLINE');
   assert.match(r.json.detail, /withdrawn and will not run/);
   assert.ok(took >= 9_000 && took < 20_000, `answered after ${took} ms`);
-  const [row] = await query(t, team, 'SELECT status FROM commands');
+  const [row] = await query(team, 'SELECT status FROM commands');
   assert.equal(row.status, 'withdrawn');
   // Withdrawn untaken: beta is not online, whatever its last heartbeat said.
   const shown = (await a.daemon.socket('GET', '/api/hosts')).json.find((h: any) => h.name === 'beta');
@@ -176,14 +159,14 @@ test('beta paused (SIGSTOP): 503 HOST_OFFLINE after 10 s, withdrawn; resumed, be
   const again = await a.daemon.socket('POST', '/api/tasks', { body: { project_id: b.project.id, name: 'while offline' } });
   assert.equal(again.json.code, 'HOST_OFFLINE');
   assert.ok(Date.now() - atOnce < 5_000, 'at once for a host shown offline');
-  assert.equal((await query(t, team, 'SELECT id FROM commands')).length, 1, 'no row for a host shown offline');
+  assert.equal((await query(team, 'SELECT id FROM commands')).length, 1, 'no row for a host shown offline');
 
   b.daemon.proc.kill('SIGCONT');
   paused = false;
   await until(async () => (await a.daemon.socket('GET', '/api/hosts')).json.find((h: any) => h.name === 'beta').online, 'beta online again', 20_000);
   assert.deepEqual(ranHere(b.daemon.logs), [], 'beta ran nothing');
   assert.deepEqual((await b.daemon.socket('GET', `/api/tasks?project_id=${b.project.id}`)).json, []);
-  assert.deepEqual((await query(t, team, 'SELECT status FROM commands')).map((x) => x.status), ['withdrawn']);
+  assert.deepEqual((await query(team, 'SELECT status FROM commands')).map((x) => x.status), ['withdrawn']);
   const later = await a.daemon.socket('POST', '/api/tasks', { body: { project_id: b.project.id, name: 'after' } });
   assert.equal(later.status, 201, later.text);
 });
@@ -208,11 +191,11 @@ test('beta killed -9 while it runs a command: answered 503 HOST_OFFLINE (it may 
   assert.equal(r.status, 503, r.text);
   assert.equal(r.json.code, 'HOST_OFFLINE');
   assert.match(r.json.detail, /may have run/);
-  assert.deepEqual((await query(t, team, 'SELECT status FROM commands')).map((x) => x.status), ['taken']);
+  assert.deepEqual((await query(team, 'SELECT status FROM commands')).map((x) => x.status), ['taken']);
 
   const back = await team.start('beta', { config: { agents: TEAM_AGENTS } });
   await back.daemon.waitForLog((l) => l.msg === 'commands taken by the last run and never answered are abandoned, not run again');
-  assert.deepEqual((await query(t, team, 'SELECT status FROM commands')).map((x) => x.status), ['abandoned']);
+  assert.deepEqual((await query(team, 'SELECT status FROM commands')).map((x) => x.status), ['abandoned']);
   writeFileSync(go, '');
   // A later command runs: the loop is up; the abandoned one never ran again.
   const later = await a.daemon.socket('GET', `/api/projects/${b.project.id}/conflicts`);
@@ -226,10 +209,10 @@ test('a host that heartbeats but takes no commands (an older grove, played by th
   const [a] = team.hosts as [any];
   const old = '00000000-0000-4000-8000-0000000001d0';
   const project = '00000000-0000-4000-8000-0000000001d1';
-  await query(t, team, `INSERT INTO hosts (id, name, version) VALUES ($1, 'old', '0.1.0')`, [old]);
-  await query(t, team, `INSERT INTO projects (id, name, path, host_id, repository) VALUES ($1, 'old-clone', '/srv/code/old', $2, $3)`, [project, old, team.repository]);
+  await query(team, `INSERT INTO hosts (id, name, version) VALUES ($1, 'old', '0.1.0')`, [old]);
+  await query(team, `INSERT INTO projects (id, name, path, host_id, repository) VALUES ($1, 'old-clone', '/srv/code/old', $2, $3)`, [project, old, team.repository]);
   // Its heartbeat, every second, for as long as the test runs.
-  const beat = setInterval(() => void query(t, team, 'UPDATE hosts SET seen_at = now() WHERE id = $1', [old]).catch(() => {}), 1000);
+  const beat = setInterval(() => void query(team, 'UPDATE hosts SET seen_at = now() WHERE id = $1', [old]).catch(() => {}), 1000);
   t.after(() => clearInterval(beat));
   const online = async () => (await a.daemon.socket('GET', '/api/hosts')).json.find((h: any) => h.id === old).online;
   assert.equal(await online(), true, 'a fresh heartbeat and nothing withdrawn');
@@ -237,7 +220,7 @@ test('a host that heartbeats but takes no commands (an older grove, played by th
   const r = await a.daemon.socket('POST', '/api/tasks', { body: { project_id: project, name: 'never taken' } });
   assert.equal(r.status, 503, r.text);
   assert.equal(r.json.code, 'HOST_OFFLINE');
-  const [host] = await query(t, team, `SELECT seen_at > now() - interval '3 seconds' AS fresh FROM hosts WHERE id = $1`, [old]);
+  const [host] = await query(team, `SELECT seen_at > now() - interval '3 seconds' AS fresh FROM hosts WHERE id = $1`, [old]);
   assert.equal(host.fresh, true, 'its heartbeat is fresh');
   assert.equal(await online(), false);
   const atOnce = await a.daemon.socket('DELETE', `/api/projects/${project}`);
