@@ -14,6 +14,9 @@ import type { Store } from '../store/store.ts';
 // How often a waiting requester and the owner's loop read the store when no notification came.
 const POLL_MS = 1000;
 
+// Every this many polls, the owner deletes its old commands.
+const PRUNE_EVERY = 60;
+
 // Of the owner's answer headers, those that describe its body to the client.
 const kept = (name: string) => name === 'content-type' || name === 'allow' || name.startsWith('grove-');
 
@@ -181,8 +184,10 @@ export function createCommands(deps: {
       stopCommands = store.listen(COMMANDS_CHANNEL, (target) => {
         if (target === null || target === hostId) poll();
       });
+      let ticks = 0;
       const tick = () => {
         poll();
+        if (ticks++ % PRUNE_EVERY === 0) rows.prune(hostId).catch((err: unknown) => log.warn({ err }, 'pruning old commands failed'));
         timer = setTimeout(tick, POLL_MS);
       };
       tick();

@@ -8,6 +8,10 @@ export const TAKE_WITHIN_S = 10;
 export const COMMANDS_CHANNEL = 'grove_commands';
 export const ANSWERED_CHANNEL = 'grove_command_answers';
 
+// Commands are kept this long after they were made (an answer may hold a diff of megabytes);
+// those still taken are kept until answered or abandoned.
+export const KEEP_H = 1;
+
 export type CommandStatus = 'pending' | 'taken' | 'done' | 'withdrawn' | 'abandoned';
 
 // What a command asks: a request to the owner's API as a client sent it.
@@ -130,6 +134,15 @@ export function commandsTable(db: Db) {
     // may have run in part, so they are never run again. Returns how many.
     async abandonTaken(hostId: string): Promise<number> {
       const res = await db.query(`UPDATE commands SET status = 'abandoned', ended_at = now() WHERE host_id = $1 AND status = 'taken'`, [hostId]);
+      return res.affectedRows ?? 0;
+    },
+    // The host's commands older than KEEP_H, except those it is running. Pruned by the owner
+    // only: the withdrawn commands of a host whose loop is dead keep it offline.
+    async prune(hostId: string): Promise<number> {
+      const res = await db.query(
+        `DELETE FROM commands WHERE host_id = $1 AND status <> 'taken' AND created_at < now() - interval '${KEEP_H} hours'`,
+        [hostId],
+      );
       return res.affectedRows ?? 0;
     },
   };

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import test from 'node:test';
-import { commandsTable, TAKE_WITHIN_S } from '../../daemon/store/commands.ts';
+import { commandsTable, KEEP_H, TAKE_WITHIN_S } from '../../daemon/store/commands.ts';
 import { hostsTable } from '../../daemon/store/hosts.ts';
 import { addTask, openTestStore, TEST_HOST_ID, type TestStore } from '../helpers/store.ts';
 
@@ -124,4 +124,19 @@ test('ownerOf: the host of a project, task, session or approval by id; null for 
   assert.equal(await rows.ownerOf('session', id), OWNER);
   assert.equal(await rows.ownerOf('approval', approval), OWNER);
   assert.equal(await rows.ownerOf('task', randomUUID()), null);
+});
+
+test(`prune: a host's commands older than ${KEEP_H} h go, except one it is running; younger ones and other hosts' stay`, async (t) => {
+  const { s, rows } = await setup(t);
+  const old = await rows.insert(request());
+  const running = await rows.insert(request());
+  await rows.take(OWNER);
+  await rows.take(OWNER);
+  await rows.answer(old.id, { status: 200, headers: {}, body: Buffer.from('{}') });
+  const young = await rows.insert(request());
+  const theirs = await rows.insert({ ...request(), host_id: ASKER, from_host_id: OWNER });
+  for (const c of [old, running, theirs]) await age(s, c.id, KEEP_H * 3600 + 60);
+  assert.equal(await rows.prune(OWNER), 1);
+  assert.equal(await rows.get(old.id), null);
+  for (const c of [running, young, theirs]) assert.ok(await rows.get(c.id), c.id);
 });
