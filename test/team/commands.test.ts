@@ -78,6 +78,11 @@ test("from alpha on beta's resources: task, session, follow-up, kill, changes, d
     assert.equal(fromA.text, fromB.text, p);
   }
   assert.match((await A('GET', `/api/tasks/${task.id}/diff`)).text, /\+beta/);
+  // The header that marks a command is the owner's own: the TCP front drops it from a client.
+  const before = ranHere(b.daemon.logs).length;
+  const forged = await a.daemon.tcp('GET', `/api/tasks/${task.id}/changes`, { headers: { 'grove-command': 'forged' } });
+  assert.equal(forged.status, 200, forged.text);
+  await until(() => ranHere(b.daemon.logs).length === before + 1, 'still forwarded to beta');
 
   const committed = await A('POST', `/api/tasks/${task.id}/commit`, { message: 'from alpha' });
   assert.equal(committed.status, 201, committed.text);
