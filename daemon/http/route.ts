@@ -56,7 +56,7 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   owner?: OwnerKind;
   ownerIn?: 'params' | 'body';
   remote?: 'forward' | 'refuse';
-  /** turns the body into the one the owner is found from (placement), before anything else */
+  /** turns a valid body into the one the owner is found from (placement), before the owner is looked up */
   place?: (body: Static<B>) => Promise<Static<B>>;
   handler: (ctx: Context<Static<P>, Static<Q>, Static<B>>) => Promise<Reply>;
 }

@@ -48,7 +48,30 @@ const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDE
   PROJECT_EXISTS PROJECT_HAS_TASKS BRANCH_EXISTS TASK_NOT_READY WORKTREE_DIRTY SESSION_NOT_RUNNING PAYLOAD_TOO_LARGE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
   MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
-  CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE`.split(/\s+/);
+  CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE
+  HOST_OFFLINE REMOTE_REFUSED`.split(/\s+/);
+// DESIGN §14.2: the endpoints that act on a host's worktrees or processes, run by their owner
+// (the one refused elsewhere, take-over, included); every other one the store answers anywhere.
+const OWNED = [
+  'post /api/tasks',
+  'delete /api/tasks/{id}',
+  'get /api/tasks/{id}/changes',
+  'get /api/tasks/{id}/diff',
+  'post /api/tasks/{id}/commit',
+  'post /api/tasks/{id}/rebase',
+  'post /api/tasks/{id}/merge',
+  'post /api/tasks/{id}/push',
+  'get /api/tasks/{id}/services',
+  'post /api/tasks/{id}/services/{name}',
+  'post /api/tasks/{id}/sessions',
+  'delete /api/sessions/{id}',
+  'post /api/sessions/{id}/messages',
+  'post /api/sessions/{id}/takeover',
+  'post /api/sessions/{id}/end',
+  'delete /api/projects/{id}',
+  'get /api/projects/{id}/conflicts',
+  'post /api/approvals/{id}',
+];
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));
@@ -67,6 +90,11 @@ test('GET /api/openapi.json describes every endpoint, body, response and error, 
 
   const ops = Object.entries(doc.paths).flatMap(([p, item]: [string, any]) => Object.keys(item).map((m) => `${m} ${p}`));
   assert.deepEqual(ops.sort(), [...ENDPOINTS].sort());
+  const owned = ops.filter((op) => {
+    const [m, p] = op.split(' ') as [string, string];
+    return JSON.stringify(doc.paths[p][m].responses['503'] ?? null).includes('HOST_OFFLINE');
+  });
+  assert.deepEqual(owned.sort(), [...OWNED].sort(), 'the endpoints run by their owner');
   const text = JSON.stringify(doc);
   for (const code of CODES) assert.ok(text.includes(`"${code}"`), `error ${code} is documented`);
   for (const ref of text.match(/"#\/components\/schemas\/[^"]+"/g) ?? []) {
