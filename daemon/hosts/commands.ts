@@ -23,7 +23,7 @@ const kept = (name: string) => name === 'content-type' || name === 'allow' || na
 export interface Commands extends Remote {
   /** the owner's loop: abandons what its last run took, then takes commands until stopped */
   start(): Promise<void>;
-  /** stops taking commands and waits for those running (before the API socket closes) */
+  /** stops taking commands (before the API socket closes) */
   stop(): Promise<void>;
   close(): Promise<void>;
 }
@@ -103,6 +103,7 @@ export function createCommands(deps: {
   let stopCommands: (() => void) | null = null;
   let polling: Promise<void> | null = null;
   let again = false;
+  let failing = false;
   let stopped = false;
   let closed = false;
 
@@ -167,7 +168,16 @@ export function createCommands(deps: {
         }
       } while (again && !stopped);
     })()
-      .catch((err: unknown) => log.warn({ err }, 'reading the command queue failed'))
+      .then(
+        () => {
+          failing = false;
+        },
+        (err: unknown) => {
+          // Once per outage: the heartbeat says the rest.
+          if (!failing) log.warn({ err }, 'reading the command queue failed; trying again each second');
+          failing = true;
+        },
+      )
       .finally(() => (polling = null));
   }
 
@@ -192,17 +202,19 @@ export function createCommands(deps: {
       };
       tick();
     },
+    // Before the API socket closes: nothing more is taken. Commands running end with the API's
+    // own requests (its close cuts them after a grace), so a long one does not hold the stop.
     stop: once(async () => {
       stopped = true;
       if (timer) clearTimeout(timer);
       stopCommands?.();
       await polling;
-      await Promise.all(runs);
     }),
     close: once(async () => {
       closed = true;
       stopAnswers();
       for (const wake of waiting.values()) wake();
+      await Promise.all(runs);
       await local.close();
     }),
   };
