@@ -83,6 +83,7 @@ export function createCommands(deps: {
         case 'pending':
           if (await rows.withdraw(id)) {
             log.warn({ command: id, host: host.name }, 'the owning host did not take the command; withdrawn');
+            await hosts.unresponsive(target);
             throw new GroveError('HOST_OFFLINE', `host ${host.name} did not take the request in ${TAKE_WITHIN_S} s; it was withdrawn and will not run`);
           }
           break;
@@ -160,6 +161,7 @@ export function createCommands(deps: {
     polling = (async () => {
       do {
         again = false;
+        await hosts.polled(hostId);
         for (;;) {
           const c = await rows.take(hostId);
           if (!c) break;

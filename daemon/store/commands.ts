@@ -95,21 +95,18 @@ export function commandsTable(db: Db) {
       const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM commands WHERE id = $1`, [id]);
       return rows[0] ? toCommand(rows[0]) : null;
     },
-    // The host's oldest command still pending and young enough, now taken; null when there is
-    // none. Each call also records that the host's loop looked at its queue (hosts.polled_at).
+    // The host's oldest command still pending and young enough, now taken; null when there is none.
     async take(hostId: string): Promise<Command | null> {
-      return db.transaction(async (tx) => {
-        await tx.query('UPDATE hosts SET polled_at = now() WHERE id = $1', [hostId]);
-        const { rows } = await tx.query<Row>(
-          `UPDATE commands SET status = 'taken', taken_at = now() WHERE id = (
-             SELECT id FROM commands WHERE host_id = $1 AND status = 'pending' AND created_at > now() - interval '${TAKE_WITHIN_S} seconds'
-             ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)
-           RETURNING ${COLUMNS}`,
-          [hostId],
-        );
-        return rows[0] ? toCommand(rows[0]) : null;
-      });
+      const { rows } = await db.query<Row>(
+        `UPDATE commands SET status = 'taken', taken_at = now() WHERE id = (
+           SELECT id FROM commands WHERE host_id = $1 AND status = 'pending' AND created_at > now() - interval '${TAKE_WITHIN_S} seconds'
+           ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)
+         RETURNING ${COLUMNS}`,
+        [hostId],
+      );
+      return rows[0] ? toCommand(rows[0]) : null;
     },
+
     // The owner's answer to a command it took; false when the command is no longer taken (a
     // restart marked it abandoned).
     async answer(id: string, a: CommandAnswer): Promise<boolean> {
@@ -136,8 +133,7 @@ export function commandsTable(db: Db) {
       const res = await db.query(`UPDATE commands SET status = 'abandoned', ended_at = now() WHERE host_id = $1 AND status = 'taken'`, [hostId]);
       return res.affectedRows ?? 0;
     },
-    // The host's commands older than KEEP_H, except those it is running. Pruned by the owner
-    // only: the withdrawn commands of a host whose loop is dead keep it offline.
+    // The host's commands older than KEEP_H, except those it is running; pruned by the owner.
     async prune(hostId: string): Promise<number> {
       const res = await db.query(
         `DELETE FROM commands WHERE host_id = $1 AND status <> 'taken' AND created_at < now() - interval '${KEEP_H} hours'`,

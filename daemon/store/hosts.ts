@@ -19,10 +19,9 @@ interface Row {
 
 // Online and running are read from the store's clock and rows, so every host answers alike. A
 // heartbeat is not enough: a command to the host withdrawn untaken since its command loop last
-// looked at its queue says the host does not act, and it is offline until the loop looks again.
+// looked at its queue (`unresponsive`) says the host does not act, until the loop looks again.
 const SELECT = `SELECT h.id, h.name, h.version, h.started_at, h.seen_at, h.accept_remote,
-  (NOT h.stopped AND h.seen_at > now() - interval '${ONLINE_S} seconds' AND NOT EXISTS (
-    SELECT 1 FROM commands c WHERE c.host_id = h.id AND c.status = 'withdrawn' AND c.ended_at > coalesce(h.polled_at, '-infinity'))) AS online,
+  (NOT h.stopped AND NOT h.unresponsive AND h.seen_at > now() - interval '${ONLINE_S} seconds') AS online,
   (SELECT count(*)::int FROM sessions s WHERE s.host_id = h.id AND s.status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(', ')})) AS running
   FROM hosts h`;
 
@@ -64,7 +63,7 @@ export function hostsTable(db: Db, events: EventsTable) {
       return events.tx(async (tx, record) => {
         await tx.query(
           `INSERT INTO hosts (id, name, version, accept_remote) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (id) DO UPDATE SET name = $2, version = $3, accept_remote = $4, started_at = now(), seen_at = now(), stopped = false`,
+           ON CONFLICT (id) DO UPDATE SET name = $2, version = $3, accept_remote = $4, started_at = now(), seen_at = now(), stopped = false, unresponsive = false`,
           [h.id, h.name, h.version, h.accept_remote ?? true],
         );
         for (const table of ['projects', 'tasks', 'sessions']) {
@@ -80,18 +79,35 @@ export function hostsTable(db: Db, events: EventsTable) {
     // heartbeats wait on each other.
     async beat(id: string): Promise<void> {
       await events.tx(async (tx, record) => {
-        const { rows } = await tx.query<{ stopped: boolean }>('SELECT stopped FROM hosts WHERE id = $1 FOR UPDATE', [id]);
+        const { rows } = await tx.query<{ stopped: boolean; unresponsive: boolean }>('SELECT stopped, unresponsive FROM hosts WHERE id = $1 FOR UPDATE', [id]);
         await tx.query('UPDATE hosts SET seen_at = now(), stopped = false WHERE id = $1', [id]);
-        if (rows[0]?.stopped) await recordHost(tx, record, 'host.online', id);
+        if (rows[0]?.stopped && !rows[0].unresponsive) await recordHost(tx, record, 'host.online', id);
       });
       await events.tx(async (tx, record) => {
-        const stale = await tx.query<{ id: string }>(
+        const stale = await tx.query<{ id: string; unresponsive: boolean }>(
           `UPDATE hosts SET stopped = true WHERE id IN (
              SELECT id FROM hosts WHERE id <> $1 AND NOT stopped AND seen_at <= now() - interval '${ONLINE_S} seconds' FOR UPDATE SKIP LOCKED)
-           RETURNING id`,
+           RETURNING id, unresponsive`,
           [id],
         );
-        for (const r of stale.rows) await recordHost(tx, record, 'host.offline', r.id);
+        for (const r of stale.rows) if (!r.unresponsive) await recordHost(tx, record, 'host.offline', r.id);
+      });
+    },
+    // A command to the host was withdrawn untaken: offline (host.offline, once) until its
+    // command loop looks at its queue again, whatever its heartbeat says.
+    async unresponsive(id: string): Promise<void> {
+      await events.tx(async (tx, record) => {
+        const { rows } = await tx.query<{ stopped: boolean }>('UPDATE hosts SET unresponsive = true WHERE id = $1 AND NOT unresponsive RETURNING stopped', [id]);
+        if (rows[0] && !rows[0].stopped) await recordHost(tx, record, 'host.offline', id);
+      });
+    },
+    // This host's command loop looked at its queue: online again (host.online) if a withdrawn
+    // command had taken it offline and its heartbeat is fresh.
+    async polled(id: string): Promise<void> {
+      await events.tx(async (tx, record) => {
+        const { rows } = await tx.query<{ unresponsive: boolean; stopped: boolean }>('SELECT unresponsive, stopped FROM hosts WHERE id = $1 FOR UPDATE', [id]);
+        await tx.query('UPDATE hosts SET polled_at = now(), unresponsive = false WHERE id = $1', [id]);
+        if (rows[0]?.unresponsive && !rows[0].stopped) await recordHost(tx, record, 'host.online', id);
       });
     },
     // A clean stop: offline at once, rather than after the heartbeat goes stale.

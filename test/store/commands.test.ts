@@ -95,18 +95,33 @@ test("a host's start abandons what it had taken and not answered; its answer the
   assert.equal((await rows.get(mine.id))!.status, 'abandoned', 'never made done after');
 });
 
-test('a host with a fresh heartbeat is offline once a command to it is withdrawn untaken, and online again when its loop looks at its queue', async (t) => {
+test('a host with a fresh heartbeat is offline (host.offline, once) when a command to it is withdrawn untaken, and online again (host.online) when its loop looks at its queue', async (t) => {
   const { s, hosts, rows } = await setup(t);
-  await rows.take(OWNER);
+  const events = async () => (await s.events.page({}, 0, 1000)).filter((e) => e.type.startsWith('host.') && (e.data as { id: string }).id === OWNER).map((e) => [e.type, (e.data as { online: boolean }).online]);
+  await hosts.polled(OWNER);
   assert.equal((await hosts.get(OWNER))!.online, true);
   const c = await rows.insert(request());
   await age(s, c.id, TAKE_WITHIN_S + 1);
   assert.equal(await rows.withdraw(c.id), true);
+  await hosts.unresponsive(OWNER);
+  await hosts.unresponsive(OWNER);
   await hosts.beat(OWNER);
   assert.equal((await hosts.get(OWNER))!.online, false, 'its heartbeat alone does not keep it online');
   assert.equal((await hosts.get(ASKER))!.online, true, 'the others are not touched');
-  assert.equal(await rows.take(OWNER), null);
+  await hosts.polled(OWNER);
+  await hosts.polled(OWNER);
   assert.equal((await hosts.get(OWNER))!.online, true);
+  assert.deepEqual(await events(), [['host.online', true], ['host.offline', false], ['host.online', true]]);
+
+  // Unresponsive, then its heartbeat stale too: still one host.offline; back when both are cleared.
+  await hosts.unresponsive(OWNER);
+  await s.store.db.query(`UPDATE hosts SET seen_at = now() - interval '1 minute' WHERE id = $1`, [OWNER]);
+  await hosts.beat(ASKER);
+  await hosts.beat(OWNER);
+  assert.equal((await hosts.get(OWNER))!.online, false, 'beating, but not looking at its queue');
+  await hosts.polled(OWNER);
+  assert.equal((await hosts.get(OWNER))!.online, true);
+  assert.deepEqual((await events()).slice(3), [['host.offline', false], ['host.online', true]]);
 });
 
 test('ownerOf: the host of a project, task, session or approval by id; null for none', async (t) => {

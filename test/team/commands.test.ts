@@ -228,6 +228,8 @@ test('a host that heartbeats but takes no commands (an older grove, played by th
   const [host] = await query(team, `SELECT seen_at > now() - interval '3 seconds' AS fresh FROM hosts WHERE id = $1`, [old]);
   assert.equal(host.fresh, true, 'its heartbeat is fresh');
   assert.equal(await online(), false);
+  const changes = (await a.daemon.socket('GET', '/api/events?limit=1000')).json.events.filter((e: any) => e.type.startsWith('host.') && e.data.id === old);
+  assert.deepEqual(changes.map((e: any) => [e.type, e.data.online]), [['host.offline', false]], 'said once, on the team stream');
   const atOnce = await a.daemon.socket('DELETE', `/api/projects/${project}`);
   assert.equal(atOnce.json.code, 'HOST_OFFLINE');
   assert.match(atOnce.json.detail, /offline; nothing was sent/);

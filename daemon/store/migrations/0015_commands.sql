@@ -19,8 +19,9 @@ CREATE TABLE commands (
   answer_body text
 );
 CREATE INDEX commands_queue ON commands (host_id, status, created_at);
--- Whether the host runs commands from other hosts (user config accept_remote), and when its
--- command loop last looked at its queue: a command withdrawn untaken after that look says the
--- loop is not running, whatever the heartbeat says.
+-- Whether the host runs commands from other hosts (user config accept_remote); when its command
+-- loop last looked at its queue; and whether a command to it was withdrawn untaken since: then
+-- its loop is not running, whatever its heartbeat says, and it is offline until the loop looks.
 ALTER TABLE hosts ADD COLUMN accept_remote boolean NOT NULL DEFAULT true;
 ALTER TABLE hosts ADD COLUMN polled_at timestamptz;
+ALTER TABLE hosts ADD COLUMN unresponsive boolean NOT NULL DEFAULT false;
