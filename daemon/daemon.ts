@@ -33,6 +33,9 @@ import { eventsTable } from './store/events.ts';
 import { hostsTable } from './store/hosts.ts';
 import { hostIdOf, startHeartbeat } from './hosts/host.ts';
 import { hostRoutes } from './routes/hosts.ts';
+import { createCommands } from './hosts/commands.ts';
+import { createPlacement } from './hosts/placement.ts';
+import { commandsTable } from './store/commands.ts';
 import { hostname } from 'node:os';
 import { createEventBus } from './events/bus.ts';
 import { createEventFeed } from './events/feed.ts';
@@ -95,7 +98,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // This daemon as a host of the store (DESIGN §14.2): online from here, offline once closed.
     const hostRows = hostsTable(store.db, eventRows);
     const hostId = hostIdOf(settings.dataDir);
-    const heartbeat = await startHeartbeat({ hosts: hostRows, id: hostId, name: settings.config.host_name ?? hostname(), version: VERSION, log: child('hosts') });
+    const acceptRemote = settings.config.accept_remote ?? true;
+    const heartbeat = await startHeartbeat({ hosts: hostRows, id: hostId, name: settings.config.host_name ?? hostname(), version: VERSION, acceptRemote, log: child('hosts') });
     started.push({ name: 'heartbeat', close: () => heartbeat.close() });
     const projectRows = projectsTable(store.db, eventRows);
     const taskRows = tasksTable(store.db, eventRows, withPresence);
@@ -177,17 +181,26 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest, hostId, shared: store.shared }),
       ...projectRoutes({ projects }),
-      ...taskRoutes({ tasks }),
+      ...taskRoutes({ tasks, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
       ...sessionRoutes({ sessions, agents, streamReads }),
       ...approvalRoutes({ approvals }),
       ...eventRoutes({ feed }),
       ...hostRoutes({ hosts: hostRows }),
     ];
     routes.push(...openApiRoute({ routes, version: VERSION }), ...uiRoutes({ dir: built('ui') }));
-    const handler = createApiHandler({ routes, log: child('api') });
+    // On a shared store, a request on another host's resource runs there (DESIGN §14.2).
+    const commands = store.shared
+      ? createCommands({ store, rows: commandsTable(store.db), hosts: hostRows, hostId, acceptRemote, socketPath: settings.socketPath, log: child('commands') })
+      : null;
+    if (commands) started.push({ name: 'commands', close: () => commands.close() });
+    const handler = createApiHandler({ routes, log: child('api'), ...(commands ? { remote: commands } : {}) });
 
     const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: child('api') });
     started.push({ name: 'api', close: () => api.close() });
+    if (commands) {
+      await commands.start();
+      started.push({ name: 'command loop', close: () => commands.stop() });
+    }
     // Before the socket closes: a bridge's long poll is answered now rather than cut after the grace.
     started.push({ name: 'approval waits', close: () => approvals.close() });
 

@@ -11,6 +11,7 @@ export const ERRORS = {
   FORBIDDEN_ORIGIN: { status: 403, title: 'Origin not allowed' },
   // Not in DESIGN §4's table: the TCP front refuses connections of other local users.
   FORBIDDEN_PEER: { status: 403, title: 'Connection from another user' },
+  REMOTE_REFUSED: { status: 403, title: 'The owning host does not run requests from other hosts' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   PROJECT_EXISTS: { status: 409, title: 'Project already exists' },
@@ -55,6 +56,7 @@ export const ERRORS = {
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
   // The shared store (PostgreSQL, DESIGN §14.2) cannot be reached; answered with Retry-After.
   STORE_UNAVAILABLE: { status: 503, title: 'The store cannot be reached' },
+  HOST_OFFLINE: { status: 503, title: 'The owning host is offline' },
   // Not in DESIGN §4's table: another program holds a git lock file grove needs (kept, never removed).
   REPO_LOCKED: { status: 409, title: 'Repository is locked by another git process' },
   // Not in DESIGN §4's table: a rebase or merge cut short left a checkout that grove cannot put

@@ -104,6 +104,9 @@ export const UserConfig = Type.Object(
     hooks: Type.Optional(Type.Array(Hook, { maxItems: 100 })),
     allow: Type.Optional(AllowRules),
     approval_timeout_s: Type.Optional(ApprovalTimeoutS),
+    accept_remote: Type.Optional(
+      Type.Boolean({ description: 'run requests other hosts of the store forward to this one (default true); false refuses them with 403 REMOTE_REFUSED (DESIGN §14.2)' }),
+    ),
     database_url: Type.Optional(
       Type.String({
         pattern: '^postgres(ql)?://[^\\u0000]*$',

@@ -9,10 +9,11 @@ export const Host = Type.Object(
     id: Id,
     name: Type.String(),
     version: Type.String({ description: "the grove version it last started with" }),
-    online: Type.Boolean({ description: 'its heartbeat was seen in the last 15 s and it has not stopped' }),
+    online: Type.Boolean({ description: 'its heartbeat was seen in the last 15 s, it has not stopped, and no command to it was withdrawn untaken since it last looked for commands' }),
     started_at: Timestamp,
     seen_at: Timestamp,
     running: Type.Integer({ minimum: 0, description: 'its sessions that are starting or running' }),
+    accept_remote: Type.Boolean({ description: 'it runs requests other hosts forward to it (user config accept_remote)' }),
   },
   { $id: 'Host' },
 );

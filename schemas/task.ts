@@ -53,6 +53,22 @@ export const CreateTask = Type.Object(
 );
 export type CreateTask = Static<typeof CreateTask>;
 
+// POST /api/tasks: on a project by id, or placed (DESIGN §14.2) by `repository` (a project's
+// normalised origin, or an origin URL) on the online host with the fewest running sessions, or
+// on the host named by `host`. Exactly one of project_id and repository.
+export const CreateTaskBody = Type.Object(
+  {
+    ...CreateTask.properties,
+    project_id: Type.Optional(Id),
+    repository: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 4096, pattern: TEXT_PATTERN, description: 'instead of project_id: a project of this repository, on the host placement picks' }),
+    ),
+    host: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: TEXT_PATTERN, description: 'with repository: the name of the host to place the task on' })),
+  },
+  { additionalProperties: false, $id: 'CreateTaskBody' },
+);
+export type CreateTaskBody = Static<typeof CreateTaskBody>;
+
 export const TaskListQuery = Type.Object({ project_id: Type.Optional(Id) }, { additionalProperties: false });
 export type TaskListQuery = Static<typeof TaskListQuery>;
 

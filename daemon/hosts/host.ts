@@ -40,9 +40,9 @@ export interface Heartbeat {
 
 // Registers this host (host.online), then beats every HEARTBEAT_MS, each beat also recording
 // other hosts gone stale as offline; close() stops the beats and records this host offline.
-export async function startHeartbeat(deps: { hosts: HostsTable; id: string; name: string; version: string; log: Logger }): Promise<Heartbeat> {
+export async function startHeartbeat(deps: { hosts: HostsTable; id: string; name: string; version: string; acceptRemote: boolean; log: Logger }): Promise<Heartbeat> {
   const { hosts, id, log } = deps;
-  await hosts.start({ id, name: deps.name, version: deps.version });
+  await hosts.start({ id, name: deps.name, version: deps.version, accept_remote: deps.acceptRemote });
   log.info({ host_id: id, name: deps.name }, 'host online');
   let timer: NodeJS.Timeout | null = null;
   let beating: Promise<void> = Promise.resolve();

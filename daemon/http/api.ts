@@ -3,7 +3,7 @@ import type { Logger } from '../runtime/log.ts';
 import { compile, createAjv, type Validator } from '../runtime/validation.ts';
 import { assertJsonContentType, discardBody, drainUnread, hasBody, readJson } from './body.ts';
 import { GroveError, isDiskFull, PROBLEM_CONTENT_TYPE, problemBody, type ErrorCode, type ValidationIssue } from '../errors.ts';
-import type { Reply, Route } from './route.ts';
+import { COMMAND_HEADER, type Remote, type Reply, type Route } from './route.ts';
 import { createRouter } from './router.ts';
 import { StoreUnreachableError } from '../store/store.ts';
 
@@ -16,8 +16,9 @@ interface Validators {
 }
 
 // The API's request pipeline: route, validate, run the handler, answer JSON or a problem.
-export function createApiHandler(opts: { routes: Route[]; log: Logger }) {
-  const { log } = opts;
+// With `remote` (a team's store), a request on another host's resource is run there (DESIGN §14.2).
+export function createApiHandler(opts: { routes: Route[]; log: Logger; remote?: Remote }) {
+  const { log, remote } = opts;
   const router = createRouter(opts.routes);
   const bodyAjv = createAjv();
   const queryAjv = createAjv({ coerce: true });
@@ -76,6 +77,27 @@ export function createApiHandler(opts: { routes: Route[]; log: Logger }) {
       await discardBody(req);
     }
 
+    if (route.place) body = await route.place(body);
+    // A command another host sent is this host's to run, whoever the store now says owns the row.
+    if (remote && route.owner && req.headers[COMMAND_HEADER] === undefined) {
+      const id = route.ownerIn === 'body' ? (body as Record<string, unknown>)[`${route.owner}_id`] : params.id;
+      const owner = typeof id === 'string' ? await remote.elsewhere(route.owner, id) : null;
+      if (owner !== null) {
+        if (route.remote === 'refuse') {
+          throw new GroveError('REMOTE_REFUSED', `${req.method} ${url.pathname} runs only on the ${route.owner}'s own host, ${await remote.nameOf(owner)}; ask there`);
+        }
+        const text = body === undefined ? null : JSON.stringify(body);
+        const answer = await remote.forward(owner, {
+          method: req.method ?? 'GET',
+          path: target,
+          headers: text === null ? {} : { 'content-type': 'application/json' },
+          body: text,
+        });
+        sendRaw(req, res, answer);
+        return null;
+      }
+    }
+
     return route.handler({ params, query, body, req, res, log, signal: untilGone(res) });
   }
 
@@ -132,6 +154,14 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
     ...headers,
   });
   res.end(text);
+}
+
+// The owner's answer to a forwarded request, as it wrote it: status, content type, bytes.
+function sendRaw(req: IncomingMessage, res: ServerResponse, a: { status: number; headers: Record<string, string>; body: Buffer }): void {
+  if (res.headersSent) return;
+  const empty = a.status === 204 || a.status === 304;
+  res.writeHead(a.status, { ...COMMON_HEADERS, ...a.headers, ...(empty ? {} : { 'content-length': a.body.length }) });
+  res.end(empty || req.method === 'HEAD' ? undefined : a.body);
 }
 
 // Any failure becomes a problem document; unexpected ones are logged and answered 500 without detail.

@@ -10,6 +10,7 @@ import { createPeerLookup } from './peer.ts';
 import { closeServer, type Listener } from './server.ts';
 import { once } from '../runtime/once.ts';
 import { wantsEventStream } from './sse.ts';
+import { COMMAND_HEADER } from './route.ts';
 
 // Per RFC 9110 these describe one connection and must not be forwarded.
 const HOP_BY_HOP = new Set([
@@ -24,6 +25,9 @@ const HOP_BY_HOP = new Set([
   'upgrade',
   'expect',
   'host',
+  // Says a request is a command another host forwarded (DESIGN §14.2): only the owner's own
+  // command loop may send it, never a client of the front.
+  COMMAND_HEADER,
 ]);
 
 // Plain requests share a pool of this many connections to the socket; they are short, and a

@@ -16,6 +16,21 @@ export interface Context<P, Q, B> {
   signal: AbortSignal;
 }
 
+export type OwnerKind = 'task' | 'session' | 'project' | 'approval';
+
+// What the API asks of the team (DESIGN §14.2): whose a row is, and a request run on its owner.
+export interface Remote {
+  /** the host holding the row, null when it is this one's or there is no such row */
+  elsewhere(kind: OwnerKind, id: string): Promise<string | null>;
+  /** the host by id, for messages */
+  nameOf(hostId: string): Promise<string>;
+  /** runs the request on `hostId` and gives its answer as the owner wrote it */
+  forward(hostId: string, req: { method: string; path: string; headers: Record<string, string>; body: string | null }): Promise<{ status: number; headers: Record<string, string>; body: Buffer }>;
+}
+
+// Marks a request as a command the owner runs for another host: it is never forwarded again.
+export const COMMAND_HEADER = 'grove-command';
+
 // A handler answers with data; `null` means it wrote the response itself (streams).
 export type Reply = { status: number; body?: unknown; headers?: Record<string, string> } | null;
 
@@ -33,6 +48,16 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   produces?: string;
   /** error codes this endpoint can answer besides the generic ones. */
   errors?: ErrorCode[];
+  /**
+   * whose resource the route acts on (DESIGN §14.2): the row of this kind named by the path's
+   * `id`, or with `ownerIn: 'body'` by the body's `<kind>_id`. A request on another host's is
+   * run there (forwarded), or refused with `remote: 'refuse'`. Reads the store answers have none.
+   */
+  owner?: OwnerKind;
+  ownerIn?: 'params' | 'body';
+  remote?: 'forward' | 'refuse';
+  /** turns a valid body into the one the owner is found from (placement), before the owner is looked up */
+  place?: (body: Static<B>) => Promise<Static<B>>;
   handler: (ctx: Context<Static<P>, Static<Q>, Static<B>>) => Promise<Reply>;
 }
 

@@ -28,6 +28,7 @@ export function approvalRoutes(deps: { approvals: ApprovalService }): Route[] {
     route({
       method: 'POST',
       path: '/api/approvals/:id',
+      owner: 'approval',
       summary: 'Decide a pending approval, once: allow (remember: a rule for the session or the project) or deny (with a message); a question is allowed with its answer',
       params: IdParams,
       body: ApprovalDecision,

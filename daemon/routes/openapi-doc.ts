@@ -59,6 +59,8 @@ export function buildOpenApi(routes: Route[], version: string): unknown {
       ...(r.params ? WITH_PARAMS : []),
       ...(r.query ? WITH_QUERY : []),
       ...(r.body ? WITH_BODY : []),
+      // Run on another host's resource: that host offline, or refusing (DESIGN §14.2).
+      ...(r.owner ? (['HOST_OFFLINE', 'REMOTE_REFUSED'] as const) : []),
       ...(r.errors ?? []),
     ]);
     const byStatus = new Map<number, ErrorCode[]>();

@@ -34,6 +34,7 @@ export function projectRoutes(deps: { projects: ProjectService }): Route[] {
     route({
       method: 'DELETE',
       path: '/api/projects/:id',
+      owner: 'project',
       summary: 'Remove a project (its repository is left untouched)',
       params: IdParams,
       responses: { 204: null },

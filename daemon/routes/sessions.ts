@@ -50,6 +50,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
     route({
       method: 'POST',
       path: '/api/tasks/:id/sessions',
+      owner: 'task',
       summary: 'Start an agent session on a ready task',
       params: IdParams,
       body: CreateSession,
@@ -63,6 +64,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
     route({
       method: 'GET',
       path: '/api/tasks/:id/services',
+      owner: 'task',
       summary: "The services of the task's .grove.json, each with its latest session",
       params: IdParams,
       responses: { 200: ServiceList },
@@ -71,6 +73,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
     route({
       method: 'POST',
       path: '/api/tasks/:id/services/:name',
+      owner: 'task',
       summary: "Start one of the task's services: a session of kind service, with the task's environment and ports",
       params: ServiceParams,
       responses: { 201: Session },
@@ -80,6 +83,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
     route({
       method: 'POST',
       path: '/api/sessions/:id/messages',
+      owner: 'session',
       summary: "Continue a session's conversation: a new session started with the agent's resume command, or queued (202) behind the conversation's running and queued sessions",
       params: IdParams,
       body: CreateMessage,
@@ -94,6 +98,9 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
     route({
       method: 'POST',
       path: '/api/sessions/:id/takeover',
+      owner: 'session',
+      // The agent resumes in the person's terminal, on the disk that holds the worktree.
+      remote: 'refuse',
       summary:
         "Take a session's conversation over in the person's terminal (grove takeover): a new session of kind interactive, running while the client's process `pid` runs, and what the client runs: the agent's interactive resume, in the task's worktree, with the task's variables over its own environment. No output is captured",
       params: IdParams,
@@ -108,6 +115,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
     route({
       method: 'POST',
       path: '/api/sessions/:id/end',
+      owner: 'session',
       summary: "An interactive session's end, reported by its client with the exit code of the agent it ran (exited when 0, else failed)",
       params: IdParams,
       body: EndBody,
@@ -126,6 +134,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
     route({
       method: 'DELETE',
       path: '/api/sessions/:id',
+      owner: 'session',
       summary: 'Kill a session: TERM to its process group, KILL after 5 s; answers once the group is gone. A queued session is cancelled',
       params: IdParams,
       responses: { 200: KillResult },

@@ -1,14 +1,14 @@
 import { IdParams } from '../../schemas/common.ts';
 import { Type } from '@sinclair/typebox';
 import { Changes, CommitBody, CommitResult, ConflictList, DiffQuery, MergeBody, MergeResult, PushBody, PushResult } from '../../schemas/review.ts';
-import { CreateTask, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
+import { CreateTaskBody, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
 import { route, type Route } from '../http/route.ts';
 import { wantsEventStream, writeSse } from '../http/sse.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { taskSetup } from '../tasks/setup-stream.ts';
 
 // /api/tasks: thin adapters from HTTP to the task service.
-export function taskRoutes(deps: { tasks: TaskService }): Route[] {
+export function taskRoutes(deps: { tasks: TaskService; place: (body: CreateTaskBody) => Promise<CreateTaskBody> }): Route[] {
   const { tasks } = deps;
   return [
     route({
@@ -22,12 +22,17 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks',
-      summary: 'Create a task: branch, worktree, ports, setup',
-      body: CreateTask,
+      owner: 'project',
+      ownerIn: 'body',
+      summary: 'Create a task: branch, worktree, ports, setup; by project_id, or by repository on the host placement picks (DESIGN §14.2)',
+      body: CreateTaskBody,
       responses: { 201: Task, 202: Task },
       errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND', 'REPO_LOCKED', 'GIT_TIMEOUT'],
+      place: deps.place,
       handler: async ({ body }) => {
-        const { status, task } = await tasks.create(body);
+        // place() gave a project_id to a body that had a repository instead.
+        const { repository: _r, host: _h, project_id, ...rest } = body;
+        const { status, task } = await tasks.create({ ...rest, project_id: project_id! });
         return { status, body: task };
       },
     }),
@@ -56,6 +61,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'GET',
       path: '/api/tasks/:id/changes',
+      owner: 'task',
       summary: 'What the task changed since the merge-base with its base: committed, uncommitted and untracked files',
       params: IdParams,
       responses: { 200: Changes },
@@ -65,6 +71,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'GET',
       path: '/api/tasks/:id/diff',
+      owner: 'task',
       summary: 'The unified diff of the same (binary files included, as git apply takes them); over 10 MiB it is cut, with Grove-Diff-Truncated: true',
       params: IdParams,
       query: DiffQuery,
@@ -89,6 +96,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks/:id/commit',
+      owner: 'task',
       summary: "Commit everything uncommitted in the task's worktree (untracked included, ignored excluded) on its branch",
       params: IdParams,
       body: CommitBody,
@@ -99,6 +107,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks/:id/rebase',
+      owner: 'task',
       summary: "Rebase the task's branch onto its base's tip; on a conflict the rebase is aborted and the branch left as it was",
       params: IdParams,
       responses: { 200: Task },
@@ -108,6 +117,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks/:id/merge',
+      owner: 'task',
       summary: "Merge the task's branch into its base branch without a checkout; a checkout of the base must be clean and moves with it",
       params: IdParams,
       body: MergeBody,
@@ -118,6 +128,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks/:id/push',
+      owner: 'task',
       summary: "Push the task's branch with its upstream set; never waits for a credential prompt",
       params: IdParams,
       body: PushBody,
@@ -128,6 +139,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'GET',
       path: '/api/projects/:id/conflicts',
+      owner: 'project',
       summary: "Which live tasks would conflict with each other or with their base, uncommitted work included; nothing is checked out",
       params: IdParams,
       responses: { 200: ConflictList },
@@ -145,6 +157,7 @@ export function taskRoutes(deps: { tasks: TaskService }): Route[] {
     route({
       method: 'DELETE',
       path: '/api/tasks/:id',
+      owner: 'task',
       summary: 'Archive a task: worktree removed, branch kept, ports released',
       params: IdParams,
       query: DeleteTaskQuery,

@@ -4,18 +4,10 @@ import { Ajv } from 'ajv';
 import { addProject, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 
-// DESIGN §4's table: every endpoint and every error code.
-const ENDPOINTS = [
-  'get /api/health',
-  'get /api/hosts',
-  'get /api/projects',
-  'post /api/projects',
-  'get /api/projects/{id}',
-  'delete /api/projects/{id}',
-  'get /api/tasks',
+// DESIGN §14.2: the endpoints that act on a host's worktrees or processes, run by their owner
+// (the one refused elsewhere, take-over, included); every other one the store answers anywhere.
+const OWNED = [
   'post /api/tasks',
-  'get /api/tasks/{id}',
-  'get /api/tasks/{id}/setup',
   'delete /api/tasks/{id}',
   'get /api/tasks/{id}/changes',
   'get /api/tasks/{id}/diff',
@@ -23,32 +15,46 @@ const ENDPOINTS = [
   'post /api/tasks/{id}/rebase',
   'post /api/tasks/{id}/merge',
   'post /api/tasks/{id}/push',
-  'get /api/projects/{id}/conflicts',
-  'get /api/tasks/{id}/teardown',
   'get /api/tasks/{id}/services',
   'post /api/tasks/{id}/services/{name}',
-  'get /api/events',
-  'get /api/tasks/{id}/sessions',
   'post /api/tasks/{id}/sessions',
-  'get /api/sessions',
-  'get /api/sessions/{id}',
   'delete /api/sessions/{id}',
-  'get /api/sessions/{id}/output',
-  'post /api/sessions/{id}/end',
   'post /api/sessions/{id}/messages',
   'post /api/sessions/{id}/takeover',
+  'post /api/sessions/{id}/end',
+  'delete /api/projects/{id}',
+  'get /api/projects/{id}/conflicts',
+  'post /api/approvals/{id}',
+];
+// DESIGN §4's table, every endpoint and every error code: those the store answers on any host, and the owned ones.
+const ENDPOINTS = [
+  'get /api/health',
+  'get /api/hosts',
+  'get /api/projects',
+  'post /api/projects',
+  'get /api/projects/{id}',
+  'get /api/tasks',
+  'get /api/tasks/{id}',
+  'get /api/tasks/{id}/setup',
+  'get /api/tasks/{id}/teardown',
+  'get /api/events',
+  'get /api/tasks/{id}/sessions',
+  'get /api/sessions',
+  'get /api/sessions/{id}',
+  'get /api/sessions/{id}/output',
   'get /api/agents',
   'get /api/openapi.json',
   'get /api/approvals',
   'get /api/approvals/{id}',
-  'post /api/approvals/{id}',
   'post /api/sessions/{id}/approvals',
+  ...OWNED,
 ];
 const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDEN_ORIGIN NOT_FOUND METHOD_NOT_ALLOWED
   PROJECT_EXISTS PROJECT_HAS_TASKS BRANCH_EXISTS TASK_NOT_READY WORKTREE_DIRTY SESSION_NOT_RUNNING PAYLOAD_TOO_LARGE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
   MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
-  CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE`.split(/\s+/);
+  CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE
+  HOST_OFFLINE REMOTE_REFUSED`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));
@@ -67,6 +73,11 @@ test('GET /api/openapi.json describes every endpoint, body, response and error, 
 
   const ops = Object.entries(doc.paths).flatMap(([p, item]: [string, any]) => Object.keys(item).map((m) => `${m} ${p}`));
   assert.deepEqual(ops.sort(), [...ENDPOINTS].sort());
+  const owned = ops.filter((op) => {
+    const [m, p] = op.split(' ') as [string, string];
+    return JSON.stringify(doc.paths[p][m].responses['503'] ?? null).includes('HOST_OFFLINE');
+  });
+  assert.deepEqual(owned.sort(), [...OWNED].sort(), 'the endpoints run by their owner');
   const text = JSON.stringify(doc);
   for (const code of CODES) assert.ok(text.includes(`"${code}"`), `error ${code} is documented`);
   for (const ref of text.match(/"#\/components\/schemas\/[^"]+"/g) ?? []) {

@@ -174,3 +174,31 @@ test('worktree creation is serialised per project and runs in parallel across pr
   writeFileSync(release, 'go\n');
   assert.equal((await slow2).status, 201);
 });
+
+test('by repository instead of project_id: a project of it on this host (an origin URL or its normalised form); both, neither or an unknown one refused', async (t) => {
+  const d = await daemon();
+  const repo = makeRepo(t);
+  const name = `placed-${path.basename(repo)}`;
+  git(repo, 'remote', 'add', 'origin', `git@example.com:team/${name}.git`);
+  const project = await addProject(d, repo);
+  assert.equal(project.repository, `example.com/team/${name}`);
+  for (const repository of [project.repository, `https://example.com/team/${name}`]) {
+    const r = await d.socket('POST', '/api/tasks', { body: { repository, name: `by ${repository}` } });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json.project_id, project.id);
+  }
+  const named = await d.socket('GET', '/api/hosts');
+  const me = named.json.find((h: any) => h.id === project.host_id).name;
+  assert.equal((await d.socket('POST', '/api/tasks', { body: { repository: project.repository, host: me, name: 'named' } })).status, 201);
+  for (const [body, status, code] of [
+    [{ repository: project.repository, project_id: project.id }, 400, 'VALIDATION_FAILED'],
+    [{}, 400, 'VALIDATION_FAILED'],
+    [{ project_id: project.id, host: me }, 400, 'VALIDATION_FAILED'],
+    [{ repository: 'example.com/team/nobody-has-it' }, 404, 'NOT_FOUND'],
+    [{ repository: project.repository, host: 'no-such-host' }, 404, 'NOT_FOUND'],
+  ] as const) {
+    const r = await d.socket('POST', '/api/tasks', { body: { name: 'refused', ...body } });
+    assert.equal(r.status, status, `${JSON.stringify(body)}: ${r.text}`);
+    assert.equal(r.json.code, code);
+  }
+});

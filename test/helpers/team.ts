@@ -6,6 +6,8 @@ import path from 'node:path';
 import { addProject, makeHome, startDaemon, type Cleanup, type StartOptions, type TestDaemon } from './daemon.ts';
 import { git, makeRepo } from './git.ts';
 import { freshDatabase } from './postgres.ts';
+import { AGENT } from './sessions.ts';
+import pg from 'pg';
 
 export interface TeamHost {
   name: string;
@@ -79,4 +81,20 @@ export async function startTeam(t: Cleanup, opts: TeamOptions): Promise<Team> {
   for (const name of opts.hosts) await start(name);
   const repository = hosts[0]?.project.repository ?? origin;
   return { url, origin, repository, hosts, start };
+}
+
+// The fixture agent with a pinned session id, so that a follow-up resumes it.
+const RESUMABLE = [AGENT, 'echo:{session}', '{prompt}'];
+export const TEAM_AGENTS = { fixture: { command: RESUMABLE, resume: RESUMABLE } };
+export const TEAM_FILES = { 'README.md': '# team\n', '.grove.json': JSON.stringify({ agent: 'fixture' }) };
+
+// Rows of the team's database, read as the test's own client.
+export async function query(team: Team, sql: string, params: unknown[] = []): Promise<any[]> {
+  const c = new pg.Client({ connectionString: team.url });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
 }

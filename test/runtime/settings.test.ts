@@ -48,6 +48,8 @@ test('settings: a bad variable or config file is a SettingsError naming the vari
     assert.match(err.message, /\/port /);
     return true;
   });
+  assert.equal(loadSettings(home(t, { accept_remote: false }), 1).config.accept_remote, false);
+  assert.throws(() => loadUserConfig(file({ accept_remote: 'no' })), { name: 'SettingsError', message: /is invalid: \/accept_remote must be boolean/ });
   assert.throws(() => loadUserConfig(file({ port_range: [30010, 30000] })), /\/port_range must be \[from, to\] with from <= to/);
   // An unknown default_agent is refused when the agents are made from the settings (agentsOf).
   const unknownAgent = file({ default_agent: 'nobody' });
