@@ -13,7 +13,7 @@ import { addProject, DAEMON_ENTRY, startDaemon, type TestDaemon } from '../helpe
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { callOutputs, codexConfig, startResponsesServer, type ResponsesTurn } from '../helpers/openai-responses-server.ts';
 import type { ScriptedServer } from '../helpers/scripted-server.ts';
-import { installCliForFile } from '../helpers/real-agents.ts';
+import { cliEnv, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, liveGroupMembers, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
@@ -22,7 +22,7 @@ const codexBin = installCliForFile('@openai/codex');
 
 test('the built-in codex agent: the prompt as text, thread_id captured, timeout_s ends it killed, a follow-up resumes the thread', async (t) => {
   // No credentials: a home of its own and no API key.
-  const env = { PATH: `${codexBin()}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-codex-home-'), OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined };
+  const env = cliEnv(t, codexBin(), { OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined });
   const d = await startDaemon(t, { env });
   const agents = (await d.socket('GET', '/api/agents')).json;
   assert.equal(agents.find((a: any) => a.name === 'codex').available, true);
