@@ -15,7 +15,8 @@ export const EXIT_UNAVAILABLE = 69;
 // EX_TEMPFAIL as well: the store named by database_url did not answer; a later start may find it.
 export const EXIT_STORE_UNREACHABLE = 75;
 
-// How long an exit waits for a log reader that takes nothing (a stuck journal) before it goes anyway.
+// How long an exit waits on a log reader that lags before it goes anyway (pino's exit hook then
+// writes what it can, as before this wait).
 const LOG_DRAIN_MS = 5000;
 
 // Exits with `code` once the log is written (endLog says why process.exit() must wait).
