@@ -3,7 +3,7 @@ import { agentsOf } from './agents/agents.ts';
 import { startDaemon } from './daemon.ts';
 import { gitProblem } from './git/version.ts';
 import { LockHeldError } from './runtime/lock.ts';
-import { createLogger, earlyLevel, type Logger } from './runtime/log.ts';
+import { createLogger, earlyLevel, endLog, type Logger } from './runtime/log.ts';
 import { loadSettings, SettingsError } from './runtime/settings.ts';
 import { SocketInUseError } from './http/unix-socket.ts';
 import { StoreUnreachableError } from './store/store.ts';
@@ -16,12 +16,24 @@ export const EXIT_ALREADY_RUNNING = 75;
 export const EXIT_UNAVAILABLE = 69;
 export const EXIT_STORE_UNREACHABLE = 75;
 
+// How long an exit waits on a log reader that lags before it goes anyway (pino's exit hook then
+// writes what it can, as before this wait).
+const LOG_DRAIN_MS = 5000;
+
+// Exits with `code` once the log is written (endLog says why process.exit() must wait).
+function exitAfterLog(log: Logger, code: number): Promise<never> {
+  return new Promise(() => {
+    const exit = () => process.exit(code);
+    setTimeout(exit, LOG_DRAIN_MS);
+    void endLog(log).then(exit);
+  });
+}
+
 // Prints `message` where a person or the service manager sees it, then exits with `code`.
-function exitWith(log: Logger, code: number, message: string, fields: Record<string, unknown> = {}): never {
+function exitWith(log: Logger, code: number, message: string, fields: Record<string, unknown> = {}): Promise<never> {
   log.error(fields, message);
   process.stderr.write(`grove: ${message}\n`);
-  log.flush();
-  process.exit(code);
+  return exitAfterLog(log, code);
 }
 
 export async function runDaemon(): Promise<void> {
@@ -31,22 +43,22 @@ export async function runDaemon(): Promise<void> {
     settings = loadSettings();
     agents = agentsOf(settings);
   } catch (err) {
-    if (err instanceof SettingsError) exitWith(log, EXIT_CONFIG, err.message);
+    if (err instanceof SettingsError) return exitWith(log, EXIT_CONFIG, err.message);
     throw err;
   }
   log.level = settings.logLevel;
   const git = gitProblem();
-  if (git !== null) exitWith(log, EXIT_UNAVAILABLE, git);
+  if (git !== null) return exitWith(log, EXIT_UNAVAILABLE, git);
 
   let daemon;
   try {
     daemon = await startDaemon(settings, agents, log);
   } catch (err) {
-    if (err instanceof LockHeldError) exitWith(log, EXIT_ALREADY_RUNNING, err.message, { holder_pid: err.pid });
-    if (err instanceof SocketInUseError) exitWith(log, EXIT_ALREADY_RUNNING, err.message);
-    if (err instanceof StoreUnreachableError) exitWith(log, EXIT_STORE_UNREACHABLE, err.message);
+    if (err instanceof LockHeldError) return exitWith(log, EXIT_ALREADY_RUNNING, err.message, { holder_pid: err.pid });
+    if (err instanceof SocketInUseError) return exitWith(log, EXIT_ALREADY_RUNNING, err.message);
+    if (err instanceof StoreUnreachableError) return exitWith(log, EXIT_STORE_UNREACHABLE, err.message);
     log.fatal({ err }, 'daemon failed to start');
-    exitWith(log, 1, `failed to start: ${(err as Error).message}`);
+    return exitWith(log, 1, `failed to start: ${(err as Error).message}`);
   }
 
   let stopping = false;
@@ -60,12 +72,11 @@ export async function runDaemon(): Promise<void> {
     daemon.close().then(
       () => {
         log.info('stopped');
-        log.flush();
-        process.exit(0);
+        void exitAfterLog(log, 0);
       },
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        void exitAfterLog(log, 1);
       },
     );
   };

@@ -169,6 +169,13 @@ const APPROVAL_MODES: Readonly<Record<string, readonly Mode[]>> = { claude: ['re
 // This package's own `grove` run by this Node, with its arguments.
 const groveCommand = (...args: string[]) => [process.execPath, path.join(ROOT, 'bin', 'grove.js'), ...args];
 
+// What every bridge grove runs for a session (the ACP bridge, Codex's bridge, Claude Code's
+// approval server) is told to reach the daemon: its socket, in the variable `grove` reads first
+// (runtime/paths.ts), over whatever the session's environment names (a project's own grove).
+export function bridgeEnv(socketPath: string): Record<string, string> {
+  return { GROVE_SOCKET: socketPath };
+}
+
 // How long Claude Code lets one call of grove's approval server run (its per-server `timeout`, in
 // ms): past it the model gets a tool error, neither an allow nor a denial. The largest delay a JS
 // timer takes (about 24.8 days), beyond every bound grove sets on a wait (`timeout_s` and
@@ -198,7 +205,7 @@ export function approvalArgs(socketPath: string, session: string): string[] {
     type: 'stdio',
     command: process.execPath,
     args: groveCommand('approval-mcp', '--session', session).slice(1),
-    env: { GROVE_SOCKET: socketPath },
+    env: bridgeEnv(socketPath),
     timeout: APPROVAL_TOOL_TIMEOUT_MS,
   };
   return ['--mcp-config', JSON.stringify({ mcpServers: { grove: server } }), '--permission-prompt-tool', APPROVAL_TOOL];
@@ -211,7 +218,7 @@ export function codexBridgeCommand(socketPath: string, session: string, mode: 'r
   const resume = ask.resume !== null ? ['--resume', ask.resume] : [];
   return {
     command: groveCommand('codex-bridge', '--session', session, '--mode', mode, ...resume, `--prompt=${ask.prompt}`, '--', 'codex', 'app-server', ...ask.args),
-    env: { GROVE_SOCKET: socketPath },
+    env: bridgeEnv(socketPath),
   };
 }
 
@@ -243,9 +250,10 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
       if (name !== 'claude' || !bridged(name, mode) || opts.socketPath === undefined) return [];
       return approvalArgs(opts.socketPath, session);
     },
-    // What a bridge run as the session's process needs to reach the daemon.
-    bridgeEnv(): Record<string, string> {
-      return opts.socketPath !== undefined ? { GROVE_SOCKET: opts.socketPath } : {};
+    // What the ACP bridge, run as the session's process, is told to reach the daemon (nothing
+    // without a daemon's socket: then it finds the socket as any `grove` does).
+    acpBridgeEnv(): Record<string, string> {
+      return opts.socketPath !== undefined ? bridgeEnv(opts.socketPath) : {};
     },
     // The whole command (and its variables) that runs agent `name` in `mode` through its bridge,
     // when the bridge replaces the agent's own command (Codex); null otherwise.

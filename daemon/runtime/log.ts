@@ -25,3 +25,20 @@ export function createLogger(level: LogLevel, opts: { pretty?: boolean } = {}): 
 export function earlyLevel(raw: string | undefined): LogLevel {
   return asLogLevel(raw) ?? 'info';
 }
+
+// Resolves once every line logged so far is written and the log's stream is closed: the last
+// thing before process.exit(). pino writes asynchronously; behind a reader that lags, a part waits
+// to be written again, and an exit then writes the lines after it and drops it. pino's flush()
+// does not wait for that part; the stream's end does.
+export function endLog(log: Logger): Promise<void> {
+  const stream = (log as unknown as Record<symbol, NodeJS.WritableStream>)[pino.symbols.streamSym]!;
+  return new Promise((resolve) => {
+    stream.once('close', () => resolve());
+    stream.once('error', () => resolve());
+    try {
+      stream.end();
+    } catch {
+      resolve(); // already closed
+    }
+  });
+}

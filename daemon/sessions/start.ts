@@ -92,7 +92,7 @@ export function createStart(deps: StartDeps) {
       throw new GroveError('AGENT_NOT_INSTALLED', `${agent[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
     }
     const command = acpBridgeCommand({ session, resume: ask.resume, acpMode: def.acp_modes?.[ask.mode] ?? null, prompt: ask.prompt ?? null, agent });
-    return { command, pinned: null, env: { ...(def.env ?? {}), ...deps.agents.bridgeEnv(), GROVE_AGENT: ask.agent } };
+    return { command, pinned: null, env: { ...(def.env ?? {}), ...deps.agents.acpBridgeEnv(), GROVE_AGENT: ask.agent } };
   }
 
   // `running` once the process is confirmed alive, after the 201 has said `starting`.

@@ -156,7 +156,7 @@ test("approvals: claude in read and edit names grove's approval server for the s
   // A user's own ACP agent asks through the bridge too; a user's gemini that is not ACP does not.
   const users = agentsOf({ configFile, socketPath: '/tmp/g.sock', config: { agents: { a: { protocol: 'acp', command: ['a'] }, gemini: { command: ['gemini', '{prompt}'] } } } });
   assert.deepEqual(users.list().filter((a) => a.approvals).map((a) => a.name), ['a', 'claude', 'codex', 'copilot', 'opencode', 'qwen']);
-  assert.deepEqual(users.bridgeEnv(), { GROVE_SOCKET: '/tmp/g.sock' });
+  assert.deepEqual(users.acpBridgeEnv(), { GROVE_SOCKET: '/tmp/g.sock' });
   // They continue a conversation with their own command (the bridge resumes the session).
   assert.deepEqual(users.list().find((a) => a.name === 'a')!.resume, ['a']);
   assert.deepEqual(users.list().find((a) => a.name === 'gemini')!.resume, null);

@@ -146,6 +146,19 @@ test('a .grove.json rule allows without asking; remember: session allows the sam
   assert.ok(existsSync(path.join(repo, task.worktree_path, 'again.txt')));
 });
 
+test("the bridge is handed this daemon's socket over the one the project's environment names (a project's own grove): its approval reaches this daemon", async (t) => {
+  const d = await daemon();
+  const elsewhere = makeTempDir(t, 'grove-other-');
+  const { task, repo } = await readyTaskOn(d, t, { env: { GROVE_SOCKET: path.join(elsewhere, 'grove.sock'), GROVE_HOME: elsewhere } });
+  const s = await start(d, task.id, { prompt: 'run: touch reached.txt' }, t);
+  const a = await pendingOf(d, s.id);
+  assert.equal(a.input.command, 'touch reached.txt');
+  assert.equal((await answer(d, a, { decision: 'allow' })).status, 200);
+  const done = await ended(d, s.id);
+  assert.deepEqual([done.status, done.exit_code], ['exited', 0]);
+  assert.ok(existsSync(path.join(repo, task.worktree_path, 'reached.txt')));
+});
+
 test('approval_timeout_s: the approval expires, the agent is answered reject once with "no decision within N s"', async (t) => {
   const d = await daemon();
   const { task, repo } = await readyTaskOn(d, t);

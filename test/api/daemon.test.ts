@@ -2,6 +2,7 @@
 // config; `npm start` as the README gives it; what a removed project leaves in the store.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once as onceEvent } from 'node:events';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import { openStore } from '../../daemon/store/db.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { storeUrlFor } from '../helpers/postgres.ts';
 import { readyTask, waitSessionEnd } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 import { seedStore } from '../helpers/template.ts';
 
 const EXIT_ALREADY_RUNNING = 75;
@@ -21,15 +23,33 @@ const EXIT_CONFIG = 78;
 // A daemon that two tests only need running, each to check that a refused second one leaves it be.
 const running = sharedDaemon();
 
-test('SIGTERM and SIGINT shut down cleanly: exit 0, socket and lock removed', async (t) => {
+test('SIGTERM and SIGINT shut down cleanly: exit 0, socket and lock removed, every log line written in order though its reader lags', async (t) => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const d = await startDaemon(t);
     assert.ok(existsSync(d.socketPath));
-    assert.equal(await d.stop(signal), 0, signal);
+    // A reader that lags (a loaded machine, a slow journal): the daemon's log queues behind a full
+    // pipe, and shuts down meanwhile. Refused requests are logged with their long URLs.
+    d.proc.stdout!.pause();
+    const floods = 48;
+    for (let i = 0; i < floods; i++) {
+      const r = await request(`http://127.0.0.1:${d.port}/api/health?flood=${i}&${'x'.repeat(8000)}`, { headers: { origin: 'http://evil.example' } });
+      assert.equal(r.statusCode, 403);
+      await r.body.dump();
+    }
+    const exited = d.stop(signal);
+    // The lock goes last: all is closed, and what is left to do is to write the log and exit.
+    const lock = path.join(d.home, 'data', 'grove.lock');
+    await until(() => !existsSync(lock), `${signal}: lock removed`, 30_000);
+    d.proc.stdout!.resume();
+    assert.equal(await exited, 0, signal);
+    // Its last lines may still be in the pipe when it has exited.
+    if (!d.proc.stdout!.readableEnded) await onceEvent(d.proc.stdout!, 'end');
     assert.ok(!existsSync(d.socketPath), `${signal}: socket removed`);
-    assert.ok(!existsSync(path.join(d.home, 'data', 'grove.lock')), `${signal}: lock removed`);
+    const refused = d.logs.filter((l) => l?.msg === 'refused').map((l) => Number(/flood=(\d+)/.exec(l.url)?.[1]));
+    assert.deepEqual(refused, [...Array(floods).keys()], `${signal}: every refusal logged, in order`);
     const order = d.logs.map((l) => l?.msg).filter((m) => /closed$/.test(m));
     assert.deepEqual(order, ['TCP front closed', 'unix socket closed', 'store closed'], 'reverse start order');
+    assert.equal(d.logs.at(-1)?.msg, 'stopped', `${signal}: the last line`);
   }
 });
 

@@ -1,13 +1,12 @@
 // A scripted OpenAI Responses API on 127.0.0.1 (a free port), for driving the real Codex CLI
-// (through a model provider whose base_url is this server) without a model: each POST
-// /v1/responses gets the script's next turn as the real API streams it (SSE: response.created,
-// each output item added and done, response.completed with usage), and every request is
-// recorded so that a test can read what Codex sent back (a command's output, a refusal).
-import { once as onceEvent } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { once } from '../../daemon/runtime/once.ts';
+// (through a model provider whose base_url is this server) without a model (test/helpers/
+// scripted-server.ts is the part every protocol shares): each POST /v1/responses gets the script's
+// next turn as the real API streams it (SSE: response.created, each output item added and done,
+// response.completed with usage), and every request is recorded so that a test can read what
+// Codex sent back (a command's output, a refusal).
+import type { ServerResponse } from 'node:http';
 import type { Cleanup } from './daemon.ts';
-import type { RecordedRequest } from './model-server.ts';
+import { type RecordedRequest, type ScriptedServer, sendJson, sendSse, startScriptedServer, tokens } from './scripted-server.ts';
 
 /** One answer of the model: text, a function call (Codex's shell tool) with its arguments, a
  * custom (freeform) tool call with its input (Codex's apply_patch), or an HTTP error. */
@@ -16,17 +15,6 @@ export type ResponsesTurn =
   | { call: { name: string; arguments: Record<string, unknown> }; text?: string }
   | { custom: { name: string; input: string }; text?: string }
   | { fail: { status: number; body: object } };
-
-export interface ResponsesServer {
-  /** `http://127.0.0.1:<port>/v1`, a model provider's base_url */
-  url: string;
-  requests: RecordedRequest[];
-  /** the /v1/responses requests answered with a turn of the script, in order */
-  turns(): RecordedRequest[];
-  close(): Promise<void>;
-}
-
-const pad = (n: number) => String(n).padStart(4, '0');
 
 // The output items of a turn, as the API puts them in a response.
 function itemsOf(turn: Exclude<ResponsesTurn, { fail: unknown }>, id: (prefix: string) => string): any[] {
@@ -61,63 +49,30 @@ function sseOf(response: any): string {
   return out + ev('response.completed', { response });
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+function apiError(res: ServerResponse, status: number, type: string, message: string): void {
+  sendJson(res, status, { error: { type, message } });
 }
 
 // Starts a server that answers /v1/responses with `script`, in order; closed after `t`. A request
 // past the script's end is answered 400 naming it, so a test that scripted too little fails on
 // what the CLI prints instead of hanging on its retries.
-export async function startResponsesServer(t: Cleanup, script: ResponsesTurn[]): Promise<ResponsesServer> {
-  const requests: RecordedRequest[] = [];
-  let next = 0;
-  let ids = 0;
-  const id = (prefix: string) => `${prefix}_scripted_${pad(++ids)}`;
-
-  const handle = (req: IncomingMessage, res: ServerResponse, raw: string) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    let body: any = raw;
-    try {
-      body = raw === '' ? undefined : JSON.parse(raw);
-    } catch {
-      // not JSON: recorded as text
-    }
-    const rec: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.search, headers: req.headers, body, turn: null };
-    requests.push(rec);
+export async function startResponsesServer(t: Cleanup, script: ResponsesTurn[]): Promise<ScriptedServer> {
+  return startScriptedServer(t, script, (rec, res, loop) => {
+    const { body } = rec;
     if (rec.method === 'GET' && rec.path === '/v1/models') return sendJson(res, 200, { object: 'list', data: [] });
-    if (rec.method !== 'POST' || rec.path !== '/v1/responses') return sendJson(res, 404, { error: { type: 'not_found', message: `the scripted server has no ${rec.method} ${rec.path}` } });
-    if (typeof body !== 'object' || body === null || !Array.isArray(body.input)) return sendJson(res, 400, { error: { type: 'invalid_request_error', message: 'input: an array is required' } });
-    if (next >= script.length) return sendJson(res, 400, { error: { type: 'invalid_request_error', message: `the script has ${script.length} turns; request ${next + 1} has none` } });
-    rec.turn = next;
-    const turn = script[next++]!;
+    if (rec.method !== 'POST' || rec.path !== '/v1/responses') return apiError(res, 404, 'not_found', `the scripted server has no ${rec.method} ${rec.path}`);
+    if (typeof body !== 'object' || body === null || !Array.isArray(body.input)) return apiError(res, 400, 'invalid_request_error', 'input: an array is required');
+    const turn = loop.take();
+    if (!turn) return apiError(res, 400, 'invalid_request_error', loop.exhausted());
     if ('fail' in turn) return sendJson(res, turn.fail.status, turn.fail.body);
+    const id = (prefix: string) => loop.id(`${prefix}_scripted_`);
     const output = itemsOf(turn, id);
-    const outputTokens = Math.max(1, Math.ceil(JSON.stringify(output).length / 4));
+    const outputTokens = tokens(output);
     const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 10 + outputTokens };
     const response = { id: id('resp'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model: typeof body.model === 'string' ? body.model : 'scripted', output, usage };
     if (body.stream !== true) return sendJson(res, 200, response);
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }).end(sseOf(response));
-  };
-
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
+    sendSse(res, sseOf(response));
   });
-  server.listen({ host: '127.0.0.1', port: 0 });
-  await onceEvent(server, 'listening');
-  const close = once(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  t.after(close);
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`,
-    requests,
-    turns: () => requests.filter((r) => r.turn !== null),
-    close,
-  };
 }
 
 // What Codex sent back for the previous turn's calls: the function_call_output items of a
@@ -133,7 +88,7 @@ export function calls(req: RecordedRequest): Array<{ call_id: string; name: stri
   return (req.body?.input ?? []).filter((item: any) => item.type === 'function_call').map((item: any) => ({ call_id: item.call_id, name: item.name, arguments: item.arguments }));
 }
 
-// The config.toml that points Codex at `url` as its model provider, with no auth and no network
+// The config.toml that points Codex at the scripted server at `url` as its model provider, with no auth and no network
 // besides the model (no update check, no analytics).
 export function codexConfig(url: string): string {
   return [
@@ -145,7 +100,7 @@ export function codexConfig(url: string): string {
     'enabled = false',
     '[model_providers.scripted]',
     'name = "scripted"',
-    `base_url = ${JSON.stringify(url)}`,
+    `base_url = ${JSON.stringify(`${url}/v1`)}`,
     'wire_api = "responses"',
     'request_max_retries = 0',
     'stream_max_retries = 0',

@@ -33,6 +33,37 @@ export function installCliForFile(pkg: string): () => string {
   return () => bin;
 }
 
+// The environment of a daemon that runs a real CLI: its commands (`bin`) first on PATH, a home of
+// its own (none of the user's credentials or settings), then `env` (undefined unsets a variable).
+export function cliEnv(t: Cleanup, bin: string, env: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-cli-home-'), ...env };
+}
+
+// Starts a session of `body` (agent, prompt, mode, …) on the task: the 201's session.
+export async function startSession(d: TestDaemon, task: { id: string }, body: Record<string, unknown>): Promise<any> {
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body });
+  assert.equal(r.status, 201, r.text);
+  return r.json;
+}
+
+// Sends a follow-up of `body` (prompt, mode, …) to the session: the 201's new session.
+export async function followUp(d: TestDaemon, sessionId: string, body: Record<string, unknown>): Promise<any> {
+  const r = await d.socket('POST', `/api/sessions/${sessionId}/messages`, { body });
+  assert.equal(r.status, 201, r.text);
+  return r.json;
+}
+
+// A session once it has ended, as stored.
+export async function endedSession(d: TestDaemon, id: string): Promise<any> {
+  await waitSessionEnd(d, id);
+  return (await d.socket('GET', `/api/sessions/${id}`)).json;
+}
+
+// A session's stdout lines, each parsed as JSON (the ACP bridge writes nothing else there).
+export async function stdoutJson(d: TestDaemon, id: string): Promise<any[]> {
+  return (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
+}
+
 // A daemon started with `env` (and a user config, if given), with a project of its own (its files
 // as given) and one ready task in it, whose worktree is an absolute path.
 export async function daemonWithTask(
@@ -45,6 +76,15 @@ export async function daemonWithTask(
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'agent work' } })).json;
   if (task.status !== 'ready') throw new Error(`task is ${task.status}`);
   return { d, task, worktree: path.resolve(project.path, task.worktree_path) };
+}
+
+// The same, where built-in `agent` (its CLI on the PATH of `env`) is listed as installed and as
+// asking through grove.
+export async function daemonWithAgent(t: Cleanup, agent: string, env: Record<string, string | undefined>) {
+  const started = await daemonWithTask(t, env);
+  const listed = (await started.d.socket('GET', '/api/agents')).json.find((a: any) => a.name === agent);
+  assert.deepEqual([listed?.available, listed?.approvals], [true, true], `${agent}: available, asking through grove`);
+  return started;
 }
 
 // Runs one session of `body` (agent, mode, prompt, …) on the task and waits for its end, doing

@@ -1,5 +1,5 @@
 // What every scripted model server of the real agent tests shares, whatever API it speaks
-// (Anthropic Messages, Gemini, OpenAI Chat Completions): an HTTP server on 127.0.0.1 (a free
+// (Anthropic Messages, Gemini, OpenAI Chat Completions, OpenAI Responses): an HTTP server on 127.0.0.1 (a free
 // port) that records every request, hands the agent's own loop the script's next turn, and is
 // closed after the test. Each protocol module says which requests are the loop and how a turn
 // is written on its wire.
@@ -34,17 +34,18 @@ export interface ScriptedServer {
 }
 
 /** What a protocol's handler gets for one request besides the request itself. */
-export interface Loop {
+export interface Loop<T = Turn> {
   /** the script's next turn, marking the request as answered with it; undefined past the end */
-  take(): Turn | undefined;
+  take(): T | undefined;
   /** why there is no turn, for the protocol's error past the script's end */
   exhausted(): string;
   /** a fresh id for a message or a tool call (`<prefix>0001`, …), unique on this server */
   id(prefix: string): string;
 }
 
-/** Answers one recorded request on `res`, in the protocol's own wire format. */
-export type Protocol = (rec: RecordedRequest, res: ServerResponse, loop: Loop) => void;
+/** Answers one recorded request on `res`, in the protocol's own wire format. A protocol whose
+ * turns say more than `Turn` (Codex's freeform tool calls, an HTTP error) has a turn type of its own. */
+export type Protocol<T = Turn> = (rec: RecordedRequest, res: ServerResponse, loop: Loop<T>) => void;
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -69,7 +70,7 @@ export function tokens(value: unknown): number {
 // Starts a server that answers with `protocol`, the loop's requests getting `script` in order;
 // closed after `t`. Past the script's end the protocol answers an error naming it, so that a test
 // which scripted too little fails on what the CLI prints instead of hanging on retries.
-export async function startScriptedServer(t: Cleanup, script: Turn[], protocol: Protocol): Promise<ScriptedServer> {
+export async function startScriptedServer<T = Turn>(t: Cleanup, script: T[], protocol: Protocol<T>): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = [];
   let next = 0;
   let ids = 0;

@@ -6,30 +6,23 @@
 // `read` and `edit` through grove's bridge (`grove codex-bridge` over `codex app-server`), where
 // what the model asks beyond the sandbox is an approval.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { addProject, DAEMON_ENTRY, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
-import { callOutputs, codexConfig, startResponsesServer, type ResponsesServer, type ResponsesTurn } from '../helpers/openai-responses-server.ts';
+import { callOutputs, codexConfig, startResponsesServer, type ResponsesTurn } from '../helpers/openai-responses-server.ts';
+import type { ScriptedServer } from '../helpers/scripted-server.ts';
+import { cliEnv, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, liveGroupMembers, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
-// The CLI, installed once for this file's tests into a folder removed after the last.
-const prefix = makeTempDir({ after }, 'grove-codex-');
-let bin = '';
-before(() => {
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, '@openai/codex'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    timeout: 300_000,
-  });
-  bin = path.join(prefix, 'node_modules', '.bin');
-});
+// The CLI, installed once for this file's tests.
+const codexBin = installCliForFile('@openai/codex');
 
 test('the built-in codex agent: the prompt as text, thread_id captured, timeout_s ends it killed, a follow-up resumes the thread', async (t) => {
   // No credentials: a home of its own and no API key.
-  const env = { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-codex-home-'), OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined };
+  const env = cliEnv(t, codexBin(), { OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined });
   const d = await startDaemon(t, { env });
   const agents = (await d.socket('GET', '/api/agents')).json;
   assert.equal(agents.find((a: any) => a.name === 'codex').available, true);
@@ -70,7 +63,7 @@ async function codexDaemon(t: TestContext, script: ResponsesTurn[], grove?: Reco
   const home = makeTempDir(t, 'grove-codex-home-');
   mkdirSync(path.join(home, '.codex'));
   writeFileSync(path.join(home, '.codex', 'config.toml'), codexConfig(m.url) + config);
-  const env = { PATH: `${bin}:${process.env.PATH}`, HOME: home, OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined };
+  const env = { PATH: `${codexBin()}:${process.env.PATH}`, HOME: home, OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined };
   const d = await startDaemon(t, { env });
   const files = { 'README.md': '# fixture\n', ...(grove ? { '.grove.json': JSON.stringify(grove) } : {}) };
   const project = await addProject(d, makeRepo(t, { files }));
@@ -98,7 +91,7 @@ const exec = (cmd: string): ResponsesTurn => ({ call: { name: 'exec_command', ar
 const escalated = (cmd: string): ResponsesTurn => ({ call: { name: 'exec_command', arguments: { cmd, sandbox_permissions: 'require_escalated', justification: 'Run it' } } });
 
 // The user messages of a request's input, as texts (what Codex put before the model).
-const userTexts = (m: ResponsesServer, turn: number): string[] =>
+const userTexts = (m: ScriptedServer, turn: number): string[] =>
   (m.turns()[turn]?.body.input ?? []).filter((i: any) => i.type === 'message' && i.role === 'user').flatMap((i: any) => i.content.map((c: any) => c.text));
 
 test('full mode: `codex exec` runs the scripted command in the worktree; the session exits 0 with the thread id, the result text and tokens', async (t) => {

@@ -7,41 +7,28 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
-import type { TestDaemon } from '../helpers/daemon.ts';
-import { makeTempDir } from '../helpers/git.ts';
 import { copilotModelEnv, functionNames, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
-import { closedPort, daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
-import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
+import { cliEnv, closedPort, daemonWithAgent, daemonWithTask, endedSession, followUp, headlessRanTxt, installCliForFile, startSession, stdoutJson } from '../helpers/real-agents.ts';
 
 // The CLI, installed once for this file's tests.
 const copilotBin = installCliForFile('@github/copilot');
 
+const NO_TOKEN = { COPILOT_GITHUB_TOKEN: undefined, GH_TOKEN: undefined, GITHUB_TOKEN: undefined };
+
 test('the built-in copilot agent over ACP: no token refused at session/new, the mode flags, the prompt sent, its error as the text, a follow-up that loads the session', async (t) => {
-  const bin = copilotBin();
-  const base = { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-copilot-home-'), COPILOT_GITHUB_TOKEN: undefined, GH_TOKEN: undefined, GITHUB_TOKEN: undefined };
-  const stdout = async (d: TestDaemon, id: string) =>
-    (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
-  const ended = async (d: TestDaemon, id: string) => {
-    await waitSessionEnd(d, id);
-    return (await d.socket('GET', `/api/sessions/${id}`)).json;
-  };
+  const base = cliEnv(t, copilotBin(), NO_TOKEN);
 
   // No credentials at all: session/new refuses; the session fails saying so.
-  const bare = await daemonWithTask(t, base);
-  const agent = (await bare.d.socket('GET', '/api/agents')).json.find((a: any) => a.name === 'copilot');
-  assert.deepEqual([agent.available, agent.approvals], [true, true]);
-  const b = await bare.d.socket('POST', `/api/tasks/${bare.task.id}/sessions`, { body: { agent: 'copilot', prompt: '- fix the failing test' } });
-  assert.equal(b.status, 201, b.text);
-  const refused = await ended(bare.d, b.json.id);
+  const bare = await daemonWithAgent(t, 'copilot', base);
+  const refused = await endedSession(bare.d, (await startSession(bare.d, bare.task, { agent: 'copilot', prompt: '- fix the failing test' })).id);
   assert.deepEqual([refused.status, refused.exit_code, refused.result.is_error, refused.result.text], ['failed', 1, true, 'Authentication required']);
 
   // Offline BYOK: a model endpoint that refuses, so no GitHub token is needed.
   const { d, task } = await daemonWithTask(t, { ...base, COPILOT_OFFLINE: 'true', COPILOT_PROVIDER_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`, COPILOT_MODEL: 'gpt-4.1' });
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'copilot', prompt: '- fix the failing test', mode: 'edit' } });
-  assert.equal(r.status, 201, r.text);
-  assert.deepEqual(r.json.command.slice(2), ['acp-bridge', '--session', r.json.id, '--prompt=- fix the failing test', '--', 'copilot', '--acp', '--no-auto-update', '--allow-tool=write']);
-  const s = await ended(d, r.json.id);
-  const lines = await stdout(d, r.json.id);
+  const first = await startSession(d, task, { agent: 'copilot', prompt: '- fix the failing test', mode: 'edit' });
+  assert.deepEqual(first.command.slice(2), ['acp-bridge', '--session', first.id, '--prompt=- fix the failing test', '--', 'copilot', '--acp', '--no-auto-update', '--allow-tool=write']);
+  const s = await endedSession(d, first.id);
+  const lines = await stdoutJson(d, first.id);
   const init = lines.find((l) => l.type === 'initialize').response;
   assert.equal(init.agentInfo.name, 'Copilot');
   assert.deepEqual([init.agentCapabilities.loadSession, init.agentCapabilities.sessionCapabilities?.resume ?? null], [true, null]);
@@ -52,11 +39,10 @@ test('the built-in copilot agent over ACP: no token refused at session/new, the 
   assert.deepEqual([s.status, s.exit_code, s.result.is_error], ['exited', 0, false]);
   assert.match(s.result.text, /Could not connect to local model provider/);
 
-  const f = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: '--version', mode: 'full' } });
-  assert.equal(f.status, 201, f.text);
-  assert.deepEqual(f.json.command.slice(5), ['--resume', s.agent_session_id, '--prompt=--version', '--', 'copilot', '--acp', '--no-auto-update', '--allow-all']);
-  await ended(d, f.json.id);
-  const again = await stdout(d, f.json.id);
+  const f = await followUp(d, first.id, { prompt: '--version', mode: 'full' });
+  assert.deepEqual(f.command.slice(5), ['--resume', s.agent_session_id, '--prompt=--version', '--', 'copilot', '--acp', '--no-auto-update', '--allow-all']);
+  await endedSession(d, f.id);
+  const again = await stdoutJson(d, f.id);
   const loaded = again.find((l) => l.type === 'session');
   assert.deepEqual([loaded.how, loaded.sessionId], ['load', s.agent_session_id], 'the same session, loaded');
   const replayed = again.filter((l) => l.replay === true && l.params.update.sessionUpdate === 'user_message_chunk').map((l) => l.params.update.content.text);
@@ -67,7 +53,6 @@ test('the built-in copilot agent over ACP: no token refused at session/new, the 
 // plain headless mode (the command the built-in ran before grove's ACP bridge) runs the model's
 // tool calls, and over ACP each shell call is asked about through grove.
 const call = (command: string) => ({ tool_use: { name: 'bash', input: { command, description: 'Run it' } } });
-const NO_TOKEN = { COPILOT_GITHUB_TOKEN: undefined, GH_TOKEN: undefined, GITHUB_TOKEN: undefined };
 const HEADLESS = {
   command: ['copilot', '--output-format', 'json', '--no-auto-update', '--session-id', '{session}', '--allow-all', '--prompt={prompt}'],
   format: 'copilot',
@@ -75,7 +60,7 @@ const HEADLESS = {
 
 test('headless --allow-all against a scripted OpenAI API: the real Copilot CLI runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
   const m = await startOpenAIServer(t, [{ text: 'Running it.', ...call('touch ran.txt') }, { text: 'Created ran.txt.' }]);
-  const env = { PATH: `${copilotBin()}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-copilot-home-'), ...NO_TOKEN, ...copilotModelEnv(m.url) };
+  const env = cliEnv(t, copilotBin(), { ...NO_TOKEN, ...copilotModelEnv(m.url) });
   const { s, events } = await headlessRanTxt(t, env, HEADLESS);
   const [first, second] = m.turns();
   assert.ok(functionNames(first!).includes('bash'), `--allow-all offers the shell: ${functionNames(first!)}`);

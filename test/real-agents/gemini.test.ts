@@ -10,33 +10,27 @@ import { test } from 'node:test';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import { functionNames, functionResponses, geminiModelEnv, startGeminiServer } from '../helpers/gemini-server.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
+import { cliEnv, daemonWithAgent, endedSession, followUp, headlessRanTxt, installCliForFile, startSession, stdoutJson } from '../helpers/real-agents.ts';
 import type { Turn } from '../helpers/scripted-server.ts';
-import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 
 // The CLI, installed once for this file's tests.
 const geminiBin = installCliForFile('@google/gemini-cli');
 
 test('the built-in gemini agent over ACP: --skip-trust in a new worktree, its ACP mode set, the prompt sent, timeout_s, a follow-up that asks to load the session', async (t) => {
-  const bin = geminiBin();
-  const home = makeTempDir(t, 'grove-gemini-home-');
+  // A key that no server will see (the network is closed).
+  const env = cliEnv(t, geminiBin(), { GEMINI_API_KEY: 'grove-test-no-such-key' });
   // The auth type a login leaves in the settings: without it Gemini CLI's session/load answers
   // "Authentication required" (its session/new falls back on GEMINI_API_KEY by itself).
-  mkdirSync(path.join(home, '.gemini'));
-  writeFileSync(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
-  // A key that no server will see (the network is closed).
-  const { d, task } = await daemonWithTask(t, { PATH: `${bin}:${process.env.PATH}`, HOME: home, GEMINI_API_KEY: 'grove-test-no-such-key' });
-  const agents = (await d.socket('GET', '/api/agents')).json;
-  assert.equal(agents.find((a: any) => a.name === 'gemini').approvals, true);
+  mkdirSync(path.join(env.HOME!, '.gemini'));
+  writeFileSync(path.join(env.HOME!, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+  const { d, task } = await daemonWithAgent(t, 'gemini', env);
 
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'gemini', prompt: '- fix the failing test', timeout_s: 12 } });
-  assert.equal(r.status, 201, r.text);
-  assert.deepEqual(r.json.command.slice(2), ['acp-bridge', '--session', r.json.id, '--acp-mode', 'autoEdit', '--prompt=- fix the failing test', '--', 'gemini', '--acp', '--skip-trust']);
-  await waitSessionEnd(d, r.json.id);
-  const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
+  const first = await startSession(d, task, { agent: 'gemini', prompt: '- fix the failing test', timeout_s: 12 });
+  assert.deepEqual(first.command.slice(2), ['acp-bridge', '--session', first.id, '--acp-mode', 'autoEdit', '--prompt=- fix the failing test', '--', 'gemini', '--acp', '--skip-trust']);
+  const s = await endedSession(d, first.id);
   assert.equal(s.status, 'killed');
   assert.equal(s.timed_out, true);
-  const lines = (await allLines(d, r.json.id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
+  const lines = await stdoutJson(d, first.id);
   const init = lines.find((l) => l.type === 'initialize').response;
   assert.equal(init.agentInfo.name, 'gemini-cli');
   assert.equal(init.agentCapabilities.loadSession, true);
@@ -46,13 +40,11 @@ test('the built-in gemini agent over ACP: --skip-trust in a new worktree, its AC
   assert.ok(lines.some((l) => l.type === 'mode' && l.modeId === 'autoEdit'), 'edit set autoEdit');
   assert.ok(lines.some((l) => l.type === 'prompt'), 'the prompt was sent, in a session opened in the worktree');
 
-  const f = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: 'go on', mode: 'read', timeout_s: 12 } });
-  assert.equal(f.status, 201, f.text);
-  assert.deepEqual(f.json.command.slice(5), ['--resume', s.agent_session_id, '--acp-mode', 'default', '--prompt=go on', '--', 'gemini', '--acp', '--skip-trust']);
-  await waitSessionEnd(d, f.json.id);
+  const f = await followUp(d, first.id, { prompt: 'go on', mode: 'read', timeout_s: 12 });
+  assert.deepEqual(f.command.slice(5), ['--resume', s.agent_session_id, '--acp-mode', 'default', '--prompt=go on', '--', 'gemini', '--acp', '--skip-trust']);
   // Gemini CLI 0.61.0 lists only sessions that reached its model: offline, the first turn was not
   // kept, and its session/load says so (a load that works needs a model: the scripted-server tests).
-  const next = (await d.socket('GET', `/api/sessions/${f.json.id}`)).json;
+  const next = await endedSession(d, f.id);
   assert.equal(next.status, 'failed');
   assert.equal(next.result.is_error, true);
   assert.match(next.result.text, /No previous sessions found for this project/);

@@ -1,4 +1,5 @@
-// The scripted Responses API of the Codex tests (test/helpers/openai-responses-server.ts), alone:
+// The scripted Responses API of the Codex tests (test/helpers/openai-responses-server.ts over
+// test/helpers/scripted-server.ts), alone:
 // no agent CLI, plain HTTP requests as Codex sends them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -6,7 +7,7 @@ import { request } from 'undici';
 import { callOutputs, calls, startResponsesServer } from '../helpers/openai-responses-server.ts';
 
 const post = async (url: string, body: unknown) => {
-  const res = await request(`${url}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await request(`${url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.statusCode, type: String(res.headers['content-type']), text: await res.body.text() };
 };
 
@@ -24,7 +25,7 @@ const events = (text: string) =>
 
 test('a streamed function call is the API\'s SSE: created, in_progress, the message and the call added and done, completed with usage; the next turn reads the output sent back; past the script, a 400', async (t) => {
   const m = await startResponsesServer(t, [{ text: 'Running it.', call: { name: 'exec_command', arguments: { cmd: 'touch ran.txt' } } }, { text: 'Done.' }]);
-  assert.match(m.url, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  assert.match(m.url, /^http:\/\/127\.0\.0\.1:\d+$/);
   const first = await post(m.url, { model: 'gpt-x', stream: true, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go' }] }] });
   assert.equal(first.status, 200);
   assert.equal(first.type, 'text/event-stream');
@@ -56,7 +57,7 @@ test('a streamed function call is the API\'s SSE: created, in_progress, the mess
 
   const past = await post(m.url, { model: 'gpt-x', stream: true, input: [] });
   assert.equal(past.status, 400);
-  assert.match(JSON.parse(past.text).error.message, /the script has 2 turns; request 3 has none/);
+  assert.match(JSON.parse(past.text).error.message, /the script has 2 turns; request 3 of the loop has none/);
   assert.equal(m.turns().length, 2);
 });
 

@@ -6,31 +6,20 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
-import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { functionNames, opencodeModelEnv, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
-import { daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
-import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
+import { cliEnv, daemonWithAgent, endedSession, followUp, headlessRanTxt, installCliForFile, startSession, stdoutJson } from '../helpers/real-agents.ts';
 
 // The CLI, installed once for this file's tests.
 const opencodeBin = installCliForFile('opencode-ai');
 
 test("the built-in opencode agent over ACP: grove's agent per mode as its mode option, the prompt sent, timeout_s ends it killed, a follow-up resumes the session", async (t) => {
-  const bin = opencodeBin();
-  const { d, task } = await daemonWithTask(t, { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-opencode-home-') });
-  const stdout = async (id: string) => (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
-  const ended = async (dd: TestDaemon, id: string) => {
-    await waitSessionEnd(dd, id);
-    return (await dd.socket('GET', `/api/sessions/${id}`)).json;
-  };
-  assert.equal((await d.socket('GET', '/api/agents')).json.find((a: any) => a.name === 'opencode').approvals, true);
-
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'opencode', prompt: '- fix the failing test', timeout_s: 10 } });
-  assert.equal(r.status, 201, r.text);
-  assert.deepEqual(r.json.command.slice(5), ['--acp-mode', 'grove-edit', '--prompt=- fix the failing test', '--', 'opencode', 'acp']);
-  const s = await ended(d, r.json.id);
+  const { d, task } = await daemonWithAgent(t, 'opencode', cliEnv(t, opencodeBin()));
+  const first = await startSession(d, task, { agent: 'opencode', prompt: '- fix the failing test', timeout_s: 10 });
+  assert.deepEqual(first.command.slice(5), ['--acp-mode', 'grove-edit', '--prompt=- fix the failing test', '--', 'opencode', 'acp']);
+  const s = await endedSession(d, first.id);
   assert.deepEqual([s.status, s.timed_out], ['killed', true]);
-  const lines = await stdout(r.json.id);
+  const lines = await stdoutJson(d, first.id);
   const init = lines.find((l) => l.type === 'initialize').response;
   assert.equal(init.agentInfo.name, 'OpenCode');
   assert.ok(init.agentCapabilities.sessionCapabilities.resume, 'it offers resume');
@@ -42,12 +31,11 @@ test("the built-in opencode agent over ACP: grove's agent per mode as its mode o
   assert.ok(lines.some((l) => l.type === 'mode' && l.configId === 'mode' && l.modeId === 'grove-edit'), 'edit set grove-edit');
   assert.ok(lines.some((l) => l.type === 'prompt'));
 
-  const f = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: 'go on', mode: 'read' } });
-  assert.equal(f.status, 201, f.text);
-  assert.deepEqual(f.json.command.slice(5, 9), ['--resume', s.agent_session_id, '--acp-mode', 'grove-read']);
-  const next = await ended(d, f.json.id);
+  const f = await followUp(d, first.id, { prompt: 'go on', mode: 'read' });
+  assert.deepEqual(f.command.slice(5, 9), ['--resume', s.agent_session_id, '--acp-mode', 'grove-read']);
+  const next = await endedSession(d, f.id);
   assert.deepEqual([next.status, next.timed_out], ['killed', true], 'the time limit of the session it follows');
-  const again = await stdout(f.json.id);
+  const again = await stdoutJson(d, f.id);
   const resumed = again.find((l) => l.type === 'session');
   assert.deepEqual([resumed.how, resumed.sessionId], ['resume', s.agent_session_id]);
   assert.ok(again.some((l) => l.type === 'mode' && l.modeId === 'grove-read'));

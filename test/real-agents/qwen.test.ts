@@ -8,11 +8,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
-import type { TestDaemon } from '../helpers/daemon.ts';
-import { makeTempDir } from '../helpers/git.ts';
 import { functionNames, qwenModelEnv, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
-import { closedPort, daemonWithTask, headlessRanTxt, installCliForFile } from '../helpers/real-agents.ts';
-import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
+import { cliEnv, closedPort, daemonWithAgent, daemonWithTask, endedSession, followUp, headlessRanTxt, installCliForFile, startSession, stdoutJson } from '../helpers/real-agents.ts';
 
 // The CLI, installed once for this file's tests.
 const qwenBin = installCliForFile('@qwen-code/qwen-code');
@@ -20,22 +17,11 @@ const qwenBin = installCliForFile('@qwen-code/qwen-code');
 const NO_KEY = { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, DASHSCOPE_API_KEY: undefined, GEMINI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined };
 
 test('the built-in qwen agent over ACP: no credentials refused at session/new, its ACP modes, the prompt sent, a connection error as the result, a follow-up of the same session', async (t) => {
-  const bin = qwenBin();
-  const base = { PATH: `${bin}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-qwen-home-'), ...NO_KEY };
-  const stdout = async (d: TestDaemon, id: string) =>
-    (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
-  const ended = async (d: TestDaemon, id: string) => {
-    await waitSessionEnd(d, id);
-    return (await d.socket('GET', `/api/sessions/${id}`)).json;
-  };
+  const base = cliEnv(t, qwenBin(), NO_KEY);
 
   // No credentials: session/new refuses, the session fails with its message.
-  const bare = await daemonWithTask(t, base);
-  const agent = (await bare.d.socket('GET', '/api/agents')).json.find((a: any) => a.name === 'qwen');
-  assert.deepEqual([agent.available, agent.approvals], [true, true]);
-  const b = await bare.d.socket('POST', `/api/tasks/${bare.task.id}/sessions`, { body: { agent: 'qwen', prompt: '- fix the failing test' } });
-  assert.equal(b.status, 201, b.text);
-  const refused = await ended(bare.d, b.json.id);
+  const bare = await daemonWithAgent(t, 'qwen', base);
+  const refused = await endedSession(bare.d, (await startSession(bare.d, bare.task, { agent: 'qwen', prompt: '- fix the failing test' })).id);
   assert.equal(refused.status, 'failed');
   assert.equal(refused.exit_code, 1);
   assert.equal(refused.result.is_error, true);
@@ -44,11 +30,10 @@ test('the built-in qwen agent over ACP: no credentials refused at session/new, i
   // A key no server will see, and a model endpoint that refuses.
   const env = { ...base, OPENAI_API_KEY: 'grove-test-no-such-key', OPENAI_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`, OPENAI_MODEL: 'qwen3-coder-plus' };
   const { d, task } = await daemonWithTask(t, env);
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'qwen', prompt: '- fix the failing test', args: ['--auth-type=openai'] } });
-  assert.equal(r.status, 201, r.text);
-  assert.deepEqual(r.json.command.slice(2), ['acp-bridge', '--session', r.json.id, '--acp-mode', 'auto-edit', '--prompt=- fix the failing test', '--', 'qwen', '--acp', '--auth-type=openai']);
-  const s = await ended(d, r.json.id);
-  const lines = await stdout(d, r.json.id);
+  const first = await startSession(d, task, { agent: 'qwen', prompt: '- fix the failing test', args: ['--auth-type=openai'] });
+  assert.deepEqual(first.command.slice(2), ['acp-bridge', '--session', first.id, '--acp-mode', 'auto-edit', '--prompt=- fix the failing test', '--', 'qwen', '--acp', '--auth-type=openai']);
+  const s = await endedSession(d, first.id);
+  const lines = await stdoutJson(d, first.id);
   const init = lines.find((l) => l.type === 'initialize').response;
   assert.equal(init.agentInfo.name, 'qwen-code');
   assert.deepEqual([init.agentCapabilities.loadSession, Boolean(init.agentCapabilities.sessionCapabilities?.resume)], [true, true]);
@@ -59,11 +44,10 @@ test('the built-in qwen agent over ACP: no credentials refused at session/new, i
   assert.ok(lines.some((l) => l.type === 'prompt'));
   assert.deepEqual([s.status, s.exit_code, s.result.is_error, s.result.text], ['failed', 1, true, 'Internal error: Connection error.']);
 
-  const f = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: '--version', mode: 'read', args: ['--auth-type=openai'] } });
-  assert.equal(f.status, 201, f.text);
-  assert.deepEqual(f.json.command.slice(5, 10), ['--resume', s.agent_session_id, '--acp-mode', 'default', '--prompt=--version']);
-  const next = await ended(d, f.json.id);
-  const again = await stdout(d, f.json.id);
+  const f = await followUp(d, first.id, { prompt: '--version', mode: 'read', args: ['--auth-type=openai'] });
+  assert.deepEqual(f.command.slice(5, 10), ['--resume', s.agent_session_id, '--acp-mode', 'default', '--prompt=--version']);
+  const next = await endedSession(d, f.id);
+  const again = await stdoutJson(d, f.id);
   const continued = again.find((l) => l.type === 'session');
   assert.ok(continued, JSON.stringify(again.at(-1)));
   assert.deepEqual([continued.how, continued.sessionId], ['load', s.agent_session_id], 'the same session, loaded');
@@ -82,7 +66,7 @@ const HEADLESS = {
 
 test('headless yolo against a scripted OpenAI API: the real Qwen Code runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
   const m = await startOpenAIServer(t, [{ text: 'Running it.', ...call('touch ran.txt') }, { text: 'Created ran.txt.' }]);
-  const env = { PATH: `${qwenBin()}:${process.env.PATH}`, HOME: makeTempDir(t, 'grove-qwen-home-'), ...NO_KEY, ...qwenModelEnv(m.url) };
+  const env = cliEnv(t, qwenBin(), { ...NO_KEY, ...qwenModelEnv(m.url) });
   const { s, events } = await headlessRanTxt(t, env, HEADLESS);
   const [first, second] = m.turns();
   assert.ok(functionNames(first!).includes('run_shell_command'), `yolo offers the shell: ${functionNames(first!)}`);
