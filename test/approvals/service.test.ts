@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { createApprovalService, noDecisionWithin } from '../../daemon/approvals/service.ts';
 import { createProjectConfigs } from '../../daemon/projects/config.ts';
 import { approvalsTable } from '../../daemon/store/approvals.ts';
-import { addTask, openTestStore, type TestStore } from '../helpers/store.ts';
+import { addTask, openTestStore, TEST_HOST_ID, type TestStore } from '../helpers/store.ts';
 
 const s: TestStore = await openTestStore(after);
 const log = pino({ level: 'silent' });
@@ -27,6 +27,7 @@ function service(t: test.TestContext) {
     userAllow: ['Bash(ls)'],
     userTimeoutS: undefined,
     committed: s.bus.committed,
+    hostId: TEST_HOST_ID,
     log,
   });
   t.after(() => svc.close());
