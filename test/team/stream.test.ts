@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
-import { AGENT, allLines, gate, readSse, type SseEvent } from '../helpers/sessions.ts';
+import { AGENT, allEvents, allLines, gate, readSse, type SseEvent } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 import { sharedTeam, type Team } from '../helpers/team.ts';
 
@@ -28,16 +28,6 @@ const theTeam = sharedTeam((c) => {
 
 const sse = (d: TestDaemon, url: string, opts: { headers?: Record<string, string>; until: (events: SseEvent[]) => boolean }) =>
   readSse(`http://localhost${url}`, { socketPath: d.socketPath, ...opts });
-
-async function allEvents(d: TestDaemon, query: string): Promise<any[]> {
-  const out: any[] = [];
-  for (let after = 0; ; ) {
-    const page = (await d.socket('GET', `/api/events?after=${after}&limit=1000${query}`)).json;
-    out.push(...page.events);
-    if (page.events.length < 1000) return out;
-    after = page.next;
-  }
-}
 
 async function newTask(d: TestDaemon, projectId: string, name: string): Promise<any> {
   const r = await d.socket('POST', '/api/tasks', { body: { project_id: projectId, name } });
