@@ -9,6 +9,7 @@ import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { AGENT, allEvents, allLines, gate, readSse, type SseEvent } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
+import { within } from '../helpers/within.ts';
 import { sharedTeam, type Team } from '../helpers/team.ts';
 
 // Where each host's hook writes the events it ran on, one JSON line each.
@@ -26,8 +27,10 @@ const theTeam = sharedTeam((c) => {
   };
 });
 
+// Follows `url` on `d` until `until` says it has what it waited for; a stream that never gets
+// there fails the test (rather than hanging it).
 const sse = (d: TestDaemon, url: string, opts: { headers?: Record<string, string>; until: (events: SseEvent[]) => boolean }) =>
-  readSse(`http://localhost${url}`, { socketPath: d.socketPath, ...opts });
+  within(60_000, `following ${url}`, readSse(`http://localhost${url}`, { socketPath: d.socketPath, ...opts }));
 
 async function newTask(d: TestDaemon, projectId: string, name: string): Promise<any> {
   const r = await d.socket('POST', '/api/tasks', { body: { project_id: projectId, name } });
@@ -44,9 +47,11 @@ test("events of host A reach B's SSE within a second; B resumes after Last-Event
   const ofA = (e: SseEvent) => e.data?.project_id === a.project.id;
   const following = sse(b.daemon, `/api/events?after=${from}`, {
     until: (events) => {
-      const e = events.at(-1)!;
-      if (ofA(e)) arrived.set(e.data.seq, Date.now());
-      return ofA(e) && e.event === 'task.created' && e.data.data.name === 'second from alpha';
+      // Called for keep-alive comments too: the newest event may have been seen already.
+      const e = events.at(-1);
+      if (!e || !ofA(e)) return false;
+      if (!arrived.has(e.data.seq)) arrived.set(e.data.seq, Date.now());
+      return e.event === 'task.created' && e.data.data?.name === 'second from alpha';
     },
   });
   const one = await newTask(a.daemon, a.project.id, 'first from alpha');
