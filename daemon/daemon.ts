@@ -173,6 +173,16 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       log: child('tasks'),
     });
     started.push({ name: 'tasks', close: () => tasks.close() });
+    // A setup's progress, once stored here, wakes its followers on every host (DESIGN §14.2).
+    const setupWakes = createTeamWakes({ store, channel: 'grove_setup', log: child('tasks') });
+    const stopTellingSetup = tasks.setupProgress.onAnyChange(setupWakes.tell);
+    started.push({
+      name: 'setup wakes',
+      close: async () => {
+        stopTellingSetup();
+        await setupWakes.close();
+      },
+    });
 
     // What a stopped daemon left: watched configs, unfinished creations, setups and landings, live sessions.
     for (const p of await projects.list()) configs.watch(p.path);
@@ -193,7 +203,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest }),
       ...projectRoutes({ projects }),
-      ...taskRoutes({ tasks }),
+      ...taskRoutes({ tasks, setupWakes }),
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalRoutes({ approvals }),
       ...eventRoutes({ feed }),

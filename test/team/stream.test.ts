@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import type { TestDaemon } from '../helpers/daemon.ts';
-import { makeTempDir } from '../helpers/git.ts';
+import { addProject, type TestDaemon } from '../helpers/daemon.ts';
+import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { AGENT, allEvents, allLines, gate, readSse, type SseEvent } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 import { within } from '../helpers/within.ts';
@@ -181,10 +181,38 @@ test('hooks run where the event happened: the same hook on A and B, a task of A 
   };
   await until(() => ran('alpha').some((e) => e.task_id === ofA.id), "A's hook on A's task");
   await until(() => ran('beta').some((e) => e.task_id === ofB.id), "B's hook on B's task");
-  // Each host ran it on its own project's tasks only (earlier tests' tasks of A included).
-  assert.deepEqual([...new Set(ran('alpha').map((e) => e.project_id))], [a.project.id]);
-  assert.deepEqual([...new Set(ran('beta').map((e) => e.project_id))], [b.project.id]);
+  // Each host ran it on its own events only (other tests' tasks of A included).
+  const idOf = (project: any) => project.host_id;
+  assert.deepEqual([...new Set(ran('alpha').map((e) => e.host_id))], [idOf(a.project)]);
+  assert.deepEqual([...new Set(ran('beta').map((e) => e.host_id))], [idOf(b.project)]);
   assert.ok(!ran('beta').some((e) => e.task_id === ofA.id));
   // Yet B's stream carries A's task: B saw it and did not run its hook.
   assert.ok((await allEvents(b.daemon, `&task_id=${ofA.id}`)).some((e) => e.type === 'task.created'));
+});
+
+test("a task's setup on host A followed on B until it ends: each command and line once, then the ready task", async (t) => {
+  const team = await theTeam();
+  const [a, b] = team.hosts as [Team['hosts'][0], Team['hosts'][0]];
+  const g = gate(t);
+  const project = await addProject(a.daemon, makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['echo first', `read -r _ < ${g.path}; echo last`] }) } }));
+  const r = await a.daemon.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'set up on alpha', wait: false } });
+  assert.equal(r.status, 202, r.text);
+  // B opens the gate once it has followed the first command's line live.
+  let opened = false;
+  const events = await sse(b.daemon, `/api/tasks/${r.json.id}/setup`, {
+    until: (evs) => {
+      if (!opened && evs.some((e) => e.event === 'line' && e.data.text === 'first')) {
+        opened = true;
+        g.release();
+      }
+      return evs.at(-1)?.event === 'end';
+    },
+  });
+  assert.ok(opened);
+  assert.deepEqual(
+    events.filter((e) => e.event === 'line').map((e) => e.data.text),
+    ['first', 'last'],
+  );
+  assert.equal(events.filter((e) => e.event === 'command').length, 4, 'two commands, each started and ended');
+  assert.equal(events.at(-1)!.data.status, 'ready');
 });
