@@ -128,15 +128,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     });
     started.push({ name: 'sessions', close: () => sessions.close() });
     // A session's lines and end, once stored here, wake its followers on every host (DESIGN §14.2).
-    const outputWakes = createTeamWakes({ store, channel: 'grove_output', log: child('sessions') });
-    const stopTelling = [sessions.output.onAnyChange(outputWakes.tell), sessions.ended.onAnyChange(outputWakes.tell)];
-    started.push({
-      name: 'output wakes',
-      close: async () => {
-        for (const stop of stopTelling) stop();
-        await outputWakes.close();
-      },
-    });
+    const outputWakes = createTeamWakes({ store, channel: 'grove_output', tellOn: [sessions.output, sessions.ended], log: child('sessions') });
+    started.push({ name: 'output wakes', close: () => outputWakes.close() });
 
     // Made before sessions re-attach: a session found ended then expires its approvals (DESIGN §15).
     const approvals = createApprovalService({
@@ -174,15 +167,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     });
     started.push({ name: 'tasks', close: () => tasks.close() });
     // A setup's progress, once stored here, wakes its followers on every host (DESIGN §14.2).
-    const setupWakes = createTeamWakes({ store, channel: 'grove_setup', log: child('tasks') });
-    const stopTellingSetup = tasks.setupProgress.onAnyChange(setupWakes.tell);
-    started.push({
-      name: 'setup wakes',
-      close: async () => {
-        stopTellingSetup();
-        await setupWakes.close();
-      },
-    });
+    const setupWakes = createTeamWakes({ store, channel: 'grove_setup', tellOn: [tasks.setupProgress], log: child('tasks') });
+    started.push({ name: 'setup wakes', close: () => setupWakes.close() });
 
     // What a stopped daemon left: watched configs, unfinished creations, setups and landings, live sessions.
     for (const p of await projects.list()) configs.watch(p.path);

@@ -1,5 +1,6 @@
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
+import type { Listen } from '../runtime/signal.ts';
 import type { Store } from './store.ts';
 
 // The fallback when a notification is missed: a notification only wakes (DESIGN §14.2).
@@ -9,7 +10,8 @@ const POLL_MS = 1000;
 // change to it has committed, and whoever `watch`es that key on any daemon of the store reads
 // again, woken by the notification on `channel` or, should it be missed, by a poll. On this
 // daemon's own store (PGlite) nothing else writes: both do nothing, in-process signals suffice.
-export function createTeamWakes(deps: { store: Pick<Store, 'shared' | 'listen' | 'notify'>; channel: string; log: Logger; pollMs?: number }) {
+// `tellOn`: this daemon's signals of such changes (by key), told to the team as they fire.
+export function createTeamWakes(deps: { store: Pick<Store, 'shared' | 'listen' | 'notify'>; channel: string; tellOn?: Array<Listen<string>>; log: Logger; pollMs?: number }) {
   const { store, channel, log } = deps;
   const byKey = new Map<string, Set<() => void>>();
   const pokeAll = () => {
@@ -17,6 +19,7 @@ export function createTeamWakes(deps: { store: Pick<Store, 'shared' | 'listen' |
   };
   let stopListening = () => {};
   let poll: NodeJS.Timeout | null = null;
+  const stopTelling: Array<() => void> = [];
   if (store.shared) {
     // null: notifications may have been missed while the listening connection was away.
     stopListening = store.listen(channel, (key) => {
@@ -25,6 +28,12 @@ export function createTeamWakes(deps: { store: Pick<Store, 'shared' | 'listen' |
     });
     poll = setInterval(pokeAll, deps.pollMs ?? POLL_MS);
     poll.unref();
+    for (const signal of deps.tellOn ?? []) stopTelling.push(signal.onAnyChange(tell));
+  }
+
+  function tell(key: string): void {
+    if (!store.shared) return;
+    store.notify(channel, key).catch((err: unknown) => log.debug({ err, channel, key }, 'notifying the team failed; its poll reads it'));
   }
 
   return {
@@ -42,12 +51,10 @@ export function createTeamWakes(deps: { store: Pick<Store, 'shared' | 'listen' |
     },
 
     /** after a change to `key` has committed: every daemon's watchers of it read again */
-    tell(key: string): void {
-      if (!store.shared) return;
-      store.notify(channel, key).catch((err: unknown) => log.debug({ err, channel, key }, 'notifying the team failed; its poll reads it'));
-    },
+    tell,
 
     close: once(async () => {
+      for (const stop of stopTelling) stop();
       stopListening();
       if (poll) clearInterval(poll);
       byKey.clear();
