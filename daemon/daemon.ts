@@ -39,6 +39,8 @@ import { commandsTable } from './store/commands.ts';
 import { hostname } from 'node:os';
 import { createEventBus } from './events/bus.ts';
 import { createEventFeed } from './events/feed.ts';
+import { createTeamReader, type TeamReader } from './events/team.ts';
+import { createTeamWakes } from './store/wakes.ts';
 import { createHooks, stopLeftHooks } from './events/hooks.ts';
 import { eventRoutes } from './routes/events.ts';
 import { setupLogTable } from './store/setup-log.ts';
@@ -91,20 +93,26 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     const pool = createPool();
     started.push({ name: 'pool', close: () => pool.close() });
 
-    // Every change goes to the store with its event; committed events go to the bus (DESIGN §11).
+    // Every change goes to the store with its event; committed events go to the bus (DESIGN §11):
+    // on a shared store through the team reader, which reads every host's (DESIGN §14.2).
+    const hostId = hostIdOf(settings.dataDir);
     const bus = createEventBus();
-    const eventRows = eventsTable(store.db, bus.publish);
+    let team: TeamReader | null = null;
+    const eventRows = eventsTable(store.db, (events) => (team ? team.recorded(events) : bus.publish(events)), { hostId, shared: store.shared });
     bus.begin(await eventRows.lastSeq());
+    if (store.shared) {
+      const reader = (team = createTeamReader({ bus, events: eventRows, store, log: child('events') }));
+      started.push({ name: 'team stream', close: () => reader.close() });
+    }
     // This daemon as a host of the store (DESIGN §14.2): online from here, offline once closed.
     const hostRows = hostsTable(store.db, eventRows);
-    const hostId = hostIdOf(settings.dataDir);
     const acceptRemote = settings.config.accept_remote ?? true;
     const heartbeat = await startHeartbeat({ hosts: hostRows, id: hostId, name: settings.config.host_name ?? hostname(), version: VERSION, acceptRemote, log: child('hosts') });
     started.push({ name: 'heartbeat', close: () => heartbeat.close() });
     const projectRows = projectsTable(store.db, eventRows);
     const taskRows = tasksTable(store.db, eventRows, withPresence);
     const projects = createProjectService({ projects: projectRows, hostId, countLiveTasks: (id) => taskRows.countLive(id), configs });
-    const read = createTaskReader({ tasks: taskRows, getProject: projects.get });
+    const read = createTaskReader({ tasks: taskRows, getProject: projects.get, hostId });
 
     // Session starts and archives of one task take turns through it (both services hold it).
     const gate = createTaskGate();
@@ -124,6 +132,9 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       log: child('sessions'),
     });
     started.push({ name: 'sessions', close: () => sessions.close() });
+    // A session's lines and end, once stored here, wake its followers on every host (DESIGN §14.2).
+    const outputWakes = createTeamWakes({ store, channel: 'grove_output', tellOn: [sessions.output, sessions.ended], log: child('sessions') });
+    started.push({ name: 'output wakes', close: () => outputWakes.close() });
 
     // Made before sessions re-attach: a session found ended then expires its approvals (DESIGN §15).
     const approvals = createApprovalService({
@@ -135,6 +146,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       userAllow: settings.config.allow ?? [],
       userTimeoutS: settings.config.approval_timeout_s,
       committed: bus.committed,
+      hostId,
       log: child('approvals'),
     });
     started.push({ name: 'approvals', close: () => approvals.close() });
@@ -159,6 +171,9 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       log: child('tasks'),
     });
     started.push({ name: 'tasks', close: () => tasks.close() });
+    // A setup's progress, once stored here, wakes its followers on every host (DESIGN §14.2).
+    const setupWakes = createTeamWakes({ store, channel: 'grove_setup', tellOn: [tasks.setupProgress], log: child('tasks') });
+    started.push({ name: 'setup wakes', close: () => setupWakes.close() });
 
     // What a stopped daemon left: watched configs, unfinished creations, setups and landings, live sessions.
     for (const p of await projectRows.listOfHost(hostId)) configs.watch(p.path); // only this host has their folders
@@ -166,7 +181,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // This host's only: another host's rows keep their state until it comes back (DESIGN §14.2).
     await tasks.recover(hostId);
     await sessions.reattach(hostId);
-    await approvals.recover(hostId);
+    await approvals.recover();
 
     // Open streams wait while the store is unreachable, and read on once it is back.
     const streamReads = patientReads(createLimiter(STREAM_READS));
@@ -174,15 +189,15 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     started.push({ name: 'events', close: () => feed.close() });
     const hookRuns = path.join(settings.dataDir, 'hooks');
     await stopLeftHooks(hookRuns, child('hooks'));
-    const hooks = createHooks({ hooks: settings.config.hooks ?? [], bus, runDir: hookRuns, log: child('hooks') });
+    const hooks = createHooks({ hooks: settings.config.hooks ?? [], bus, hostId, runDir: hookRuns, log: child('hooks') });
     started.push({ name: 'hooks', close: () => hooks.close() });
 
     let port: number | null = null;
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest, hostId, shared: store.shared }),
       ...projectRoutes({ projects }),
-      ...taskRoutes({ tasks, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
-      ...sessionRoutes({ sessions, agents, streamReads }),
+      ...taskRoutes({ tasks, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
+      ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalRoutes({ approvals }),
       ...eventRoutes({ feed }),
       ...hostRoutes({ hosts: hostRows }),

@@ -16,6 +16,7 @@ export const GroveEvent = Type.Object(
     project_id: Type.Union([Id, Type.Null()]),
     task_id: Type.Union([Id, Type.Null()]),
     session_id: Type.Union([Id, Type.Null()]),
+    host_id: Type.Union([Id, Type.Null()], { description: 'the host where it happened (DESIGN §14.2); null for events recorded before hosts' }),
     data: Type.Unknown({ description: 'the project, task or session as it now is, as its REST endpoint returns it' }),
   },
   { $id: 'Event' },

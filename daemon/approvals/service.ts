@@ -25,8 +25,10 @@ export interface ApprovalServiceDeps {
   /** the user config's `allow` and `approval_timeout_s` */
   userAllow: readonly string[];
   userTimeoutS: number | undefined;
-  /** every committed event: a decision wakes its waiters, a session's end expires its approvals */
+  /** every committed event (every host's on a shared store): a decision wakes its waiters, a session's end expires its approvals */
   committed: Listen<GroveEvent>;
+  /** this daemon's host: only the owner of a session expires its approvals */
+  hostId: string;
   log: Logger;
 }
 
@@ -73,6 +75,8 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     approvals.expire({ session_id: sessionId }, () => sessionEnded(status)).catch((err: unknown) => log.error({ err, session: sessionId }, 'expiring the approvals of an ended session failed'));
   }
 
+  // A decision wakes waiters whichever host recorded it (waking only reads). A session's end
+  // expires its approvals on the host that recorded the end, its owner: one writer, not one per host.
   const stop = deps.committed.onAnyChange((e) => {
     if (e.type === 'approval.decided') {
       const a = e.data as Approval;
@@ -80,7 +84,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       if (timer) clearTimeout(timer);
       timers.delete(a.id);
       decided.changed(a.id);
-    } else if (e.type === 'session.status' && e.session_id !== null) {
+    } else if (e.type === 'session.status' && e.session_id !== null && e.host_id === deps.hostId) {
       const s = e.data as Session;
       if (!isLive(s.status) && s.status !== 'queued' && s.waiting !== null) expireOfSession(s.id, s.status);
     }
@@ -184,9 +188,11 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
 
     // After a restart (once sessions are re-attached): deadlines armed again, and the approvals
     // of sessions that ended meanwhile expired; this host's only, as its sessions are.
-    async recover(hostId: string): Promise<void> {
-      for (const a of await approvals.pending(hostId)) {
+    async recover(): Promise<void> {
+      for (const a of await approvals.pending(deps.hostId)) {
         const s = await deps.getSession(a.session_id);
+        // Another host's are its own to expire (a shared store holds the team's).
+        if (s && s.host_id !== deps.hostId) continue;
         if (!s || !isLive(s.status)) expireOfSession(a.session_id, s?.status ?? 'lost');
         else arm(a);
       }

@@ -50,8 +50,6 @@ export async function runTakeover(opts: { api: Client; socketPath: string; sessi
     });
     child.once('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
   });
-  for (const [signal, fn] of handlers) process.off(signal, fn);
-
   // A fresh connection: the first one idled for as long as the agent ran.
   const api = createClient(opts.socketPath);
   try {
@@ -63,6 +61,9 @@ export async function runTakeover(opts: { api: Client; socketPath: string; sessi
     err(`grove: interactive session ${id} was stopped by grove`);
   } finally {
     await api.close();
+    // Only now: a closed terminal's hang-up can come again after the agent's exit, and would
+    // end this process before it reported the end.
+    for (const [signal, fn] of handlers) process.off(signal, fn);
   }
   return exitCode;
 }

@@ -76,7 +76,9 @@ export async function stopLeftHooks(dir: string, log: Logger): Promise<void> {
 // The user's hooks (DESIGN §11): each matching event runs the hook's command with the event's
 // JSON on stdin, one at a time per hook and in order, bounded in time, whatever it leaves
 // running killed, failures logged. They run after the change is committed and answered.
-export function createHooks(deps: { hooks: Hook[]; bus: EventBus; runDir: string; log: Logger }) {
+// On a shared store the bus carries every host's events: a hook runs where its event happened
+// (DESIGN §14.2), on the machine whose user configured it for that host's work.
+export function createHooks(deps: { hooks: Hook[]; bus: EventBus; hostId: string; runDir: string; log: Logger }) {
   const { hooks, bus, log } = deps;
   const records = runRecords(deps.runDir);
   const lines = hooks.map(() => ({ tail: Promise.resolve(), waiting: 0 }));
@@ -114,6 +116,7 @@ export function createHooks(deps: { hooks: Hook[]; bus: EventBus; runDir: string
   }
 
   const onEvent = (e: GroveEvent) => {
+    if (e.host_id !== deps.hostId) return;
     hooks.forEach((hook, i) => {
       if (!hook.on.includes(e.type) && !hook.on.includes('*')) return;
       const line = lines[i]!;

@@ -24,11 +24,12 @@ import { route, type Route } from '../http/route.ts';
 import { resumeFrom, wantsEventStream, writeSse } from '../http/sse.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import { sessionOutput } from '../sessions/output-stream.ts';
+import type { TeamWakes } from '../store/wakes.ts';
 import type { SessionService } from '../sessions/service.ts';
 
 // Sessions of tasks, their output (JSON pages or an event stream), and the agents they run.
-export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; streamReads: Limiter }): Route[] {
-  const { sessions, agents, streamReads } = deps;
+export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; streamReads: Limiter; outputWakes: Pick<TeamWakes, 'watch'> }): Route[] {
+  const { sessions, agents, streamReads, outputWakes } = deps;
   return [
     route({
       method: 'GET',
@@ -151,7 +152,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
       handler: async ({ params, query, req, res }) => {
         if (wantsEventStream(req)) {
           const after = resumeFrom(req, query.after, MAX_SEQ);
-          await writeSse(res, await sessionOutput({ id: params.id, after, sessions, streamReads }));
+          await writeSse(res, await sessionOutput({ id: params.id, after, sessions, streamReads, team: outputWakes }));
           return null;
         }
         if (query.last !== undefined) {

@@ -6,10 +6,11 @@ import { route, type Route } from '../http/route.ts';
 import { wantsEventStream, writeSse } from '../http/sse.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { taskSetup } from '../tasks/setup-stream.ts';
+import type { TeamWakes } from '../store/wakes.ts';
 
 // /api/tasks: thin adapters from HTTP to the task service.
-export function taskRoutes(deps: { tasks: TaskService; place: (body: CreateTaskBody) => Promise<CreateTaskBody> }): Route[] {
-  const { tasks } = deps;
+export function taskRoutes(deps: { tasks: TaskService; setupWakes: Pick<TeamWakes, 'watch'>; place: (body: CreateTaskBody) => Promise<CreateTaskBody> }): Route[] {
+  const { tasks, setupWakes } = deps;
   return [
     route({
       method: 'GET',
@@ -52,7 +53,7 @@ export function taskRoutes(deps: { tasks: TaskService; place: (body: CreateTaskB
       responses: { 200: TaskSetup },
       handler: async ({ params, req, res }) => {
         if (wantsEventStream(req)) {
-          await writeSse(res, await taskSetup({ id: params.id, tasks }));
+          await writeSse(res, await taskSetup({ id: params.id, tasks, team: setupWakes }));
           return null;
         }
         return { status: 200, body: await tasks.setup(params.id) };

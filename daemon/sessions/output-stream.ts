@@ -1,6 +1,7 @@
 import { OUTPUT_PAGE_MAX } from '../../schemas/session.ts';
 import { wakeOn, type Source, type StreamItem } from '../runtime/follow.ts';
 import type { Limiter } from '../runtime/limiter.ts';
+import type { TeamWakes } from '../store/wakes.ts';
 import type { SessionService } from './service.ts';
 
 // The JSON pages' largest: each round costs store round trips, so a long history comes in few.
@@ -10,13 +11,14 @@ const PAGE = OUTPUT_PAGE_MAX;
 // ended: read from the store page by page, the next page only once the reader took this one,
 // so a slow follower holds no more than a page. Its store reads take their turn in
 // `streamReads`, shared with every other stream (events/feed.ts). Resolves once the session is
-// known to exist: a 404 goes before any header is sent.
-export async function sessionOutput(opts: { id: string; after: number; sessions: SessionService; streamReads: Limiter }): Promise<Source> {
-  const { id, sessions, streamReads } = opts;
+// known to exist: a 404 goes before any header is sent. Another host's session (on a shared
+// store) wakes its followers here through `team`, its lines and end stored by its owner.
+export async function sessionOutput(opts: { id: string; after: number; sessions: SessionService; streamReads: Limiter; team?: Pick<TeamWakes, 'watch'> }): Promise<Source> {
+  const { id, sessions, streamReads, team } = opts;
   await sessions.get(id);
   return async function* (signal): AsyncGenerator<StreamItem> {
     let after = opts.after;
-    const wake = wakeOn(signal, (poke) => [sessions.output.onChange(id, poke), sessions.ended.onChange(id, poke)]);
+    const wake = wakeOn(signal, (poke) => [sessions.output.onChange(id, poke), sessions.ended.onChange(id, poke), team?.watch(id, poke) ?? (() => {})]);
     try {
       while (!signal.aborted) {
         wake.reset();

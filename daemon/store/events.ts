@@ -19,6 +19,7 @@ interface Row {
   project_id: string | null;
   task_id: string | null;
   session_id: string | null;
+  host_id: string | null;
   data: unknown;
 }
 
@@ -29,6 +30,7 @@ const toEvent = (r: Row): GroveEvent => ({
   project_id: r.project_id,
   task_id: r.task_id,
   session_id: r.session_id,
+  host_id: r.host_id,
   data: r.data,
 });
 
@@ -37,23 +39,38 @@ export function matches(e: GroveEvent, f: EventFilter): boolean {
   return (f.project_id === undefined || e.project_id === f.project_id) && (f.task_id === undefined || e.task_id === f.task_id);
 }
 
+// Who records: this daemon's host (each event says where it happened), and whether other daemons
+// share the store.
+export interface Recorder {
+  hostId: string | null;
+  shared: boolean;
+}
+
+// The key of the advisory lock that recording transactions take in turn on a shared store.
+const EVENTS_LOCK = 0x67726f7665;
+
 // The events table (DESIGN §11): `tx` runs a change and the events describing it in one
-// transaction, and hands the events to `published` once it has committed; a change without its
-// event, or an event without its change, cannot happen.
-export function eventsTable(db: Db, published: (events: GroveEvent[]) => void) {
+// transaction, and hands the events to `published` once it has committed (and waits for it);
+// a change without its event, or an event without its change, cannot happen.
+export function eventsTable(db: Db, published: (events: GroveEvent[]) => void | Promise<void>, by: Recorder = { hostId: null, shared: false }) {
   return {
     async tx<T>(fn: (tx: Db, record: RecordEvent) => Promise<T>): Promise<T> {
       const recorded: GroveEvent[] = [];
-      const out = await db.transaction((tx) =>
-        fn(tx, async (e) => {
+      const out = await db.transaction(async (tx) => {
+        // Commit order is seq order: two daemons' transactions could otherwise commit out of seq
+        // order, and a reader of `seq > last` would skip forever the one that commits later. The
+        // lock is taken first, before any row lock, so that recording transactions never
+        // deadlock on each other. PGlite has one writer: no need.
+        if (by.shared) await tx.query('SELECT pg_advisory_xact_lock($1)', [EVENTS_LOCK]);
+        return fn(tx, async (e) => {
           const { rows } = await tx.query<Row>(
-            `INSERT INTO events (type, project_id, task_id, session_id, data) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
-            [e.type, e.project_id, e.task_id ?? null, e.session_id ?? null, JSON.stringify(e.data)],
+            `INSERT INTO events (type, project_id, task_id, session_id, host_id, data) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+            [e.type, e.project_id, e.task_id ?? null, e.session_id ?? null, by.hostId, JSON.stringify(e.data)],
           );
           recorded.push(toEvent(rows[0]!));
-        }),
-      );
-      if (recorded.length > 0) published(recorded);
+        });
+      });
+      if (recorded.length > 0) await published(recorded);
       return out;
     },
     async lastSeq(): Promise<number> {

@@ -22,11 +22,13 @@ export function withPresence(t: StoredTask, projectPath: string): Task {
 }
 
 // Tasks as the API shows them: a live task whose folder is gone (deleted by hand) says so.
-export function createTaskReader(deps: { tasks: TasksTable; getProject: (id: string) => Promise<Project> }) {
+// Another host's task (on a shared store) is on a disk this daemon cannot look at: its folder
+// is not known missing, and its path here means nothing.
+export function createTaskReader(deps: { tasks: TasksTable; getProject: (id: string) => Promise<Project>; hostId: string }) {
   const { tasks, getProject } = deps;
 
   async function present(t: StoredTask, projectPath?: string): Promise<Task> {
-    if (t.status === 'archived') return { ...t, worktree_missing: false };
+    if (t.status === 'archived' || t.host_id !== deps.hostId) return { ...t, worktree_missing: false };
     return withPresence(t, projectPath ?? (await getProject(t.project_id)).path);
   }
 

@@ -1,19 +1,21 @@
 import { wakeOn, type Source, type StreamEvent } from '../runtime/follow.ts';
+import type { TeamWakes } from '../store/wakes.ts';
 import type { TaskService } from './service.ts';
 
 // GET /api/tasks/:id/setup with Accept: text/event-stream (an addition to DESIGN §4): the
 // setup as it happens — `command` when a command starts (exit_code and ended_at null) and
 // again when it ends (data: its index and record), `line` per output line (id its seq), and
 // `end` with the task once setup is over. The CLI shows task creation progress with it.
-// Resolves once the task is known to exist: a 404 goes before any header is sent.
-export async function taskSetup(opts: { id: string; tasks: TaskService }): Promise<Source> {
-  const { id, tasks } = opts;
+// Resolves once the task is known to exist: a 404 goes before any header is sent. Another
+// host's task (on a shared store) wakes its followers here through `team`.
+export async function taskSetup(opts: { id: string; tasks: TaskService; team?: Pick<TeamWakes, 'watch'> }): Promise<Source> {
+  const { id, tasks, team } = opts;
   await tasks.get(id);
   return async function* (signal): AsyncGenerator<StreamEvent> {
     let after = 0;
     // Per command: whether its start and its end have been announced.
     const announced: Array<{ start: boolean; end: boolean }> = [];
-    const wake = wakeOn(signal, (poke) => [tasks.setupProgress.onChange(id, poke)]);
+    const wake = wakeOn(signal, (poke) => [tasks.setupProgress.onChange(id, poke), team?.watch(id, poke) ?? (() => {})]);
     try {
       while (!signal.aborted) {
         wake.reset();

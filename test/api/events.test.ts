@@ -8,7 +8,7 @@ import { Pool } from 'undici';
 import { openStore } from '../../daemon/store/db.ts';
 import { addProject, makeHome, ROOT, sharedDaemon, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
-import { readSse, waitSessionEnd, type SseEvent } from '../helpers/sessions.ts';
+import { allEvents, readSse, waitSessionEnd, type SseEvent } from '../helpers/sessions.ts';
 import { storeUrlFor } from '../helpers/postgres.ts';
 import { seedStore } from '../helpers/template.ts';
 
@@ -19,17 +19,6 @@ async function daemonWithAgent(t: test.TestContext) {
   const home = makeHome(t);
   writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: AGENTS, default_agent: 'talk' }));
   return { home, d: await startDaemon(t, { home }) };
-}
-
-// Every event as pages, from `after`.
-async function allEvents(d: TestDaemon, query = ''): Promise<any[]> {
-  const out: any[] = [];
-  for (let after = 0; ; ) {
-    const page = (await d.socket('GET', `/api/events?after=${after}&limit=1000${query}`)).json;
-    out.push(...page.events);
-    if (page.events.length < 1000) return out;
-    after = page.next;
-  }
 }
 
 // The tests that neither restart the daemon nor start from another store share one, each reading

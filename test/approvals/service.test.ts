@@ -17,7 +17,7 @@ const log = pino({ level: 'silent' });
 const configs = createProjectConfigs({ log });
 after(() => configs.close());
 
-function service(t: test.TestContext) {
+function service(t: test.TestContext, hostId = TEST_HOST_ID) {
   const svc = createApprovalService({
     approvals: approvalsTable(s.store.db, s.events),
     getSession: (id) => s.sessions.get(id),
@@ -27,6 +27,7 @@ function service(t: test.TestContext) {
     userAllow: ['Bash(ls)'],
     userTimeoutS: undefined,
     committed: s.bus.committed,
+    hostId,
     log,
   });
   t.after(() => svc.close());
@@ -99,7 +100,25 @@ test('a new service (a restart) arms the deadlines it finds and expires approval
   assert.equal((await first.get(orphan.id)).status, 'pending');
 
   const second = service(t);
-  await second.recover(TEST_HOST_ID);
+  await second.recover();
   assert.deepEqual((await second.get(timed.id, 30)).verdict, { behavior: 'expired', message: noDecisionWithin(1) });
   assert.equal((await second.get(orphan.id, 30)).status, 'expired');
+});
+
+test("another host's service (a shared store) leaves a session's approvals to its owner: neither its end nor a restart expires them there", async (t) => {
+  const owner = service(t);
+  const session = await liveSession(t);
+  const { approval: a } = await owner.ask(session.id, bash('make'));
+  await owner.close();
+  const elsewhere = service(t, randomUUID());
+  // The end is recorded (by its owner) and passes this service's bus; any expiry it started
+  // would be queued before the read that follows.
+  assert.equal(await s.sessions.end(session.id, 'killed', null), true);
+  assert.equal((await elsewhere.get(a.id)).status, 'pending');
+  await elsewhere.recover();
+  assert.equal((await elsewhere.get(a.id)).status, 'pending');
+  // Its owner, back, expires them.
+  const back = service(t);
+  await back.recover();
+  assert.equal((await back.get(a.id, 30)).status, 'expired');
 });

@@ -61,6 +61,17 @@ export async function allLines(d: TestDaemon, id: string): Promise<any[]> {
   }
 }
 
+// Every event (of the filters in `query`, e.g. `&project_id=...`), through the JSON pages.
+export async function allEvents(d: TestDaemon, query = ''): Promise<any[]> {
+  const out: any[] = [];
+  for (let after = 0; ; ) {
+    const page = (await d.socket('GET', `/api/events?after=${after}&limit=1000${query}`)).json;
+    out.push(...page.events);
+    if (page.events.length < 1000) return out;
+    after = page.next;
+  }
+}
+
 // Processes of a process group that are still running (zombies do not count).
 export function liveGroupMembers(pgid: number): number[] {
   const out: number[] = [];

@@ -59,11 +59,11 @@ export async function openTestStore(cleanup: (fn: () => unknown) => void, log: L
   if (databaseUrl === null) await seedStore(dataDir);
   const store = (opened = await openStore({ dataDir, log, databaseUrl }));
   const bus = createEventBus();
-  const events = eventsTable(store.db, bus.publish);
+  const events = eventsTable(store.db, bus.publish, { hostId: TEST_HOST_ID, shared: store.shared });
   bus.begin(await events.lastSeq());
   const projects = projectsTable(store.db, events);
   const getProject = async (id: string) => (await projects.get(id)) ?? assert.fail(`no project ${id}`);
-  const read = createTaskReader({ tasks: tasksTable(store.db, events, withPresence), getProject });
+  const read = createTaskReader({ tasks: tasksTable(store.db, events, withPresence), getProject, hostId: TEST_HOST_ID });
   return { dataDir, store, bus, events, sessions: sessionsTable(store.db, events), getProject, getTask: read.get };
 }
 

@@ -41,7 +41,7 @@ export async function taskParts(t: TestContext) {
     getProject,
     setupLog: setupLogTable(store.db),
     teardownLog: setupLogTable(store.db, 'teardown'),
-    read: createTaskReader({ tasks, getProject }),
+    read: createTaskReader({ tasks, getProject, hostId: TEST_HOST_ID }),
     journal: createJournal(path.join(dataDir, 'journal')),
     ports: createPortAllocator({ leases, range: [20000, 29999] }),
     // No services here: a task that becomes ready has nothing to autostart.

@@ -1,6 +1,7 @@
 // A team on one PostgreSQL (DESIGN §14.2) for the team tests: several real daemons, each with its
 // own GROVE_HOME, its own clone of one origin and its own host name, all on one fresh database.
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { after } from 'node:test';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { addProject, makeHome, startDaemon, type Cleanup, type StartOptions, type TestDaemon } from './daemon.ts';
@@ -97,4 +98,17 @@ export async function query(team: Team, sql: string, params: unknown[] = []): Pr
   } finally {
     await c.end();
   }
+}
+
+// One team for the tests of a file: started by the first test that asks, stopped after the
+// file's last test (call it at the top level, as sharedDaemon). `opts` may be a function of the
+// file's cleanup, for folders the team's config names.
+export function sharedTeam(opts: TeamOptions | ((c: Cleanup) => TeamOptions)): () => Promise<Team> {
+  const cleanups: Array<() => unknown> = [];
+  after(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+  });
+  let team: Promise<Team> | null = null;
+  const c: Cleanup = { after: (fn) => cleanups.push(fn) };
+  return () => (team ??= startTeam(c, typeof opts === 'function' ? opts(c) : opts));
 }

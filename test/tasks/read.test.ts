@@ -52,7 +52,7 @@ test('the store records each task event with the view it is given; the reader lo
   const dir = makeTempDir(t);
   const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: 'p', path: dir, host_id: TEST_HOST_ID, repository: null });
   const tasks = tasksTable(s.store.db, s.events, withPresence);
-  const read = createTaskReader({ tasks, getProject: s.getProject });
+  const read = createTaskReader({ tasks, getProject: s.getProject, hostId: TEST_HOST_ID });
   const id = randomUUID();
   await tasks.insert({ id, project_id: project.id, name: 'job', branch: 'grove/job', worktree_path: WORKTREE, base: 'main', base_commit: 'b'.repeat(40), status: 'setting_up' }, {});
   mkdirSync(path.join(dir, WORKTREE), { recursive: true });
@@ -69,4 +69,18 @@ test('the store records each task event with the view it is given; the reader lo
     (await read.list(project.id)).map((x) => x.worktree_missing),
     [true],
   );
+});
+
+test("another host's task (a shared store) is not called missing: its folder is on that host's disk", async (t) => {
+  const s = await openTestStore((fn) => t.after(fn));
+  const elsewhere = randomUUID();
+  const project = await projectsTable(s.store.db, s.events).insert({ id: randomUUID(), name: 'p', path: '/srv/code/p', host_id: elsewhere, repository: null });
+  const tasks = tasksTable(s.store.db, s.events, withPresence);
+  const id = randomUUID();
+  await tasks.insert({ id, project_id: project.id, name: 'job', branch: 'grove/job', worktree_path: WORKTREE, base: 'main', base_commit: 'b'.repeat(40), status: 'ready' }, {});
+  const here = createTaskReader({ tasks, getProject: s.getProject, hostId: TEST_HOST_ID });
+  assert.equal((await here.get(id)).worktree_missing, false);
+  assert.deepEqual((await here.list(project.id)).map((x) => x.worktree_missing), [false]);
+  const owner = createTaskReader({ tasks, getProject: s.getProject, hostId: elsewhere });
+  assert.equal((await owner.get(id)).worktree_missing, true, 'its owner looks, and the folder is not there');
 });
