@@ -11,6 +11,7 @@ import { healthRoutes } from './routes/health.ts';
 import { uiRoutes } from './routes/ui.ts';
 import { openApiRoute } from './routes/openapi.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { poolRoutes } from './routes/pool.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { approvalRoutes } from './routes/approvals.ts';
@@ -142,6 +143,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       setupLog: setupLogTable(store.db),
       teardownLog: setupLogTable(store.db, 'teardown'),
       getProject: projects.get,
+      localProjects: () => projectRows.listOfHost(hostId),
       pool,
       ports: createPortAllocator({ leases: portLeasesTable(store.db), range: settings.portRange }),
       configs,
@@ -161,6 +163,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     await tasks.recover();
     await sessions.reattach();
     await approvals.recover();
+    // After recovery: slots a stop left half made are failed by then, and are made again.
+    await tasks.warm.start();
 
     const streamReads = createLimiter(STREAM_READS);
     const feed = createEventFeed({ bus, events: eventRows, streamReads, log: child('events'), stallMs: settings.eventStallMs });
@@ -173,7 +177,19 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     let port: number | null = null;
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest }),
-      ...projectRoutes({ projects }),
+      // A project added or removed has its warm pool made or removed with it (DESIGN §16).
+      ...projectRoutes({
+        projects: {
+          ...projects,
+          add: async (input) => {
+            const p = await projects.add(input);
+            void tasks.warm.sync(p.id);
+            return p;
+          },
+          remove: (id) => projects.remove(id, () => tasks.warm.removeAll(id)),
+        },
+      }),
+      ...poolRoutes({ warm: tasks.warm }),
       ...taskRoutes({ tasks }),
       ...sessionRoutes({ sessions, agents, streamReads }),
       ...approvalRoutes({ approvals }),

@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { addProject, sharedDaemon, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { branches, git, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
+import { until } from '../helpers/store.ts';
+
+// The warm pool (DESIGN §16). Most tests share one daemon, each with its own repository.
+const daemon = sharedDaemon();
+
+// Slots (named pool-…) wait in their setup while `hold` exists, so that a test decides when a
+// refill may finish; a task's own setup never waits. Every setup writes the id and port it ran with.
+function poolConfig(hold: string, pool: object, extra: object = {}) {
+  return {
+    setup: ['echo "$GROVE_TASK_ID $GROVE_PORT" > setup-ran.txt', `case "$GROVE_TASK_NAME" in pool-*) while [ -e '${hold}' ]; do sleep 0.05; done;; esac`],
+    ports: [3000],
+    pool,
+    ...extra,
+  };
+}
+
+async function pool(d: TestDaemon, projectId: string): Promise<any> {
+  const r = await d.socket('GET', `/api/projects/${projectId}/pool`);
+  assert.equal(r.status, 200, r.text);
+  return r.json;
+}
+
+// Waits until the project has `n` ready slots (and no other), and returns them.
+function readySlots(d: TestDaemon, projectId: string, n: number): Promise<any[]> {
+  return until(async () => {
+    const slots = (await pool(d, projectId)).slots;
+    return slots.length === n && slots.every((s: any) => s.status === 'ready') && slots;
+  }, `${n} ready slot(s)`, 60_000);
+}
+
+const taskEvents = async (d: TestDaemon, projectId: string) =>
+  ((await d.socket('GET', `/api/events?project_id=${projectId}`)).json.events as any[]).filter((e) => e.type.startsWith('task.'));
+
+test('a claim answers ready at once with the slot: its setup ran with the task id and ports; slots are in no list or event', async (t) => {
+  const d = await daemon();
+  const hold = path.join(makeTempDir(t), 'hold');
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) } });
+  const project = await addProject(d, repo);
+  const [slot] = await readySlots(d, project.id, 1);
+  assert.equal(slot.base, git(repo, 'rev-parse', '--abbrev-ref', 'HEAD'));
+  assert.equal(slot.base_commit, git(repo, 'rev-parse', 'HEAD'));
+
+  // Not a task to anyone but the pool: lists, a get, events.
+  assert.deepEqual((await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json, []);
+  assert.ok(!(await d.socket('GET', '/api/tasks')).json.some((x: any) => x.id === slot.id));
+  assert.equal((await d.socket('GET', `/api/tasks/${slot.id}`)).status, 404);
+  assert.deepEqual(await taskEvents(d, project.id), []);
+
+  // Refills wait from here, so that the claim's answer is the slot's alone.
+  writeFileSync(hold, '');
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'Feature one' } });
+  assert.equal(r.status, 201, r.text);
+  const task = r.json;
+  assert.equal(task.id, slot.id);
+  assert.equal(task.status, 'ready');
+  assert.equal(task.pooled, true);
+  assert.equal(task.name, 'Feature one');
+  assert.equal(task.branch, 'grove/feature-one');
+  const wt = path.join(repo, task.worktree_path);
+  assert.equal(readFileSync(path.join(wt, 'setup-ran.txt'), 'utf8'), `${task.id} ${task.ports['3000']}\n`, "the setup's work, with the task's own id and port");
+  assert.equal(git(wt, 'symbolic-ref', '--short', 'HEAD'), 'grove/feature-one', 'the worktree is on the renamed branch');
+  assert.ok(!branches(repo).some((b) => b.startsWith('grove/pool-') && b.endsWith(slot.id.slice(0, 8))), 'the placeholder branch is gone');
+  const setup = (await d.socket('GET', `/api/tasks/${task.id}/setup`)).json;
+  assert.deepEqual(setup.commands.map((c: any) => c.exit_code), [0, 0], "its setup log is the slot's");
+
+  // One event for it, task.created, as for a cold task; it is listed from now on.
+  const events = await taskEvents(d, project.id);
+  assert.deepEqual(events.map((e) => [e.type, e.task_id, e.data.pooled]), [['task.created', task.id, true]]);
+  assert.deepEqual((await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json.map((x: any) => x.id), [task.id]);
+
+  // A refill follows the claim: a new slot, set up (once let through), and still no task event for it.
+  const refill = await until(async () => (await pool(d, project.id)).slots.find((s: any) => s.id !== task.id), 'a refill to start', 60_000);
+  rmSync(hold);
+  const [next] = await readySlots(d, project.id, 1);
+  assert.equal(next.id, refill.id);
+  assert.deepEqual((await taskEvents(d, project.id)).map((e) => e.task_id), [task.id]);
+  assert.deepEqual((await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json.map((x: any) => x.id), [task.id]);
+});
+
+test('10 concurrent creations on a pool of 2: 2 pooled, 8 cold, all ready, no slot given twice', async (t) => {
+  const d = await daemon();
+  const hold = path.join(makeTempDir(t), 'hold');
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 2 })) } });
+  const project = await addProject(d, repo);
+  const slots = await readySlots(d, project.id, 2);
+  writeFileSync(hold, '');
+
+  const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: `c${i}` } })));
+  for (const r of replies) assert.equal(r.status, 201, r.text);
+  const tasks = replies.map((r) => r.json);
+  assert.ok(tasks.every((x) => x.status === 'ready'));
+  const pooled = tasks.filter((x) => x.pooled);
+  assert.equal(pooled.length, 2);
+  assert.deepEqual(pooled.map((x) => x.id).sort(), slots.map((s) => s.id).sort(), 'each slot given once');
+  assert.equal(new Set(tasks.map((x) => x.id)).size, 10);
+  assert.equal(new Set(tasks.map((x) => x.worktree_path)).size, 10);
+  assert.equal(new Set(tasks.map((x) => x.branch)).size, 10);
+  for (const x of tasks) {
+    assert.equal(readFileSync(path.join(repo, x.worktree_path, 'setup-ran.txt'), 'utf8'), `${x.id} ${x.ports['3000']}\n`);
+  }
+  rmSync(hold);
+  await readySlots(d, project.id, 2);
+});
+
+test('a cold creation while a refill runs is not held up by it', async (t) => {
+  const d = await daemon();
+  const hold = path.join(makeTempDir(t), 'hold');
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) } });
+  writeFileSync(hold, '');
+  const project = await addProject(d, repo);
+  // The pool's first slot is held in its setup: the pool is filling and has nothing to give.
+  await until(async () => (await pool(d, project.id)).slots[0]?.status === 'setting_up', 'a slot setting up', 60_000);
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'cold' } });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json.status, 'ready');
+  assert.equal(r.json.pooled, false);
+  assert.equal((await pool(d, project.id)).slots[0].status, 'setting_up', 'the refill was still running');
+  rmSync(hold);
+  await readySlots(d, project.id, 1);
+});
+
+test('removing the project removes its slots: worktrees, placeholder branches, and one mid-setup', async (t) => {
+  const d = await daemon();
+  const hold = path.join(makeTempDir(t), 'hold');
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 2 })) } });
+  const project = await addProject(d, repo);
+  await readySlots(d, project.id, 2);
+  writeFileSync(hold, '');
+  // A claim, then its refill held in setup; the task is archived so that the project may go.
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'x' } })).json;
+  await until(async () => (await pool(d, project.id)).slots.some((s: any) => s.status === 'setting_up'), 'a refill setting up', 60_000);
+  assert.equal((await d.socket('DELETE', `/api/tasks/${task.id}?force=true`)).status, 200);
+
+  const r = await d.socket('DELETE', `/api/projects/${project.id}`);
+  assert.equal(r.status, 204, r.text);
+  assert.deepEqual(worktrees(repo), [repo]);
+  assert.deepEqual(branches(repo).filter((b) => b.startsWith('grove/pool-')), []);
+  const left = existsSync(path.join(repo, '.grove', 'worktrees')) ? readdirSync(path.join(repo, '.grove', 'worktrees')) : [];
+  assert.deepEqual(left.filter((f) => f.startsWith('pool-')), [], 'no slot folder left');
+});
+
+test('removing pool from .grove.json removes its slots', async (t) => {
+  const d = await daemon();
+  const hold = path.join(makeTempDir(t), 'hold');
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) } });
+  const project = await addProject(d, repo);
+  await readySlots(d, project.id, 1);
+  writeFileSync(path.join(repo, '.grove.json'), JSON.stringify({ setup: ['true'] }));
+  await until(async () => (await pool(d, project.id)).slots.length === 0 && worktrees(repo).length === 1, 'the slots to go', 60_000);
+  assert.deepEqual(branches(repo).filter((b) => b.startsWith('grove/pool-')), []);
+  assert.equal((await pool(d, project.id)).size, 0);
+});
+
+test('a bad pool in .grove.json is refused with CONFIG_INVALID and its path', async (t) => {
+  const d = await daemon();
+  for (const [bad, where] of [
+    [{ size: 0 }, '/pool/size'],
+    [{ size: 9 }, '/pool/size'],
+    [{ size: 1.5 }, '/pool/size'],
+    [{}, '/pool/size'],
+    [{ size: 1, ttl_s: 0 }, '/pool/ttl_s'],
+    [{ size: 1, spare: true }, '/pool/spare'],
+  ] as const) {
+    const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ pool: bad }) } });
+    const project = await addProject(d, repo);
+    const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'x' } });
+    assert.equal(r.status, 422, r.text);
+    assert.equal(r.json.code, 'CONFIG_INVALID');
+    assert.ok(r.json.errors.some((e: any) => e.path === where), `${JSON.stringify(bad)}: ${JSON.stringify(r.json.errors)}`);
+    assert.deepEqual((await pool(d, project.id)).slots, [], 'no slot for an invalid config');
+  }
+});
+
+test('slots survive a restart; one cut short in its setup is dropped and made again, never claimed', async (t) => {
+  const hold = path.join(makeTempDir(t), 'hold');
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 2 })) } });
+  const d = await startDaemon(t);
+  const project = await addProject(d, repo);
+  const [first] = await until(async () => {
+    const slots = (await pool(d, project.id)).slots;
+    return slots.length === 1 && slots[0].status === 'ready' && slots;
+  }, 'the first slot ready', 60_000);
+  // The second one is held in its setup when the daemon is killed.
+  writeFileSync(hold, '');
+  const cut = await until(async () => (await pool(d, project.id)).slots.find((s: any) => s.status === 'setting_up'), 'the second slot setting up', 60_000);
+  await d.stop('SIGKILL');
+
+  const again = await startDaemon(t, { home: d.home });
+  const after = await until(async () => {
+    const slots = (await pool(again, project.id)).slots;
+    return !slots.some((s: any) => s.id === cut.id) && slots;
+  }, 'the cut slot to be dropped', 60_000);
+  assert.equal(after[0].id, first.id, 'the ready slot survived');
+  assert.ok(!existsSync(path.join(repo, '.grove', 'worktrees', `pool-${cut.id.slice(0, 8)}`)), "the cut slot's folder is gone");
+  rmSync(hold);
+  const slots = await readySlots(again, project.id, 2);
+  assert.equal(slots[0].id, first.id);
+
+  const r = await again.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'after restart' } });
+  assert.equal(r.json.id, first.id);
+  assert.equal(r.json.pooled, true);
+  // Stopped once its refill is done, before the repository is removed.
+  await readySlots(again, project.id, 2);
+  await again.stop();
+});
