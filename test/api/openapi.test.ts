@@ -24,6 +24,7 @@ const ENDPOINTS = [
   'post /api/tasks/{id}/merge',
   'post /api/tasks/{id}/push',
   'get /api/projects/{id}/conflicts',
+  'get /api/projects/{id}/pool',
   'get /api/tasks/{id}/teardown',
   'get /api/tasks/{id}/services',
   'post /api/tasks/{id}/services/{name}',

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, sharedDaemon, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { promisify } from 'node:util';
+import { addProject, ROOT, sharedDaemon, startDaemon, type Cleanup, type TestDaemon } from '../helpers/daemon.ts';
 import { branches, git, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
 import { until } from '../helpers/store.ts';
 
@@ -18,6 +20,14 @@ function poolConfig(hold: string, pool: object, extra: object = {}) {
     pool,
     ...extra,
   };
+}
+
+// A repository with a pool of its own, added as a project of the file's daemon.
+async function pooledProject(t: Cleanup, pool: object) {
+  const d = await daemon();
+  const hold = path.join(makeTempDir(t), 'hold');
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, pool)) } });
+  return { d, hold, repo, project: await addProject(d, repo) };
 }
 
 async function pool(d: TestDaemon, projectId: string): Promise<any> {
@@ -38,10 +48,7 @@ const taskEvents = async (d: TestDaemon, projectId: string) =>
   ((await d.socket('GET', `/api/events?project_id=${projectId}`)).json.events as any[]).filter((e) => e.type.startsWith('task.'));
 
 test('a claim answers ready at once with the slot: its setup ran with the task id and ports; slots are in no list or event', async (t) => {
-  const d = await daemon();
-  const hold = path.join(makeTempDir(t), 'hold');
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) } });
-  const project = await addProject(d, repo);
+  const { d, hold, repo, project } = await pooledProject(t, { size: 1 });
   const [slot] = await readySlots(d, project.id, 1);
   assert.equal(slot.base, git(repo, 'rev-parse', '--abbrev-ref', 'HEAD'));
   assert.equal(slot.base_commit, git(repo, 'rev-parse', 'HEAD'));
@@ -84,10 +91,7 @@ test('a claim answers ready at once with the slot: its setup ran with the task i
 });
 
 test('10 concurrent creations on a pool of 2: 2 pooled, 8 cold, all ready, no slot given twice', async (t) => {
-  const d = await daemon();
-  const hold = path.join(makeTempDir(t), 'hold');
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 2 })) } });
-  const project = await addProject(d, repo);
+  const { d, hold, repo, project } = await pooledProject(t, { size: 2 });
   const slots = await readySlots(d, project.id, 2);
   writeFileSync(hold, '');
 
@@ -126,10 +130,7 @@ test('a cold creation while a refill runs is not held up by it', async (t) => {
 });
 
 test('removing the project removes its slots: worktrees, placeholder branches, and one mid-setup', async (t) => {
-  const d = await daemon();
-  const hold = path.join(makeTempDir(t), 'hold');
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 2 })) } });
-  const project = await addProject(d, repo);
+  const { d, hold, repo, project } = await pooledProject(t, { size: 2 });
   await readySlots(d, project.id, 2);
   writeFileSync(hold, '');
   // A claim, then its refill held in setup; the task is archived so that the project may go.
@@ -146,10 +147,7 @@ test('removing the project removes its slots: worktrees, placeholder branches, a
 });
 
 test('removing pool from .grove.json removes its slots', async (t) => {
-  const d = await daemon();
-  const hold = path.join(makeTempDir(t), 'hold');
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) } });
-  const project = await addProject(d, repo);
+  const { d, repo, project } = await pooledProject(t, { size: 1 });
   await readySlots(d, project.id, 1);
   writeFileSync(path.join(repo, '.grove.json'), JSON.stringify({ setup: ['true'] }));
   await until(async () => (await pool(d, project.id)).slots.length === 0 && worktrees(repo).length === 1, 'the slots to go', 60_000);
@@ -208,4 +206,77 @@ test('slots survive a restart; one cut short in its setup is dropped and made ag
   // Stopped once its refill is done, before the repository is removed.
   await readySlots(again, project.id, 2);
   await again.stop();
+});
+
+test('a change of .grove.json replaces every slot', async (t) => {
+  const { d, hold, repo, project } = await pooledProject(t, { size: 2 });
+  const old = await readySlots(d, project.id, 2);
+  writeFileSync(path.join(repo, '.grove.json'), JSON.stringify(poolConfig(hold, { size: 2 }, { env: { CHANGED: 'yes' } })));
+  const fresh = await until(async () => {
+    const slots = (await pool(d, project.id)).slots;
+    return slots.length === 2 && slots.every((s: any) => s.status === 'ready' && !old.some((o) => o.id === s.id)) && slots;
+  }, 'both slots replaced', 60_000);
+  for (const o of old) assert.ok(!existsSync(path.join(repo, '.grove', 'worktrees', `pool-${o.id.slice(0, 8)}`)));
+  assert.equal(fresh.length, 2);
+});
+
+test('a slot whose base moved is not handed out: the task is made cold at the new tip, and the slot is replaced', async (t) => {
+  const { d, repo, project } = await pooledProject(t, { size: 1 });
+  const [old] = await readySlots(d, project.id, 1);
+  writeFileSync(path.join(repo, 'new.txt'), 'new\n');
+  git(repo, 'add', 'new.txt');
+  git(repo, 'commit', '-qm', 'moves the base');
+  const tip = git(repo, 'rev-parse', 'HEAD');
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'after move' } });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json.pooled, false);
+  assert.equal(r.json.base_commit, tip);
+  assert.ok(existsSync(path.join(repo, r.json.worktree_path, 'new.txt')));
+  const [next] = await until(async () => {
+    const slots = (await pool(d, project.id)).slots;
+    return slots.length === 1 && slots[0].id !== old.id && slots[0].status === 'ready' && slots;
+  }, 'the slot replaced at the new tip', 60_000);
+  assert.equal(next.base_commit, tip);
+});
+
+test('a slot whose folder vanished is dropped, never a failed claim', async (t) => {
+  const { d, repo, project } = await pooledProject(t, { size: 1 });
+  const [old] = await readySlots(d, project.id, 1);
+  rmSync(path.join(repo, '.grove', 'worktrees', `pool-${old.id.slice(0, 8)}`), { recursive: true, force: true });
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'no folder' } });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json.status, 'ready');
+  assert.equal(r.json.pooled, false);
+  assert.notEqual(r.json.id, old.id);
+  const [next] = await until(async () => {
+    const slots = (await pool(d, project.id)).slots;
+    return slots.length === 1 && slots[0].id !== old.id && slots[0].status === 'ready' && slots;
+  }, 'a new slot', 60_000);
+  assert.ok(existsSync(path.join(repo, '.grove', 'worktrees', `pool-${next.id.slice(0, 8)}`)));
+  assert.ok(!branches(repo).includes(`grove/pool-${old.id.slice(0, 8)}`), "the vanished slot's branch is removed");
+});
+
+test('a slot older than ttl_s is replaced', async (t) => {
+  const { d, repo, project } = await pooledProject(t, { size: 1, ttl_s: 1 });
+  const [old] = await readySlots(d, project.id, 1);
+  const next = await until(async () => (await pool(d, project.id)).slots.find((s: any) => s.id !== old.id), 'a replacement', 60_000);
+  assert.ok(Date.parse(next.created_at) - Date.parse(old.created_at) >= 1000, 'replaced once ttl_s had passed');
+  assert.equal((await pool(d, project.id)).ttl_s, 1);
+  // The pool goes on replacing: removing the project stops it.
+  assert.equal((await d.socket('DELETE', `/api/projects/${project.id}`)).status, 204);
+  assert.deepEqual(worktrees(repo), [repo]);
+});
+
+test('grove pool shows the slots, as a table and as --json; grove task ls does not', async (t) => {
+  const { d, project } = await pooledProject(t, { size: 1 });
+  const [slot] = await readySlots(d, project.id, 1);
+  const grove = async (...args: string[]) =>
+    (await promisify(execFile)(process.execPath, [path.join(ROOT, 'bin', 'grove.js'), ...args], { env: { ...process.env, GROVE_HOME: d.home } })).stdout;
+  const json = JSON.parse(await grove('pool', project.name, '--json'));
+  assert.equal(json.size, 1);
+  assert.deepEqual(json.slots.map((s: any) => [s.id, s.status]), [[slot.id, 'ready']]);
+  const shown = await grove('pool', project.name);
+  assert.match(shown, new RegExp(`pool of 1`));
+  assert.match(shown, new RegExp(`${slot.id.slice(0, 8)}\\s+ready\\s+${slot.base}\\s+${slot.base_commit.slice(0, 10)}`));
+  assert.doesNotMatch(await grove('task', 'ls', project.name), new RegExp(slot.id.slice(0, 8)));
 });
