@@ -112,6 +112,25 @@ test('10 concurrent creations on a pool of 2: 2 pooled, 8 cold, all ready, no sl
   await readySlots(d, project.id, 2);
 });
 
+test('a creation for another base, or with a branch that exists, is made cold and leaves the slot ready', async (t) => {
+  const { d, repo, project } = await pooledProject(t, { size: 1 });
+  const [slot] = await readySlots(d, project.id, 1);
+  git(repo, 'branch', 'other');
+  git(repo, 'branch', 'taken');
+  const other = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'on other', base: 'other' } });
+  assert.equal(other.status, 201, other.text);
+  assert.equal(other.json.pooled, false);
+  assert.equal(other.json.base, 'other');
+  const taken = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'taken', branch: 'taken' } });
+  assert.equal(taken.status, 409, taken.text);
+  assert.equal(taken.json.code, 'BRANCH_EXISTS');
+  assert.deepEqual((await pool(d, project.id)).slots.map((s: any) => [s.id, s.status]), [[slot.id, 'ready']], 'the slot was given back');
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'then pooled', branch: 'fresh', base: slot.base } });
+  assert.equal(r.json.id, slot.id);
+  assert.equal(r.json.branch, 'fresh');
+  await readySlots(d, project.id, 1);
+});
+
 test('a cold creation while a refill runs is not held up by it', async (t) => {
   const d = await daemon();
   const hold = path.join(makeTempDir(t), 'hold');
