@@ -45,6 +45,8 @@ export function createWarmPool(deps: WarmPoolDeps) {
   // Projects being removed: their loop stops and makes nothing more.
   const removing = new Set<string>();
   const timers = new Map<string, NodeJS.Timeout>();
+  // The slot each project's loop is setting up, with the config it is made with.
+  const making = new Map<string, { id: string; key: string }>();
   let closed = false;
 
   const folderOf = (project: Project, s: SlotRow) => path.join(project.path, s.worktree_path);
@@ -99,7 +101,12 @@ export function createWarmPool(deps: WarmPoolDeps) {
     log.info({ slot: id, project: project.id }, 'warm pool slot made');
     const made = await tasks.getAny(id);
     if (needsSetup && made && !removing.has(project.id) && !closed) {
-      await deps.setups.start(project, { ...made, worktree_missing: false }, config, { slot: true });
+      making.set(project.id, { id, key: configKey(config) });
+      try {
+        await deps.setups.start(project, { ...made, worktree_missing: false }, config, { slot: true });
+      } finally {
+        making.delete(project.id);
+      }
     }
   }
 
@@ -118,6 +125,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
     const size = config?.pool?.size ?? 0;
     for (; kept < size && !closed && !removing.has(projectId) && !again.has(projectId); kept++) {
       await makeSlot(project, config!);
+      if (again.has(projectId)) break;
       const slots = await tasks.slots(projectId);
       // A failed setup stops the filling (it would fail again): the slot shows why until the
       // next change of the config, claim or start.
@@ -143,12 +151,23 @@ export function createWarmPool(deps: WarmPoolDeps) {
     });
   }
 
+  // A setup under way for a config that is no longer the project's is stopped: its slot would be
+  // replaced as soon as it was ready.
+  async function stopIfStale(projectId: string): Promise<void> {
+    const m = making.get(projectId);
+    const project = m && (await deps.getProject(projectId).catch(() => null));
+    if (!m || !project) return;
+    const config = configOf(project);
+    if (!config?.pool || configKey(config) !== m.key) await deps.setups.stop(m.id);
+  }
+
   // Runs the project's loop, or has the running one go round again.
   function sync(projectId: string): Promise<void> {
     if (closed || removing.has(projectId)) return Promise.resolve();
     const running = loops.get(projectId);
     if (running) {
       again.add(projectId);
+      void stopIfStale(projectId);
       return running;
     }
     const loop = (async () => {

@@ -165,11 +165,16 @@ test('removing the project removes its slots: worktrees, placeholder branches, a
   assert.deepEqual(left.filter((f) => f.startsWith('pool-')), [], 'no slot folder left');
 });
 
-test('removing pool from .grove.json removes its slots', async (t) => {
-  const { d, repo, project } = await pooledProject(t, { size: 1 });
-  await readySlots(d, project.id, 1);
+test('removing pool from .grove.json removes its slots, one in its setup too', async (t) => {
+  const d = await daemon();
+  const hold = path.join(makeTempDir(t), 'hold');
+  writeFileSync(hold, '');
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) } });
+  const project = await addProject(d, repo);
+  // Held in its setup (which would never end): removing the pool stops it.
+  await until(async () => (await pool(d, project.id)).slots[0]?.status === 'setting_up', 'a slot setting up', 60_000);
   writeFileSync(path.join(repo, '.grove.json'), JSON.stringify({ setup: ['true'] }));
-  await until(async () => (await pool(d, project.id)).slots.length === 0 && worktrees(repo).length === 1, 'the slots to go', 60_000);
+  await until(async () => (await pool(d, project.id)).slots.length === 0 && worktrees(repo).length === 1, 'the slot to go', 60_000);
   assert.deepEqual(branches(repo).filter((b) => b.startsWith('grove/pool-')), []);
   assert.equal((await pool(d, project.id)).size, 0);
 });
