@@ -130,7 +130,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
       // A failed setup stops the filling (it would fail again): the slot shows why until the
       // next change of the config, claim or start.
       if (slots.some((s) => s.status === 'setup_failed')) {
-        log.warn({ project: projectId }, 'a warm pool slot failed its setup; the pool is not refilled until .grove.json changes');
+        log.warn({ project: projectId }, 'a warm pool slot failed its setup; the pool is not refilled until the next change of .grove.json, claim or start');
         return;
       }
     }

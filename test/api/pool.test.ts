@@ -304,3 +304,18 @@ test('grove pool shows the slots, as a table and as --json; grove task ls does n
   assert.match(shown, new RegExp(`${slot.id.slice(0, 8)}\\s+ready\\s+${slot.base}\\s+${slot.base_commit.slice(0, 10)}`));
   assert.doesNotMatch(await grove('task', 'ls', project.name), new RegExp(slot.id.slice(0, 8)));
 });
+
+test('a slot whose setup fails stays listed setup_failed, is not made again and again, and a creation is cold', async (t) => {
+  const d = await daemon();
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['case "$GROVE_TASK_NAME" in pool-*) exit 3;; esac'], pool: { size: 2 } }) } });
+  const project = await addProject(d, repo);
+  await d.waitForLog((l) => l.project === project.id && /failed its setup/.test(l.msg ?? ''), 60_000);
+  const [failed, ...others] = (await pool(d, project.id)).slots;
+  assert.equal(failed.status, 'setup_failed');
+  assert.deepEqual(others, [], 'the filling stopped at the failure');
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'cold' } });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json.status, 'ready');
+  assert.equal(r.json.pooled, false);
+  assert.deepEqual((await pool(d, project.id)).slots.map((s: any) => [s.id, s.status]), [[failed.id, 'setup_failed']]);
+});
