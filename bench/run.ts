@@ -5,6 +5,7 @@ import path from 'node:path';
 import { makeMigratedStore } from './daemon.ts';
 import { benchStart } from './start.ts';
 import { benchTasks } from './tasks.ts';
+import { benchPool } from './pool.ts';
 import { benchOutput } from './output.ts';
 import { benchApi } from './api.ts';
 import { benchCli } from './cli.ts';
@@ -36,6 +37,7 @@ try {
     quick,
     at: new Date().toISOString(),
     tasks: await timed('tasks', () => benchTasks({ template, runs: quick ? 5 : 20, files: 5000, concurrent: 20 })),
+    pool: await timed('pool', () => benchPool({ template, files: 5000, setupS: 10, pooledRuns: quick ? 3 : 8, coldRuns: quick ? 1 : 3, busyRuns: quick ? 5 : 10 })),
     api: await timed('api', () => benchApi({ template, requests: quick ? 1000 : 3000, rounds: quick ? 2 : 5, sessionStarts: quick ? 10 : 20 })),
     output: await timed('output', () => benchOutput({ template, lines: quick ? 200_000 : 1_000_000, linesEach: quick ? 20_000 : 100_000, rounds: quick ? 2 : 3 })),
     cli: await timed('cli', () => benchCli({ template, runs: 20 })),
@@ -47,7 +49,7 @@ try {
     elapsed_s,
   };
 
-  const { tasks, start, output, api, cli, review, dashboard: ui, approvals, team } = results;
+  const { tasks, pool, start, output, api, cli, review, dashboard: ui, approvals, team } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -64,6 +66,21 @@ try {
       base: tasks.concurrent.raw_sequential_ms,
       ratio: tasks.concurrent.ratio,
       target: le(1.3, tasks.concurrent.succeeded === tasks.concurrent.n),
+    },
+    {
+      what: `pooled task creation, 5,000 files, setup ${pool.setup_s} s, vs raw git worktree add (ms, p50; all pooled: ${pool.pooled_ms.all_pooled})`,
+      grove: pool.pooled_ms.median,
+      base: pool.raw_add_ms.median,
+      ratio: pool.pooled_vs_raw,
+      target: { op: '≤', limit: 300, of: 'ms', ok: pool.pooled_ms.all_pooled },
+    },
+    { what: `pooled vs cold task creation, same repository and ${pool.setup_s} s setup (ms, p50)`, grove: pool.pooled_ms.median, base: pool.cold_ms.median, ratio: pool.pooled_vs_cold },
+    {
+      what: `cold task creation while the pool refills (its setup busy on the CPU) vs with no pool (ms, p50 of ${pool.refilling.cold_during_n})`,
+      grove: pool.refilling.cold_during_ms.median,
+      base: pool.refilling.cold_alone_ms.median,
+      ratio: pool.refilling.ratio,
+      target: le(1.3),
     },
     { what: 'session start: 201 vs raw spawn through the same wrapper (ms, p50)', grove: a.session_start_ms.grove.median, base: a.session_start_ms.raw_spawn.median, ratio: a.session_start_ms.ratio_p50, target: le(3) },
     {

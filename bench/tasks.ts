@@ -32,7 +32,7 @@ export function makeBigRepo(root: string, files: number): string {
   return repo;
 }
 
-function rawAdd(repo: string, i: number): Promise<number> {
+export function rawAdd(repo: string, i: number): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const p = spawn('git', ['-C', repo, 'worktree', 'add', '-q', '--no-track', '-b', `raw-${i}`, '--', path.join(repo, '.raw', `${i}`), 'main'], {

@@ -11,6 +11,7 @@ import { healthRoutes } from './routes/health.ts';
 import { uiRoutes } from './routes/ui.ts';
 import { openApiRoute } from './routes/openapi.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { poolRoutes } from './routes/pool.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { approvalRoutes } from './routes/approvals.ts';
@@ -159,6 +160,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       setupLog: setupLogTable(store.db),
       teardownLog: setupLogTable(store.db, 'teardown'),
       getProject: projects.get,
+      localProjects: () => projectRows.listOfHost(hostId),
       pool,
       ports: createPortAllocator({ leases: portLeasesTable(store.db), range: settings.portRange }),
       configs,
@@ -182,6 +184,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     await tasks.recover(hostId);
     await sessions.reattach(hostId);
     await approvals.recover();
+    // After recovery: slots a stop left half made are failed by then, and are made again.
+    await tasks.warm.start();
 
     // Open streams wait while the store is unreachable, and read on once it is back.
     const streamReads = patientReads(createLimiter(STREAM_READS));
@@ -195,7 +199,19 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     let port: number | null = null;
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest, hostId, shared: store.shared }),
-      ...projectRoutes({ projects }),
+      // A project added or removed has its warm pool made or removed with it (DESIGN §16).
+      ...projectRoutes({
+        projects: {
+          ...projects,
+          add: async (input) => {
+            const p = await projects.add(input);
+            void tasks.warm.sync(p.id);
+            return p;
+          },
+          remove: (id) => projects.remove(id, () => tasks.warm.removeAll(id)),
+        },
+      }),
+      ...poolRoutes({ warm: tasks.warm }),
       ...taskRoutes({ tasks, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalRoutes({ approvals }),

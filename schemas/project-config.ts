@@ -22,6 +22,17 @@ export const ServiceConfig = Type.Object(
 );
 export type ServiceConfig = Static<typeof ServiceConfig>;
 
+// The warm pool (DESIGN §16): `size` tasks prepared ahead at the default base, each replaced
+// after `ttl_s` seconds when given.
+export const PoolConfig = Type.Object(
+  {
+    size: Type.Integer({ minimum: 1, maximum: 8, description: 'how many tasks are kept prepared ahead' }),
+    ttl_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 30 * 86400, description: 'a prepared task older than this is replaced' })),
+  },
+  { additionalProperties: false },
+);
+export type PoolConfig = Static<typeof PoolConfig>;
+
 // A project's `.grove.json` (DESIGN §2, §10); a missing file is an empty config.
 export const ProjectConfig = Type.Object(
   {
@@ -42,6 +53,7 @@ export const ProjectConfig = Type.Object(
     teardown: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: COMMAND }))),
     allow: Type.Optional(AllowRules),
     approval_timeout_s: Type.Optional(ApprovalTimeoutS),
+    pool: Type.Optional(PoolConfig),
   },
   { additionalProperties: false, $id: 'ProjectConfig' },
 );

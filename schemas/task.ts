@@ -26,6 +26,7 @@ export const Task = Type.Object(
     archived_at: Type.Union([Timestamp, Type.Null()]),
     merged_at: Type.Union([Timestamp, Type.Null()], { description: "when the task's branch was last merged into its base" }),
     merged_commit: Type.Union([Type.String(), Type.Null()], { description: 'the commit its base branch was at after that merge' }),
+    pooled: Type.Boolean({ description: 'true when the task was taken ready from the warm pool (DESIGN §16): its setup ran ahead' }),
     worktree_missing: Type.Boolean({
       description: 'true when a live task\'s worktree folder is gone (deleted by hand); DELETE cleans up',
     }),

@@ -15,6 +15,8 @@ export interface RunSetupInput {
   timeoutMs: number;
   /** run every command even after one fails (teardown: clean up as much as can be) */
   keepGoing?: boolean;
+  /** at low priority (`nice`): a warm pool's slot, prepared ahead, yields to everything else */
+  nice?: boolean;
   /** progress goes to the main thread through this port, as it happens */
   port: MessagePort;
 }
@@ -73,7 +75,8 @@ export async function runSetup(input: RunSetupInput): Promise<Result<SetupOutcom
       const command = input.commands[idx]!;
       currentIdx = idx;
       port.postMessage({ type: 'start', idx, command, at: new Date().toISOString() } satisfies SetupMessage);
-      const child = execa('sh', ['-c', command], {
+      // `nice` execs the shell: the recorded pid is the shell's, as without it.
+      const child = execa(input.nice ? 'nice' : 'sh', input.nice ? ['-n', '10', 'sh', '-c', command] : ['-c', command], {
         cwd: input.cwd,
         env: input.env,
         extendEnv: false,

@@ -7,6 +7,7 @@ import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
 import type { Health } from '../../schemas/health.ts';
 import type { Host } from '../../schemas/host.ts';
 import type { OutputLine } from '../../schemas/output.ts';
+import type { ProjectPool } from '../../schemas/pool.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult } from '../../schemas/review.ts';
 import { isLive, OUTPUT_PAGE_MAX, type AgentList, type KillResult, type OutputPage, type Service, type Session } from '../../schemas/session.ts';
@@ -53,6 +54,7 @@ const USAGE = `usage: grove <command> [options]
   merge <task> [--squash|--ff] [-m <msg>]  its branch into its base branch
   push <task> [--remote R]                 its branch, with upstream set
   conflicts <project>                      which live tasks would conflict, with each other or their base
+  pool <project>                           its warm pool: the tasks prepared ahead (.grove.json pool)
   events [--project P] [--task T]          every change as it happens (the last 10, then live)
   watch                                    a live table of tasks and sessions; Ctrl-C leaves
   open                                     the dashboard in the default browser ($BROWSER if set)
@@ -500,6 +502,16 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
     const s = await session(c, arg(c, 0, 'session'));
     const socketPath = resolvePaths(process.env, process.getuid?.() ?? 0).socketPath;
     process.exitCode = await runTakeover({ api: c.api, socketPath, session: s, args: c.rest, err: (line) => process.stderr.write(`${line}\n`) });
+  },
+  async pool(c) {
+    const p = await project(c, arg(c, 0, 'project'));
+    const wp = await c.api.call<ProjectPool>('GET', `/api/projects/${p.id}/pool`);
+    const rows = wp.slots.map((x) => ({ id: shortId(x.id), status: x.status, base: x.base, commit: x.base_commit.slice(0, 10), age: duration(x.created_at) }));
+    print(c, wp, () =>
+      wp.size === 0 && rows.length === 0
+        ? `project ${p.name} has no warm pool (.grove.json: "pool": {"size": N})`
+        : [`project ${p.name}: pool of ${wp.size}${wp.ttl_s === null ? '' : `, ttl ${wp.ttl_s} s`}`, table(rows, ['id', 'status', 'base', 'commit', 'age'])].join('\n'),
+    );
   },
   async 'service ls'(c) {
     const t = await task(c, arg(c, 0, 'task'));

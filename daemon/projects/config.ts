@@ -6,6 +6,7 @@ import { MAX_CONFIG_BYTES, ProjectConfig } from '../../schemas/project-config.ts
 import { GroveError } from '../errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
+import { createSignal, type Listen } from '../runtime/signal.ts';
 import { compile, createAjv } from '../runtime/validation.ts';
 
 export const CONFIG_FILE = '.grove.json';
@@ -40,6 +41,8 @@ export function createProjectConfigs(opts: { log: Logger }) {
   const validate = compile(createAjv(), ProjectConfig);
   const roots = new Set<string>();
   let watcher: FSWatcher | null = null;
+  // A project's .grove.json was written or removed (its root): the warm pool follows it.
+  const changes = createSignal<string>();
 
   // Reads the file without ever blocking or reading without bound: a FIFO, a device or a
   // symlink to one (/dev/zero) would hang or exhaust the daemon, which reads it synchronously.
@@ -126,12 +129,14 @@ export function createProjectConfigs(opts: { log: Logger }) {
       const v = read(root);
       if (v instanceof GroveError) log.warn({ file: p, errors: v.errors }, `${CONFIG_FILE} is invalid; tasks of this project will be refused until it is fixed: ${v.detail}`);
       else log.info({ file: p, event }, `${CONFIG_FILE} ${event === 'unlink' ? 'removed' : 'loaded'}`);
+      changes.changed(root);
     });
     watcher.on('error', (err) => log.warn({ err }, 'config watcher error'));
     return watcher;
   }
 
   return {
+    changes: changes as Listen<string>,
     // The project's config, or CONFIG_INVALID naming the file and the JSON path.
     load(projectPath: string): ProjectConfig {
       const v = read(projectPath);

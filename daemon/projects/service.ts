@@ -124,11 +124,13 @@ export function createProjectService(deps: {
         if (repository !== undefined && repository !== p.repository) await projects.setRepository(p.id, repository);
       }
     },
-    async remove(id: string): Promise<void> {
+    // `before` runs once the project may go, before its row does (its warm pool's slots).
+    async remove(id: string, before?: () => Promise<void>): Promise<void> {
       const p = await projects.get(id);
       if (!p) throw new GroveError('NOT_FOUND', `no project with id ${id}`);
       const live = await deps.countLiveTasks(id);
       if (live > 0) throw new GroveError('PROJECT_HAS_TASKS', `project ${p.name} has ${live} task(s) that are not archived; archive them first`);
+      await before?.();
       await projects.remove(id);
       deps.configs.unwatch(p.path);
     },

@@ -19,8 +19,26 @@ interface Row {
   ports: { [declared: string]: number } | null;
   merged_at: Date | null;
   merged_commit: string | null;
+  pooled: boolean;
 }
 
+// A slot of the warm pool (DESIGN §16), as GET /api/projects/:id/pool and the refiller see it.
+export interface SlotRow {
+  id: string;
+  project_id: string;
+  branch: string;
+  worktree_path: string;
+  base: string;
+  base_commit: string;
+  status: Exclude<TaskStatus, 'archived'>;
+  slot: 'free' | 'claimed';
+  slot_config: string | null;
+  created_at: Date;
+}
+
+const SLOT_COLUMNS = 'id, project_id, branch, worktree_path, base, base_commit, status, slot, slot_config, created_at';
+// Slots are not tasks (DESIGN §16): every read of tasks and every task event leaves them out.
+const TASKS_ONLY = 't.slot IS NULL';
 // Ports come from the live leases, so an archived task shows none.
 const PORTS = '(SELECT jsonb_object_agg(l.declared::text, l.port) FROM port_leases l WHERE l.task_id = t.id) AS ports';
 const SELECT = `SELECT t.*, ${PORTS} FROM tasks t`;
@@ -50,16 +68,17 @@ function toTask(r: Row): StoredTask {
     archived_at: iso(r.archived_at),
     merged_at: iso(r.merged_at),
     merged_commit: r.merged_commit,
+    pooled: r.pooled,
   };
 }
 
 // A task as inserted: its ports come as leases, its timestamps from the store.
-export type NewTask = Omit<Task, 'host_id' | 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit'>;
+export type NewTask = Omit<Task, 'host_id' | 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit' | 'pooled'>;
 
 // The task as the API shows it, read inside a transaction, and the event that says it changed.
 async function recordTask(tx: Db, record: RecordEvent, view: TaskView, type: Extract<EventType, `task.${string}`>, id: string): Promise<void> {
   const { rows } = await tx.query<Row & { project_path: string }>(
-    `${SELECT_WITH_PROJECT} WHERE t.id = $1`,
+    `${SELECT_WITH_PROJECT} WHERE t.id = $1 AND ${TASKS_ONLY}`,
     [id],
   );
   const row = rows[0];
@@ -72,11 +91,16 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
   return {
     async list(projectId?: string): Promise<StoredTask[]> {
       const { rows } = projectId
-        ? await db.query<Row>(`${SELECT} WHERE t.project_id = $1 ORDER BY t.created_at, t.id`, [projectId])
-        : await db.query<Row>(`${SELECT} ORDER BY t.created_at, t.id`);
+        ? await db.query<Row>(`${SELECT} WHERE t.project_id = $1 AND ${TASKS_ONLY} ORDER BY t.created_at, t.id`, [projectId])
+        : await db.query<Row>(`${SELECT} WHERE ${TASKS_ONLY} ORDER BY t.created_at, t.id`);
       return rows.map(toTask);
     },
     async get(id: string): Promise<StoredTask | null> {
+      const { rows } = await db.query<Row>(`${SELECT} WHERE t.id = $1 AND ${TASKS_ONLY}`, [id]);
+      return rows[0] ? toTask(rows[0]) : null;
+    },
+    // A task or a slot: setup runs on both, and a slot becomes the task it is claimed for.
+    async getAny(id: string): Promise<StoredTask | null> {
       const { rows } = await db.query<Row>(`${SELECT} WHERE t.id = $1`, [id]);
       return rows[0] ? toTask(rows[0]) : null;
     },
@@ -105,19 +129,20 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
     },
     async countLive(projectId: string): Promise<number> {
       const { rows } = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM tasks WHERE project_id = $1 AND status <> 'archived'`,
+        `SELECT count(*)::int AS n FROM tasks t WHERE project_id = $1 AND status <> 'archived' AND ${TASKS_ONLY}`,
         [projectId],
       );
       return rows[0]?.n ?? 0;
     },
-    // The task row and its port leases, together or not at all.
-    async insert(t: NewTask, ports: { [declared: number]: number }): Promise<void> {
+    // The task row and its port leases, together or not at all. A slot (`slotConfig`, the
+    // .grove.json it is made with) is stored 'free' and records no event.
+    async insert(t: NewTask, ports: { [declared: number]: number }, slotConfig?: string): Promise<void> {
       await events.tx(async (tx, record) => {
         await tx.query(
           // Its host is its project's: the worktree is on the disk that holds the repository.
-          `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status, host_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT host_id FROM projects WHERE id = $2))`,
-          [t.id, t.project_id, t.name, t.branch, t.worktree_path, t.base, t.base_commit, t.status],
+          `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status, host_id, slot, slot_config)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT host_id FROM projects WHERE id = $2), $9, $10)`,
+          [t.id, t.project_id, t.name, t.branch, t.worktree_path, t.base, t.base_commit, t.status, slotConfig === undefined ? null : 'free', slotConfig ?? null],
         );
         for (const [declared, port] of Object.entries(ports)) {
           await tx.query('INSERT INTO port_leases (port, task_id, declared) VALUES ($1, $2, $3)', [port, t.id, Number(declared)]);
@@ -147,6 +172,42 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
     },
     async remove(id: string): Promise<void> {
       await db.query('DELETE FROM tasks WHERE id = $1', [id]);
+    },
+    async slots(projectId: string): Promise<SlotRow[]> {
+      const { rows } = await db.query<SlotRow>(
+        `SELECT ${SLOT_COLUMNS} FROM tasks WHERE project_id = $1 AND slot IS NOT NULL ORDER BY created_at, id`,
+        [projectId],
+      );
+      return rows;
+    },
+    // Takes the oldest ready slot of the project, once: concurrent claims skip a row another
+    // holds, and the `slot = 'free'` test makes the UPDATE itself the one claim.
+    async claimSlot(projectId: string): Promise<SlotRow | null> {
+      const { rows } = await db.query<SlotRow>(
+        `UPDATE tasks SET slot = 'claimed' WHERE id = (
+           SELECT id FROM tasks WHERE project_id = $1 AND slot = 'free' AND status = 'ready'
+           ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+         ) AND slot = 'free'
+         RETURNING ${SLOT_COLUMNS}`,
+        [projectId],
+      );
+      return rows[0] ?? null;
+    },
+    // Takes a free slot to remove it; false when a claim (or another removal) has it.
+    async takeSlot(id: string): Promise<boolean> {
+      const res = await db.query(`UPDATE tasks SET slot = 'claimed' WHERE id = $1 AND slot = 'free'`, [id]);
+      return (res.affectedRows ?? 0) > 0;
+    },
+    // A claim that could not rename the branch gives the slot back.
+    async releaseSlot(id: string): Promise<void> {
+      await db.query(`UPDATE tasks SET slot = 'free' WHERE id = $1 AND slot = 'claimed'`, [id]);
+    },
+    // The claimed slot becomes the task: its name and branch, and from here its events.
+    async becomeTask(id: string, name: string, branch: string): Promise<void> {
+      await events.tx(async (tx, record) => {
+        await tx.query(`UPDATE tasks SET slot = NULL, slot_config = NULL, pooled = true, name = $2, branch = $3, created_at = now() WHERE id = $1 AND slot = 'claimed'`, [id, name, branch]);
+        await recordTask(tx, record, view, 'task.created', id);
+      });
     },
     // Setup that a stopped daemon left running can no longer finish.
     // True when a setup was running as the daemon stopped: start-up recovery has work then.

@@ -37,14 +37,16 @@ export interface TaskCreatorDeps {
   log: Logger;
 }
 
-// POST /api/tasks: the branch and worktree, then the row with its ports, then setup (waited
-// for unless `wait: false`). A creation that fails part-way leaves nothing behind.
-export function createTaskCreator(deps: TaskCreatorDeps) {
-  const { tasks, pool, journal, log } = deps;
+export type TaskMakerDeps = Pick<TaskCreatorDeps, 'tasks' | 'pool' | 'setupLog' | 'ports' | 'journal' | 'setupTimeoutS'>;
+
+// The branch and worktree, the copied files and the row with its ports: what a task and a warm
+// pool's slot (`slotConfig`, the config it is made with) are both made of.
+export function createTaskMaker(deps: TaskMakerDeps) {
+  const { tasks, pool, journal } = deps;
 
   // Makes the worktree (with the untracked files `copy` names) and stores the task; runs inside
   // the project's turn.
-  async function make(id: string, project: Project, config: ProjectConfig, input: CreateTask, status: 'setting_up' | 'ready'): Promise<CopyReport> {
+  async function make(id: string, project: Project, config: ProjectConfig, input: Pick<CreateTask, 'name' | 'branch' | 'base'>, status: 'setting_up' | 'ready', slotConfig?: string): Promise<CopyReport> {
     const made = await pool.run('createWorktree', {
       repo: project.path,
       slug: slugify(input.name),
@@ -73,6 +75,7 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
             status,
           },
           ports,
+          slotConfig,
         ),
       );
       return copied;
@@ -108,13 +111,31 @@ export function createTaskCreator(deps: TaskCreatorDeps) {
     await deps.setupLog.appendLines(id, 1, lines, -1);
   }
 
+  return { make, reportCopies };
+}
+
+export type TaskMaker = ReturnType<typeof createTaskMaker>;
+
+// POST /api/tasks: a ready slot of the warm pool when there is one (`claim`), else the branch
+// and worktree, then the row with its ports, then setup (waited for unless `wait: false`). A
+// creation that fails part-way leaves nothing behind.
+export function createTaskCreator(deps: TaskCreatorDeps & { maker?: TaskMaker; claim?: (project: Project, config: ProjectConfig, input: CreateTask) => Promise<string | null> }) {
+  const { log } = deps;
+  const maker = deps.maker ?? createTaskMaker(deps);
   return async function create(input: CreateTask): Promise<{ status: 201 | 202; task: Task }> {
     const project = await deps.getProject(input.project_id);
     const config = deps.configs.load(project.path);
+    const pooled = config.pool && deps.claim ? await deps.claim(project, config, input) : null;
+    if (pooled !== null) {
+      const task = await deps.read.get(pooled);
+      log.info({ task: pooled, project: project.id, branch: task.branch, ports: task.ports }, 'task created from the warm pool');
+      await deps.onReady(pooled);
+      return { status: input.wait === false ? 202 : 201, task };
+    }
     const id = randomUUID();
     const needsSetup = (config.setup ?? []).length > 0;
-    const copied = await deps.perProject.run(project.id, () => make(id, project, config, input, needsSetup ? 'setting_up' : 'ready'));
-    await reportCopies(id, copied);
+    const copied = await deps.perProject.run(project.id, () => maker.make(id, project, config, input, needsSetup ? 'setting_up' : 'ready'));
+    await maker.reportCopies(id, copied);
 
     const task = await deps.read.get(id);
     log.info({ task: id, project: project.id, branch: task.branch, ports: task.ports }, 'task created');

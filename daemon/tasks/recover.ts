@@ -42,10 +42,10 @@ async function finishInterruptedArchives({ tasks, teardownLog, finishArchive, ho
   }
 }
 
-// A journal intent whose task has no row: the branch and worktree it names are taken back.
+// A journal intent whose task (or warm pool slot) has no row: the branch and worktree it names are taken back.
 async function undoInterruptedCreations({ journal, tasks, pool, gitTimeoutS, log }: RecoverDeps): Promise<void> {
   for (const { id, intent } of journal.pending()) {
-    if (intent && !(await tasks.get(id))) {
+    if (intent && !(await tasks.getAny(id))) {
       const res = await pool.run('removeWorktree', {
         repo: intent.repo,
         worktree_path: intent.worktree_path,

@@ -7,7 +7,7 @@ import type { Logger } from '../runtime/log.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import { createTaskArchiver } from './archive.ts';
-import { createTaskCreator } from './create.ts';
+import { createTaskCreator, createTaskMaker } from './create.ts';
 import type { TaskGate } from './gate.ts';
 import type { Journal } from '../journal/creation.ts';
 import type { LandingJournal } from '../journal/landing.ts';
@@ -18,6 +18,7 @@ import type { TaskReader } from './read.ts';
 import { recoverTasks } from './recover.ts';
 import { createReview } from './review.ts';
 import { createSetupRunner } from './setup-run.ts';
+import { createWarmPool } from './warm.ts';
 
 export interface TaskServiceDeps {
   /** kills every live session of a task (archiving) */
@@ -30,6 +31,8 @@ export interface TaskServiceDeps {
   /** the log of archives' teardowns */
   teardownLog: SetupLogTable;
   getProject: (id: string) => Promise<Project>;
+  /** the projects on this host's disk: the warm pool keeps slots for those */
+  localProjects: () => Promise<Project[]>;
   pool: Pool;
   ports: PortAllocator;
   configs: ProjectConfigs;
@@ -57,7 +60,9 @@ export function createTaskService(deps: TaskServiceDeps) {
   // task's turn, never the project's, so that it cannot hold up the project's creations.
   const perTask = createKeyedMutex();
   const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
-  const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupTimeoutS: deps.setupTimeoutS, setupLog, onReady: deps.onReady, log });
+  const maker = createTaskMaker({ tasks, pool, ports, journal, setupTimeoutS: deps.setupTimeoutS, setupLog });
+  const warm = createWarmPool({ tasks, maker, setups, pool, configs, getProject, localProjects: deps.localProjects, perProject, gitTimeoutS: deps.gitTimeoutS, log });
+  const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupTimeoutS: deps.setupTimeoutS, setupLog, onReady: deps.onReady, log, maker, claim: warm.claim });
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, perTask, setup: setups, teardown: teardowns, gitTimeoutS: deps.gitTimeoutS, log });
   const landings = createLandings({ journal: deps.landingJournal, pool, tasks, log, gitTimeoutS: deps.gitTimeoutS });
@@ -71,6 +76,7 @@ export function createTaskService(deps: TaskServiceDeps) {
     setupLinesAfter: (id: string, after: number) => setupLog.linesWithCommand(id, after),
     setupCommands: (id: string) => setupLog.commands(id),
     create,
+    warm,
     async setup(id: string): Promise<TaskSetup> {
       const task = await read.get(id);
       const [commands, lines] = await Promise.all([setupLog.commands(id), setupLog.lines(id)]);
@@ -90,7 +96,7 @@ export function createTaskService(deps: TaskServiceDeps) {
     },
     // Stops running setups and teardowns (their process groups are killed) and waits for them to be recorded.
     close: once(async () => {
-      await Promise.all([setups.close(), teardowns.close()]);
+      await Promise.all([warm.close(), setups.close(), teardowns.close()]);
     }),
   };
 }

@@ -38,8 +38,9 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
   const progress = createSignal<string>();
 
   // Starts the setup of a task that is `setting_up` (or the teardown of one being archived);
-  // resolves once its end is stored.
-  function start(project: Project, task: Task, config: ProjectConfig): Promise<void> {
+  // resolves once its end is stored. A warm pool's slot runs at low priority, and becomes
+  // ready without starting services: those start when it is claimed.
+  function start(project: Project, task: Task, config: ProjectConfig, opts: { slot?: boolean } = {}): Promise<void> {
     const { port1, port2 } = new MessageChannel();
     // Lines go on after those already in the log (the report of copied files).
     let seq = 0;
@@ -76,6 +77,7 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
           env: taskEnv(project, task, config),
           timeoutMs: deps.setupTimeoutS * 1000,
           keepGoing: phase === 'teardown',
+          nice: opts.slot === true,
           port: port2,
         });
         ok = res.ok && !res.failed;
@@ -93,7 +95,7 @@ export function createSetupRunner(deps: SetupRunnerDeps) {
       }
       const moved = await tasks.setStatus(task.id, ok ? 'ready' : 'setup_failed', 'setting_up');
       progress.changed(task.id);
-      if (ok && moved) await deps.onReady(task.id);
+      if (ok && moved && !opts.slot) await deps.onReady(task.id);
       log.info({ task: task.id, status: ok ? 'ready' : 'setup_failed' }, 'setup finished');
     })().finally(() => running.delete(task.id));
     running.set(task.id, { cancel: () => port1.postMessage({ type: 'cancel' }), done });

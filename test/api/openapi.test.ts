@@ -15,6 +15,7 @@ const OWNED = [
   'post /api/tasks/{id}/rebase',
   'post /api/tasks/{id}/merge',
   'post /api/tasks/{id}/push',
+  'get /api/projects/{id}/pool',
   'get /api/tasks/{id}/services',
   'post /api/tasks/{id}/services/{name}',
   'post /api/tasks/{id}/sessions',

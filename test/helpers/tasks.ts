@@ -39,6 +39,7 @@ export async function taskParts(t: TestContext) {
     tasks,
     leases,
     getProject,
+    localProjects: () => projects.listOfHost(TEST_HOST_ID),
     setupLog: setupLogTable(store.db),
     teardownLog: setupLogTable(store.db, 'teardown'),
     read: createTaskReader({ tasks, getProject, hostId: TEST_HOST_ID }),

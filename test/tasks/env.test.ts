@@ -21,6 +21,7 @@ function task(ports: Record<string, number>): Task {
     created_at: '2026-01-01T00:00:00.000Z',
     merged_at: null,
     merged_commit: null,
+    pooled: false,
     archived_at: null,
     worktree_missing: false,
   };

@@ -28,6 +28,7 @@ function stored(status: StoredTask['status']): StoredTask {
     archived_at: null,
     merged_at: null,
     merged_commit: null,
+    pooled: false,
   };
 }
 

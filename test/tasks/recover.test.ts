@@ -39,13 +39,18 @@ async function interruptedSetup(parts: TaskParts, pid: number, pidStart: string 
 test('tasks/recover: what a killed daemon left is undone or stopped', async (t) => {
   const parts = await taskParts(t);
   // No archive is left under way in these cases (the end-to-end teardown test covers that).
+  // A worktree made with its creation intent recorded, as a creation does before its row.
+  const madeWithIntent = async (slug: string) => {
+    const project = await parts.project();
+    const id = randomUUID();
+    const made = await parts.pool.run('createWorktree', { repo: project.path, slug, taken: [], intent: { id, file: parts.journal.fileFor(id) }, timeout: { ms: 60_000, detail: 'took too long' } });
+    assert.ok(made.ok);
+    return { project, id, made };
+  };
   const recover = () => recoverTasks({ ...parts, finishArchive: async (id) => assert.fail(`nothing to finish, got ${id}`), gitTimeoutS: 60, hostId: TEST_HOST_ID });
 
   await t.test('a creation without a row is undone from its intent: no branch, no worktree, no intent', async () => {
-    const project = await parts.project();
-    const id = randomUUID();
-    const made = await parts.pool.run('createWorktree', { repo: project.path, slug: 'cut-short', taken: [], intent: { id, file: parts.journal.fileFor(id) }, timeout: { ms: 60_000, detail: 'took too long' } });
-    assert.ok(made.ok);
+    const { project, id, made } = await madeWithIntent('cut-short');
     assert.deepEqual(repoState(project.path).branches, ['grove/cut-short', 'main']);
     await recover();
     assert.deepEqual(repoState(project.path), { branches: ['main'], worktrees: [], folders: [] });
@@ -53,16 +58,22 @@ test('tasks/recover: what a killed daemon left is undone or stopped', async (t) 
   });
 
   await t.test('an intent whose row was stored is only forgotten; a torn intent too', async () => {
-    const project = await parts.project();
-    const id = randomUUID();
-    const made = await parts.pool.run('createWorktree', { repo: project.path, slug: 'kept', taken: [], intent: { id, file: parts.journal.fileFor(id) }, timeout: { ms: 60_000, detail: 'took too long' } });
-    assert.ok(made.ok);
+    const { project, id, made } = await madeWithIntent('kept');
     const { branch, worktree_path, base, base_commit } = made;
     await parts.tasks.insert({ id, project_id: project.id, name: 'kept', branch, worktree_path, base, base_commit, status: 'ready' }, {});
     writeFileSync(parts.journal.fileFor(randomUUID()), '{"id":');
     await recover();
     assert.deepEqual(parts.journal.pending(), []);
     assert.deepEqual(repoState(project.path), { branches: ['grove/kept', 'main'], worktrees: ['.grove/worktrees/kept/'], folders: ['kept'] });
+  });
+
+  await t.test("a warm pool slot's intent whose row was stored is only forgotten: the slot keeps its worktree", async () => {
+    const { project, id, made } = await madeWithIntent('pool-slot');
+    const { branch, worktree_path, base, base_commit } = made;
+    await parts.tasks.insert({ id, project_id: project.id, name: 'pool-slot', branch, worktree_path, base, base_commit, status: 'ready' }, {}, '{}');
+    await recover();
+    assert.deepEqual(parts.journal.pending(), []);
+    assert.deepEqual(repoState(project.path), { branches: ['grove/pool-slot', 'main'], worktrees: ['.grove/worktrees/pool-slot/'], folders: ['pool-slot'] });
   });
 
   await t.test("an interrupted setup: its process group is stopped, the task setup_failed, the log says why", async (t) => {

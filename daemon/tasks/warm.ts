@@ -1,0 +1,280 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { ProjectConfig } from '../../schemas/project-config.ts';
+import type { Project } from '../../schemas/project.ts';
+import type { CreateTask } from '../../schemas/task.ts';
+import type { ProjectPool } from '../../schemas/pool.ts';
+import type { ProjectConfigs } from '../projects/config.ts';
+import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
+import type { Logger } from '../runtime/log.ts';
+import { once } from '../runtime/once.ts';
+import type { SlotRow, TasksTable } from '../store/tasks.ts';
+import type { TaskMaker } from './create.ts';
+import { timeBound, type Pool } from './pool.ts';
+import type { SetupRunner } from './setup-run.ts';
+import { slugify } from './slug.ts';
+
+export interface WarmPoolDeps {
+  tasks: TasksTable;
+  maker: TaskMaker;
+  setups: SetupRunner;
+  pool: Pick<Pool, 'run'>;
+  configs: ProjectConfigs;
+  getProject: (id: string) => Promise<Project>;
+  /** the projects on this host's disk: only their slots are this daemon's to make */
+  localProjects: () => Promise<Project[]>;
+  /** shared with creations and archives: git worktree changes on one repository take turns */
+  perProject: KeyedMutex;
+  gitTimeoutS: number;
+  log: Logger;
+}
+
+// The config a slot is made with, as stored with it: a slot made with another is replaced.
+const configKey = (c: ProjectConfig) => JSON.stringify(c);
+
+// The warm pool (DESIGN §16): per project with `pool`, `size` tasks made ahead at the default
+// base, set up, under a placeholder name. A slot is a task row marked `slot`: a claim renames it
+// and it becomes the task, with the id, ports and setup log its setup ran with. One loop per
+// project keeps its slots in line with its config, one slot at a time.
+export function createWarmPool(deps: WarmPoolDeps) {
+  const { tasks, pool, log } = deps;
+  const loops = new Map<string, Promise<void>>();
+  // A sync asked for while the project's loop runs: the loop goes round once more.
+  const again = new Set<string>();
+  // Projects being removed: their loop stops and makes nothing more.
+  const removing = new Set<string>();
+  const timers = new Map<string, NodeJS.Timeout>();
+  // The slot each project's loop is setting up, with the config it is made with.
+  const making = new Map<string, { id: string; key: string }>();
+  let closed = false;
+
+  const folderOf = (project: Project, s: SlotRow) => path.join(project.path, s.worktree_path);
+
+  function configOf(project: Project): ProjectConfig | null {
+    try {
+      return deps.configs.load(project.path);
+    } catch {
+      // An invalid config refuses tasks too; its slots go with it and come back once it is fixed.
+      return null;
+    }
+  }
+
+  // Removes a slot the caller holds (claimed, or taken): its setup, worktree, branch and row.
+  async function drop(project: Project, s: SlotRow, why: string): Promise<void> {
+    await deps.setups.stop(s.id);
+    await deps.perProject.run(project.id, async () => {
+      const res = await pool.run('removeWorktree', {
+        repo: project.path,
+        worktree_path: s.worktree_path,
+        force: true,
+        deleteBranch: s.branch,
+        deleteBranchAt: s.base_commit,
+        timeout: timeBound('removing a warm pool slot', 'git_timeout_s', deps.gitTimeoutS),
+      });
+      if (!res.ok) log.warn({ slot: s.id, project: project.id, err: res.message }, 'removing a warm pool slot failed; its row goes all the same');
+      // Its port leases and setup log go with the row.
+      await tasks.remove(s.id);
+    });
+    log.info({ slot: s.id, project: project.id, why }, 'warm pool slot removed');
+  }
+
+  // Why a slot can no longer be handed out, or null.
+  function staleness(project: Project, config: ProjectConfig | null, s: SlotRow): string | null {
+    if (!config?.pool) return 'the project has no pool';
+    if (s.slot_config !== configKey(config)) return '.grove.json changed';
+    if (s.status === 'setup_failed') return 'its setup failed';
+    if (!existsSync(folderOf(project, s))) return 'its folder vanished';
+    const ttl = config.pool.ttl_s;
+    if (ttl !== undefined && Date.now() - s.created_at.getTime() >= ttl * 1000) return `older than ttl_s (${ttl} s)`;
+    return null;
+  }
+
+  // Makes one slot and runs its setup (at low priority); resolves once it is ready or failed.
+  async function makeSlot(project: Project, config: ProjectConfig): Promise<void> {
+    const id = randomUUID();
+    const needsSetup = (config.setup ?? []).length > 0;
+    const copied = await deps.perProject.run(project.id, () =>
+      deps.maker.make(id, project, config, { name: `pool-${id.slice(0, 8)}` }, needsSetup ? 'setting_up' : 'ready', configKey(config)),
+    );
+    await deps.maker.reportCopies(id, copied);
+    log.info({ slot: id, project: project.id }, 'warm pool slot made');
+    const made = await tasks.getAny(id);
+    if (needsSetup && made && !removing.has(project.id) && !closed) {
+      making.set(project.id, { id, key: configKey(config) });
+      try {
+        await deps.setups.start(project, { ...made, worktree_missing: false }, config, { slot: true });
+      } finally {
+        making.delete(project.id);
+      }
+    }
+  }
+
+  // Brings the project's slots in line with its config: stale ones removed, missing ones made.
+  async function syncOnce(projectId: string): Promise<void> {
+    const project = await deps.getProject(projectId).catch(() => null);
+    if (!project) return;
+    const config = configOf(project);
+    let kept = 0;
+    for (const s of await tasks.slots(projectId)) {
+      if (s.slot === 'claimed') continue;
+      const why = staleness(project, config, s) ?? (kept >= (config?.pool?.size ?? 0) ? 'more slots than size' : null);
+      if (why === null) kept++;
+      else if (await tasks.takeSlot(s.id)) await drop(project, s, why);
+    }
+    const size = config?.pool?.size ?? 0;
+    for (; kept < size && !closed && !removing.has(projectId) && !again.has(projectId); kept++) {
+      await makeSlot(project, config!);
+      if (again.has(projectId)) break;
+      const slots = await tasks.slots(projectId);
+      // A failed setup stops the filling (it would fail again): the slot shows why until the
+      // next change of the config, claim or start.
+      if (slots.some((s) => s.status === 'setup_failed')) {
+        log.warn({ project: projectId }, 'a warm pool slot failed its setup; the pool is not refilled until the next change of .grove.json, claim or start');
+        return;
+      }
+    }
+    scheduleTtl(project, config);
+  }
+
+  // With `ttl_s`, the next sync is due when the oldest slot ages out.
+  function scheduleTtl(project: Project, config: ProjectConfig | null): void {
+    clearTimeout(timers.get(project.id));
+    timers.delete(project.id);
+    const ttl = config?.pool?.ttl_s;
+    if (ttl === undefined || closed) return;
+    void tasks.slots(project.id).then((slots) => {
+      const oldest = slots[0];
+      if (!oldest || closed) return;
+      const due = Math.max(0, oldest.created_at.getTime() + ttl * 1000 - Date.now());
+      timers.set(project.id, setTimeout(() => void sync(project.id), due).unref());
+    });
+  }
+
+  // A setup under way for a config that is no longer the project's is stopped: its slot would be
+  // replaced as soon as it was ready.
+  async function stopIfStale(projectId: string): Promise<void> {
+    const m = making.get(projectId);
+    const project = m && (await deps.getProject(projectId).catch(() => null));
+    if (!m || !project) return;
+    const config = configOf(project);
+    if (!config?.pool || configKey(config) !== m.key) await deps.setups.stop(m.id);
+  }
+
+  // Runs the project's loop, or has the running one go round again.
+  function sync(projectId: string): Promise<void> {
+    if (closed || removing.has(projectId)) return Promise.resolve();
+    const running = loops.get(projectId);
+    if (running) {
+      again.add(projectId);
+      void stopIfStale(projectId);
+      return running;
+    }
+    const loop = (async () => {
+      do {
+        again.delete(projectId);
+        await syncOnce(projectId).catch((err: unknown) => log.error({ err, project: projectId }, 'keeping the warm pool failed'));
+      } while (again.has(projectId) && !closed);
+    })().finally(() => loops.delete(projectId));
+    loops.set(projectId, loop);
+    return loop;
+  }
+
+  return {
+    sync,
+    // POST /api/tasks: the id of a ready slot made the task, or null (then the task is made cold).
+    async claim(project: Project, config: ProjectConfig, input: CreateTask): Promise<string | null> {
+      for (;;) {
+        const s = await tasks.claimSlot(project.id);
+        if (!s) return null;
+        // A slot that cannot be handed out is removed in the background: never a failed claim.
+        const why = staleness(project, config, s);
+        if (why !== null) {
+          void drop(project, s, why).then(() => sync(project.id));
+          continue;
+        }
+        const res = await pool.run('claimWorktree', {
+          repo: project.path,
+          from: s.branch,
+          base: s.base,
+          base_commit: s.base_commit,
+          slug: slugify(input.name),
+          ...(input.branch !== undefined ? { branch: input.branch } : {}),
+          ...(input.base !== undefined ? { wantBase: input.base } : {}),
+        });
+        if (!res.ok) {
+          if ('miss' in res && res.miss === 'moved') {
+            void drop(project, s, 'its base moved').then(() => sync(project.id));
+            continue;
+          }
+          // Another base, or a branch that cannot be had: the cold path answers it as ever.
+          await tasks.releaseSlot(s.id);
+          return null;
+        }
+        await tasks.becomeTask(s.id, input.name, res.branch);
+        log.info({ task: s.id, project: project.id, branch: res.branch }, 'warm pool slot claimed');
+        void sync(project.id);
+        return s.id;
+      }
+    },
+    // GET /api/projects/:id/pool.
+    async list(projectId: string): Promise<ProjectPool> {
+      const project = await deps.getProject(projectId);
+      const config = configOf(project);
+      const now = Date.now();
+      const slots = await tasks.slots(project.id);
+      return {
+        project_id: project.id,
+        size: config?.pool?.size ?? 0,
+        ttl_s: config?.pool?.ttl_s ?? null,
+        slots: slots.map((s) => ({
+          id: s.id,
+          status: s.slot === 'claimed' ? 'claimed' : s.status,
+          base: s.base,
+          base_commit: s.base_commit,
+          created_at: s.created_at.toISOString(),
+          age_s: Math.max(0, Math.floor((now - s.created_at.getTime()) / 1000)),
+        })),
+      };
+    },
+    // At start: slots a stop left mid-claim go, then every local project's pool is brought in line.
+    async start(): Promise<void> {
+      for (const project of await deps.localProjects()) {
+        for (const s of await tasks.slots(project.id)) if (s.slot === 'claimed') await drop(project, s, 'a claim was interrupted by a daemon stop');
+        void sync(project.id);
+      }
+      deps.configs.changes.onAnyChange((root) => {
+        void deps.localProjects().then((list) => {
+          const p = list.find((x) => x.path === root);
+          if (p) void sync(p.id);
+        });
+      });
+    },
+    // Removing a project: its loop stops, then every slot goes (worktrees, branches, leases).
+    async removeAll(projectId: string): Promise<void> {
+      removing.add(projectId);
+      try {
+        const project = await deps.getProject(projectId);
+        clearTimeout(timers.get(projectId));
+        for (const s of await tasks.slots(projectId)) await deps.setups.stop(s.id);
+        await loops.get(projectId);
+        for (const s of await tasks.slots(projectId)) {
+          if (s.slot === 'free' && !(await tasks.takeSlot(s.id))) continue;
+          await drop(project, s, 'the project is removed');
+        }
+      } finally {
+        removing.delete(projectId);
+      }
+    },
+    // Stops the loops: running slot setups are stopped (a slot left setting up is remade at the next start).
+    close: once(async () => {
+      closed = true;
+      for (const t of timers.values()) clearTimeout(t);
+      await deps.setups.close();
+      await Promise.allSettled([...loops.values()]);
+    }),
+  };
+}
+
+export type WarmPool = ReturnType<typeof createWarmPool>;
+
