@@ -1,5 +1,6 @@
 // `grove <command>`: the daemon's API from a terminal or a script, over the unix socket.
 import { spawn } from 'node:child_process';
+import { writeSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { EVENT_PAGE_MAX, type EventPage, type GroveEvent } from '../../schemas/event.ts';
@@ -501,7 +502,16 @@ const COMMANDS: Record<string, (c: Ctx) => Promise<void>> = {
   async takeover(c) {
     const s = await session(c, arg(c, 0, 'session'));
     const socketPath = resolvePaths(process.env, process.getuid?.() ?? 0).socketPath;
-    process.exitCode = await runTakeover({ api: c.api, socketPath, session: s, args: c.rest, err: (line) => process.stderr.write(`${line}\n`) });
+    // Written straight to fd 2, never through a TTY stream: once the terminal hangs up, node's own
+    // TTY handle can abort the process before it reports the agent's end.
+    const err = (line: string) => {
+      try {
+        writeSync(2, `${line}\n`);
+      } catch {
+        // the terminal is gone: the end is still reported
+      }
+    };
+    process.exitCode = await runTakeover({ api: c.api, socketPath, session: s, args: c.rest, err });
   },
   async pool(c) {
     const p = await project(c, arg(c, 0, 'project'));

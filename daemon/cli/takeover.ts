@@ -40,8 +40,6 @@ export async function runTakeover(opts: { api: Client; socketPath: string; sessi
     ['SIGHUP', pass('SIGHUP')],
   ];
   for (const [signal, fn] of handlers) process.on(signal, fn);
-  // A terminal that went away makes writes to it fail: the end is still recorded.
-  process.stderr.on('error', ignore);
 
   const exitCode = await new Promise<number>((resolve) => {
     child.once('error', (e: NodeJS.ErrnoException) => {
