@@ -114,12 +114,12 @@ test('every column type reads as PGlite reads it', async () => {
 test('counts, SQLSTATE codes and transactions behave alike', async () => {
   const { pglite, postgres } = await drivers();
   for (const [name, s] of Object.entries({ pglite, postgres })) {
-    await s.db.query(`INSERT INTO projects (id, name, path) VALUES ($1, 'a', '/a'), (gen_random_uuid(), 'b', '/b')`, [P]);
+    await s.db.query(`INSERT INTO projects (id, name, path, host_id) VALUES ($1, 'a', '/a', $2), (gen_random_uuid(), 'b', '/b', $2)`, [P, TEST_HOST_ID]);
     assert.equal((await s.db.query(`UPDATE projects SET name = name || '!'`)).affectedRows, 2, name);
     assert.equal((await s.db.query('SELECT * FROM projects')).affectedRows, 0, name);
     assert.equal((await s.db.query(`DELETE FROM projects WHERE path = '/none'`)).affectedRows, 0, name);
     const code = (p: Promise<unknown>) => p.then(() => assert.fail(`${name}: no error`), (e: { code?: string }) => e.code);
-    assert.equal(await code(s.db.query(`INSERT INTO projects (id, name, path) VALUES (gen_random_uuid(), 'c', '/a')`)), '23505', `${name}: unique violation`);
+    assert.equal(await code(s.db.query(`INSERT INTO projects (id, name, path, host_id) VALUES (gen_random_uuid(), 'c', '/a', $1)`, [TEST_HOST_ID])), '23505', `${name}: unique violation`);
     assert.equal(await code(s.db.query(`INSERT INTO port_leases (port, task_id, declared) VALUES (0, $1, 1)`, [T])), '23514', `${name}: check violation`);
     assert.equal(await code(s.db.query('SELEC 1')), '42601', `${name}: syntax error`);
     // A transaction that throws leaves nothing; one that returns commits; nesting is refused.
