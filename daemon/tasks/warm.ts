@@ -9,6 +9,7 @@ import type { ProjectConfigs } from '../projects/config.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
+import { retryWhenUnreachable } from '../store/store.ts';
 import type { SlotRow, TasksTable } from '../store/tasks.ts';
 import type { TaskMaker } from './create.ts';
 import { timeBound, type Pool } from './pool.ts';
@@ -173,7 +174,12 @@ export function createWarmPool(deps: WarmPoolDeps) {
     const loop = (async () => {
       do {
         again.delete(projectId);
-        await syncOnce(projectId).catch((err: unknown) => log.error({ err, project: projectId }, 'keeping the warm pool failed'));
+        await syncOnce(projectId).catch((err: unknown) => {
+          log.error({ err, project: projectId }, 'keeping the warm pool failed');
+          // A store that did not answer (down, or a statement past its bound): the pool is kept
+          // again shortly rather than left as it was until the next claim or change.
+          retryWhenUnreachable(err, () => void sync(projectId));
+        });
       } while (again.has(projectId) && !closed);
     })().finally(() => loops.delete(projectId));
     loops.set(projectId, loop);
