@@ -68,18 +68,24 @@ export function makeHome(t: Cleanup): string {
   return home;
 }
 
-// One daemon for the tests of a file (with `opts`, if given): started by the first
-// test that asks, stopped (and its home removed) after the file's last test. Call it at the top
-// level of the file, so that the cleanup belongs to the file and not to a test. `opts` may be a
-// function of the file's cleanup, for a home (a user config) made when the daemon starts.
-export function sharedDaemon(opts: StartOptions | ((c: Cleanup) => StartOptions) = {}): () => Promise<TestDaemon> {
+// Something made once for the tests of a file (a daemon, a team): by the first test that asks,
+// with a cleanup that runs after the file's last test. Call it at the top level of the file, so
+// that the cleanup belongs to the file and not to a test.
+export function sharedForFile<T>(make: (c: Cleanup) => Promise<T>): () => Promise<T> {
   const cleanups: Array<() => unknown> = [];
   after(async () => {
     for (const fn of cleanups.reverse()) await fn();
   });
-  let daemon: Promise<TestDaemon> | null = null;
+  let made: Promise<T> | null = null;
   const c: Cleanup = { after: (fn) => cleanups.push(fn) };
-  return () => (daemon ??= startDaemon(c, typeof opts === 'function' ? opts(c) : opts));
+  return () => (made ??= make(c));
+}
+
+// One daemon for the tests of a file (with `opts`, if given), stopped (and its home removed)
+// after the file's last test. `opts` may be a function of the file's cleanup, for a home (a
+// user config) made when the daemon starts.
+export function sharedDaemon(opts: StartOptions | ((c: Cleanup) => StartOptions) = {}): () => Promise<TestDaemon> {
+  return sharedForFile((c) => startDaemon(c, typeof opts === 'function' ? opts(c) : opts));
 }
 
 // Spawns the real daemon entry point as a process and waits for its "ready" log line.

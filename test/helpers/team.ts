@@ -1,10 +1,9 @@
 // A team on one PostgreSQL (DESIGN §14.2) for the team tests: several real daemons, each with its
 // own GROVE_HOME, its own clone of one origin and its own host name, all on one fresh database.
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { after } from 'node:test';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { addProject, makeHome, startDaemon, type Cleanup, type StartOptions, type TestDaemon } from './daemon.ts';
+import { addProject, makeHome, sharedForFile, startDaemon, type Cleanup, type StartOptions, type TestDaemon } from './daemon.ts';
 import { git, makeRepo } from './git.ts';
 import { freshDatabase } from './postgres.ts';
 import { AGENT } from './sessions.ts';
@@ -104,11 +103,5 @@ export async function query(team: Team, sql: string, params: unknown[] = []): Pr
 // file's last test (call it at the top level, as sharedDaemon). `opts` may be a function of the
 // file's cleanup, for folders the team's config names.
 export function sharedTeam(opts: TeamOptions | ((c: Cleanup) => TeamOptions)): () => Promise<Team> {
-  const cleanups: Array<() => unknown> = [];
-  after(async () => {
-    for (const fn of cleanups.reverse()) await fn();
-  });
-  let team: Promise<Team> | null = null;
-  const c: Cleanup = { after: (fn) => cleanups.push(fn) };
-  return () => (team ??= startTeam(c, typeof opts === 'function' ? opts(c) : opts));
+  return sharedForFile((c) => startTeam(c, typeof opts === 'function' ? opts(c) : opts));
 }
