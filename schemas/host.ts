@@ -3,7 +3,7 @@ import { Id, Timestamp } from './common.ts';
 
 // A daemon on the store (DESIGN §14.2): its id is kept in its data folder, its name comes from the
 // user config's host_name (default the machine's host name), its times from the store's clock.
-export const Host = Type.Object(
+export const TeamHost = Type.Object(
   {
     kind: Type.Literal('team', { description: 'a daemon keeping its state in this store (DESIGN §14.2)' }),
     id: Id,
@@ -15,8 +15,43 @@ export const Host = Type.Object(
     running: Type.Integer({ minimum: 0, description: 'its sessions that are starting or running' }),
     accept_remote: Type.Boolean({ description: 'it runs requests other hosts forward to it (user config accept_remote)' }),
   },
-  { $id: 'Host' },
+  { $id: 'TeamHost' },
 );
+export type TeamHost = Static<typeof TeamHost>;
+
+// A name a saved host goes by: on the command line (`--host NAME`), in /api/hosts/NAME/… and in
+// the dashboard's URL, so nothing that needs quoting or escaping in any of them.
+export const HOST_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,62}$';
+export const HostName = Type.String({ pattern: HOST_NAME_PATTERN, description: 'lowercase letters, digits, - and _; at most 63' });
+
+// A machine reached over SSH (DESIGN §14.1), as saved by `grove host add` in hosts.json.
+export const SavedHost = Type.Object(
+  {
+    name: HostName,
+    url: Type.String({ description: 'ssh://[user@]box[:port][?socket=PATH]' }),
+  },
+  { additionalProperties: false },
+);
+export type SavedHost = Static<typeof SavedHost>;
+
+export const HostsFile = Type.Object({ hosts: Type.Array(SavedHost) }, { additionalProperties: false });
+export type HostsFile = Static<typeof HostsFile>;
+
+// A saved SSH host as GET /api/hosts shows it: whether its daemon answered over the forward just
+// now, and the version it said.
+export const SshHost = Type.Object(
+  {
+    kind: Type.Literal('ssh', { description: 'a machine of hosts.json reached over SSH (DESIGN §14.1)' }),
+    name: HostName,
+    url: Type.String(),
+    reachable: Type.Boolean({ description: "its daemon answered /api/health over the host's SSH master" }),
+    version: Type.Union([Type.String(), Type.Null()], { description: 'its daemon\'s version, null when not reachable' }),
+  },
+  { $id: 'SshHost' },
+);
+export type SshHost = Static<typeof SshHost>;
+
+export const Host = Type.Union([TeamHost, SshHost], { $id: 'Host' });
 export type Host = Static<typeof Host>;
 
 export const HostList = Type.Array(Host);

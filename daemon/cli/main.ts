@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { EVENT_PAGE_MAX, type EventPage, type GroveEvent } from '../../schemas/event.ts';
 import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
 import type { Health } from '../../schemas/health.ts';
-import type { Host } from '../../schemas/host.ts';
+import type { Host, TeamHost } from '../../schemas/host.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { Project } from '../../schemas/project.ts';
@@ -125,7 +125,7 @@ async function withHost<T extends { host_id: string }>(c: Ctx, rows: T[], column
 }
 
 function hostNamed(team: TeamView, name: string): string {
-  const h = team.hosts.find((x) => x.kind === 'team' && x.name === name);
+  const h = team.hosts.find((x): x is TeamHost => x.kind === 'team' && x.name === name);
   if (!h) throw new CliError(`no host named ${JSON.stringify(name)}`, EXIT.API, { code: 'NOT_FOUND', detail: `no host ${name}`, status: 404 });
   return h.id;
 }

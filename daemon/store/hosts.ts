@@ -1,4 +1,4 @@
-import type { Host } from '../../schemas/host.ts';
+import type { TeamHost as Host } from '../../schemas/host.ts';
 import { LIVE_STATUSES } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';

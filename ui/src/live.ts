@@ -4,7 +4,7 @@ import { EVENT_TYPES } from '../../schemas/event-types.ts';
 import type { Approval } from '../../schemas/approval.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
 import type { Health } from '../../schemas/health.ts';
-import type { Host } from '../../schemas/host.ts';
+import type { Host, TeamHost } from '../../schemas/host.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
@@ -17,7 +17,7 @@ export interface LiveState {
   /** the approvals still pending (DESIGN §15): one answered anywhere leaves with its event */
   approvals: Map<string, Approval>;
   /** the store's hosts (DESIGN §14.2), online or not as their host.online/host.offline events say */
-  hosts: Map<string, Host>;
+  hosts: Map<string, TeamHost>;
   /** the store is a team's (PostgreSQL): the board then names each task's host */
   shared: boolean;
   /** false until the first load is done */
@@ -72,7 +72,7 @@ export function createLive() {
       // A host's event carries the host as GET /api/hosts lists it.
       case 'host.online':
       case 'host.offline': {
-        const h = e.data as Host;
+        const h = e.data as TeamHost;
         state.hosts.set(h.id, h);
         break;
       }
@@ -94,7 +94,7 @@ export function createLive() {
     state.tasks = new Map(tasks.map((t) => [t.id, t]));
     state.sessions = new Map(sessions.map((s) => [s.id, s]));
     state.approvals = new Map(approvals.map((a) => [a.id, a]));
-    state.hosts = new Map(hosts.filter((h) => h.kind === 'team').map((h) => [h.id, h]));
+    state.hosts = new Map(hosts.filter((h): h is TeamHost => h.kind === 'team').map((h) => [h.id, h]));
     state.shared = health.shared;
     state.loaded = true;
     changed();
