@@ -9,6 +9,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
+import { sseEnd } from '../daemon/client/sse.ts';
 import { spawnWrapped } from '../daemon/sessions/spawn.ts';
 import { sessionFiles } from '../daemon/sessions/wrapper.ts';
 import { call, FIXTURE_AGENT, fixtureHome, readyTask, spawnUntil, startBenchDaemon, stopProcess } from './daemon.ts';
@@ -114,7 +115,7 @@ export async function benchApi(opts: { template: string; requests: number; round
       session = await call(d.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: 'exit:0' });
       starts.push(performance.now() - t0);
       const stream = await d.api.request({ method: 'GET', path: `/api/sessions/${session.id}/output`, headers: { accept: 'text/event-stream' } });
-      if (!(await stream.body.text()).includes('event: end')) throw new Error('the session stream closed before its end');
+      if ((await sseEnd(stream.body)) === null) throw new Error('the session stream closed before its end');
       t0 = performance.now();
       const child = spawnWrapped({ files: sessionFiles(root, `raw-${i}`), command: [AGENT, 'exit:0'], cwd: repo, env: { PATH: process.env.PATH ?? '' } });
       if (child.pid === undefined) throw new Error('raw spawn failed');

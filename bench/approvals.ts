@@ -10,7 +10,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Approval } from '../schemas/approval.ts';
-import { createClient, sse } from '../daemon/cli/client.ts';
+import { withCalls } from '../daemon/client/calls.ts';
+import { createTransport } from '../daemon/client/transport.ts';
 import { call, fixtureHome, readyTask, ROOT, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 import { judge, printTable, type Row } from './table.ts';
@@ -31,7 +32,7 @@ export async function benchApprovals(opts: { template: string; rounds: number })
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-approvals-'));
   const fifo = path.join(root, 'gate');
   execFileSync('mkfifo', [fifo]);
-  const api = createClient(d.socketPath);
+  const api = withCalls(createTransport(d.socketPath));
   let bridge: Client | null = null;
   let instant: Client | null = null;
   let events: (AsyncIterable<Buffer> & { destroy(): void }) | null = null;
@@ -46,9 +47,10 @@ export async function benchApprovals(opts: { template: string; rounds: number })
     // The approval.requested events as they come, by key: each round waits for its own.
     const waiting = new Map<string, (a: Approval) => void>();
     const from = (await call(d.api, 'GET', '/api/health')).last_event_seq;
-    events = (await api.stream(`/api/events?after=${from}&task_id=${task.id}`, { accept: 'text/event-stream' })) as AsyncIterable<Buffer> & { destroy(): void };
+    const followed = await api.events(from, { task_id: task.id });
+    events = followed.body;
     const reading = (async () => {
-      for await (const { event, data } of sse(events!)) {
+      for await (const { event, data } of followed.events) {
         if (event !== 'approval.requested') continue;
         const a = data.data as Approval;
         waiting.get(a.key)?.(a);

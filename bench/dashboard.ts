@@ -9,6 +9,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { request } from 'undici';
 import { CHROMIUM, CHROMIUM_ARGS, KEEP_NAMES } from '../test/helpers/browser.ts';
+import { sseEnd } from '../daemon/client/sse.ts';
 import { call, fixtureHome, readyTask, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 
@@ -56,7 +57,7 @@ export async function benchDashboard(opts: { template: string; tasks: number; li
     // (2) One session's lines, printed and stored first; then shown, against a bare EventSource.
     const session = await call(d.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: `print:${opts.lines}` });
     const res = await request(`http://localhost/api/sessions/${session.id}/output`, { dispatcher: d.api, headers: { accept: 'text/event-stream', 'last-event-id': String(opts.lines - 1) } });
-    if (!(await res.body.text()).includes('event: end')) throw new Error('the session did not end');
+    if ((await sseEnd(res.body)) === null) throw new Error('the session did not end');
     const lines = { grove: [] as number[], raw: [] as number[] };
     const jump = { grove: [] as number[], frame: [] as number[] };
     for (let r = 0; r < opts.rounds + 1; r++) {

@@ -8,6 +8,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
+import { sseEnd } from '../daemon/client/sse.ts';
 import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
 import { call, FIXTURE_AGENT, fixtureHome, readyTask, ROOT, rssMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
@@ -56,8 +57,7 @@ export async function benchOutput(opts: { template: string; lines: number; lines
         dispatcher: d2.api,
         headers: { accept: 'text/event-stream', 'last-event-id': String(lines - 1) },
       });
-      const text = await res.body.text();
-      if (!text.includes('event: end')) throw new Error('the stream did not end');
+      if ((await sseEnd(res.body)) === null) throw new Error('the stream did not end');
       const last = await call(d2.api, 'GET', `/api/sessions/${id}/output?after=${lines - 1}`);
       return (last.lines[0]?.seq ?? 0) === lines;
     };

@@ -6,6 +6,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
+import { sse } from '../daemon/client/sse.ts';
 import { isLive, type Session } from '../schemas/session.ts';
 import { call, FIXTURE_AGENT, makeMigratedStore, readyTask, ROOT, rssMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
@@ -53,18 +54,9 @@ try {
   const delivery: number[] = [];
   const events = new Pool('http://localhost', { socketPath: d.socketPath, connections: 1 });
   const es = await events.request({ method: 'GET', path: '/api/events?after=0', headers: { accept: 'text/event-stream' } });
-  let buf = '';
-  es.body.on('data', (c: Buffer) => {
-    const now = Date.now();
-    buf += c.toString();
-    let i;
-    while ((i = buf.indexOf('\n\n')) !== -1) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (data) delivery.push(now - Date.parse(JSON.parse(data).at));
-    }
-  });
+  void (async () => {
+    for await (const { data } of sse(es.body)) delivery.push(Date.now() - Date.parse(data.at));
+  })().catch(() => {}); // destroyed at the end
 
   const idle = { list: sample(`/api/tasks/${task.id}/sessions`), health: sample('/api/health') };
   await new Promise((r) => setTimeout(r, 3000));

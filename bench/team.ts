@@ -10,7 +10,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { request } from 'undici';
-import { createClient, sse } from '../daemon/cli/client.ts';
+import { withCalls } from '../daemon/client/calls.ts';
+import { createTransport } from '../daemon/client/transport.ts';
 import { freshDatabase } from '../test/helpers/postgres.ts';
 import { call, FIXTURE_AGENT, ROOT, startBenchDaemon, type BenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
@@ -86,11 +87,11 @@ export async function benchTeam(opts: TeamOptions) {
     // The time each task.created arrives on a daemon's SSE, and a wait for one by task id.
     const follow = async (d: BenchDaemon) => {
       const from = (await call(d.api, 'GET', '/api/health')).last_event_seq;
-      const body = (await createClient(d.socketPath).stream(`/api/events?after=${from}`, { accept: 'text/event-stream' })) as AsyncIterable<Buffer> & { destroy(): void };
+      const { body, events } = await withCalls(createTransport(d.socketPath)).events(from);
       const arrived = new Map<string, number>();
       const waiting = new Map<string, (at: number) => void>();
       void (async () => {
-        for await (const { event, data } of sse(body)) {
+        for await (const { event, data } of events) {
           if (event !== 'task.created') continue;
           const at = performance.now();
           arrived.set(data.task_id, at);

@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import type { ApprovalVerdict } from '../../schemas/approval.ts';
-import { CliError, type Client } from '../cli/client.ts';
+import type { Client } from '../client/calls.ts';
+import { ApiProblem } from '../client/problem.ts';
 import { decide, type Ask } from './ask.ts';
 
 export interface BridgeOptions {
@@ -105,7 +106,7 @@ function selectValues(option: acp.SessionConfigOption): string[] {
 
 // The reason a refusal of grove's API becomes the agent's answer: the call is refused, saying why.
 function refusal(err: unknown): string {
-  return err instanceof CliError && err.problem ? `grove could not ask about this call: ${err.problem.code}: ${err.problem.detail}` : `grove could not ask about this call: ${(err as Error).message}`;
+  return err instanceof ApiProblem ? `grove could not ask about this call: ${err.code}: ${err.detail}` : `grove could not ask about this call: ${(err as Error).message}`;
 }
 
 // The agent's end: its exit code and signal once it has exited.

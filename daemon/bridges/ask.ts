@@ -4,7 +4,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Approval, ApprovalVerdict } from '../../schemas/approval.ts';
 import { MAX_WAIT_S } from '../../schemas/approval.ts';
-import { CliError, EXIT, type Client } from '../cli/client.ts';
+import type { Client } from '../client/calls.ts';
+import { ApiProblem } from '../client/problem.ts';
+import { DaemonUnreachable } from '../client/transport.ts';
 
 // Between two tries while the daemon does not answer (it restarts): the question stays asked.
 const RETRY_MS = 500;
@@ -12,7 +14,8 @@ const RETRY_MS = 500;
 // Whether `err` says the daemon went away (not running, or its socket closed under a request:
 // EPIPE on a kept-alive connection as it stops) rather than refused.
 export function gone(err: unknown): boolean {
-  if (err instanceof CliError) return err.exitCode === EXIT.NO_DAEMON;
+  if (err instanceof DaemonUnreachable) return true;
+  if (err instanceof ApiProblem) return false; // its `code` is the API's, not a system error's
   return typeof (err as NodeJS.ErrnoException).code === 'string';
 }
 

@@ -9,7 +9,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { ApprovalVerdict } from '../../schemas/approval.ts';
-import { CliError, type Client } from '../cli/client.ts';
+import type { Client } from '../client/calls.ts';
+import { ApiProblem } from '../client/problem.ts';
 import { decide, type Ask } from './ask.ts';
 
 export type BridgeMode = 'read' | 'edit';
@@ -158,7 +159,7 @@ export async function runCodexBridge(opts: BridgeOptions): Promise<number> {
       return await decide(opts.api, opts.session, ask, abort.signal);
     } catch (err) {
       if (abort.signal.aborted) return null;
-      const why = err instanceof CliError && err.problem ? `${err.problem.code}: ${err.problem.detail}` : (err as Error).message;
+      const why = err instanceof ApiProblem ? `${err.code}: ${err.detail}` : (err as Error).message;
       return { behavior: 'deny', message: `grove could not ask about this call: ${why}` };
     }
   };

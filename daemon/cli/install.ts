@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../runtime/root.ts';
-import { CliError, EXIT } from './client.ts';
+import { CliError, EXIT } from './errors.ts';
 
 
 export const UNIT_TEMPLATE = path.join(ROOT, 'systemd', 'grove.service');

@@ -2,7 +2,8 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Session, Takeover } from '../../schemas/session.ts';
-import { CliError, createClient, type Client } from './client.ts';
+import type { Client } from '../client/calls.ts';
+import { ApiProblem } from '../client/problem.ts';
 import { shortId } from './format.ts';
 
 // How the agent ended, as a shell says it: its code, or 128 + the number of the signal that ended it.
@@ -15,7 +16,7 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number 
 // signals reach it as they would reach it run by hand), with the task's variables over this
 // process's own. grove records the session while it runs and its end when it exits; this
 // process is the session's process, so the daemon ends the session if it dies unreported.
-export async function runTakeover(opts: { api: Client; socketPath: string; session: Session; args: string[]; err: (s: string) => void }): Promise<number> {
+export async function runTakeover(opts: { api: Client; connect: () => Client; session: Session; args: string[]; err: (s: string) => void }): Promise<number> {
   const { session, err } = opts;
   const body = { pid: process.pid, ...(opts.args.length > 0 ? { args: opts.args } : {}) };
   const t = await opts.api.call<Takeover>('POST', `/api/sessions/${session.id}/takeover`, body);
@@ -49,13 +50,13 @@ export async function runTakeover(opts: { api: Client; socketPath: string; sessi
     child.once('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
   });
   // A fresh connection: the first one idled for as long as the agent ran.
-  const api = createClient(opts.socketPath);
+  const api = opts.connect();
   try {
     const ended = await api.call<Session>('POST', `/api/sessions/${t.session.id}/end`, { exit_code: exitCode });
     err(`grove: interactive session ${id} ${ended.status} (exit ${exitCode}); grove say ${id} <prompt> continues the conversation`);
   } catch (e) {
     // Stopped by grove (killed) meanwhile: that end is recorded already.
-    if (!(e instanceof CliError && e.problem?.code === 'SESSION_NOT_RUNNING')) throw e;
+    if (!(e instanceof ApiProblem && e.code === 'SESSION_NOT_RUNNING')) throw e;
     err(`grove: interactive session ${id} was stopped by grove`);
   } finally {
     await api.close();

@@ -6,7 +6,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalVerdict } from '../../schemas/approval.ts';
 import { decide } from '../bridges/ask.ts';
-import { CliError, type Client } from '../cli/client.ts';
+import type { Client } from '../client/calls.ts';
+import { ApiProblem } from '../client/problem.ts';
 import { serveStdio } from './server.ts';
 
 const INPUT = {
@@ -48,7 +49,7 @@ export function createPermitServer(opts: { api: Client; session: string; version
       return text(answerOf(tool, input, verdict));
     } catch (err) {
       // Grove could not ask (the session ended, a malformed call): the call is refused, saying why.
-      const message = err instanceof CliError && err.problem ? `grove could not ask about this call: ${err.problem.code}: ${err.problem.detail}` : `grove could not ask about this call: ${(err as Error).message}`;
+      const message = err instanceof ApiProblem ? `grove could not ask about this call: ${err.code}: ${err.detail}` : `grove could not ask about this call: ${(err as Error).message}`;
       return text({ behavior: 'deny', message });
     }
   });

@@ -3,7 +3,9 @@
 // schemas are JSON Schemas already (the daemon's own), which McpServer would want as zod.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CliError, EXIT, type Client } from '../cli/client.ts';
+import type { Client } from '../client/calls.ts';
+import { ApiProblem } from '../client/problem.ts';
+import { DaemonUnreachable } from '../client/transport.ts';
 import { compile, createAjv } from '../runtime/validation.ts';
 import { LineTransport } from './stdio.ts';
 import { TOOLS } from './tools.ts';
@@ -37,8 +39,8 @@ export function createMcpServer(opts: { api: Client; readOnly: boolean; version:
       const out = await tool.run(opts.api, args);
       return { content: [{ type: 'text', text: typeof out === 'string' ? out : JSON.stringify(out, null, 2) }] };
     } catch (err) {
-      if (err instanceof CliError && err.problem) return toolError(err.problem.code, err.problem.detail, err.problem.status);
-      if (err instanceof CliError && err.exitCode === EXIT.NO_DAEMON) return toolError('DAEMON_NOT_RUNNING', err.message);
+      if (err instanceof ApiProblem) return toolError(err.code, err.detail, err.status);
+      if (err instanceof DaemonUnreachable) return toolError('DAEMON_NOT_RUNNING', err.message);
       return toolError('INTERNAL', (err as Error).message);
     }
   });

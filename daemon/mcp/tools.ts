@@ -1,16 +1,16 @@
 // The MCP tools of `grove mcp` (DESIGN §13) as a table of data: each names its input schema, made
 // from the daemon's own schemas, whether it only reads or removes something, and the API calls it
-// makes through the CLI's client.
+// makes through the client (daemon/client).
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import { ApprovalDecision, type Approval } from '../../schemas/approval.ts';
 import { UUID_PATTERN } from '../../schemas/common.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
-import type { Health } from '../../schemas/health.ts';
 import { CommitBody, MergeBody } from '../../schemas/review.ts';
-import { CreateMessage, CreateSession, MAX_SEQ, OUTPUT_PAGE_MAX, type OutputPage, type Session } from '../../schemas/session.ts';
+import { CreateMessage, CreateSession, MAX_SEQ, OUTPUT_PAGE_MAX, type Session } from '../../schemas/session.ts';
 import { CreateTask } from '../../schemas/task.ts';
 import { denialSummary } from '../../schemas/denials.ts';
-import { sse, type Client } from '../cli/client.ts';
+import type { Client } from '../client/calls.ts';
+import type { Body } from '../client/transport.ts';
 
 export interface Tool {
   name: string;
@@ -43,7 +43,7 @@ const q = (v: unknown) => encodeURIComponent(String(v));
 // it waits on (DESIGN §15).
 async function sessionState(api: Client, session: Session) {
   const denied = denialSummary(session.result?.denials);
-  const approvals = session.ended_at !== null ? [] : await api.call<Approval[]>('GET', `/api/approvals?status=pending&session_id=${q(session.id)}`);
+  const approvals = session.ended_at !== null ? [] : await api.approvals({ status: 'pending', session_id: session.id });
   return {
     ended: session.ended_at !== null,
     // `interactive`: the person took the conversation over in a terminal (grove takeover); it
@@ -66,25 +66,24 @@ async function sessionState(api: Client, session: Session) {
 // after the newest seq read before looking.
 async function waitForSession(api: Client, args: { session_id: string; timeout_s?: number }) {
   const ms = (args.timeout_s ?? WAIT_S) * 1000;
-  const bodies: Array<AsyncIterable<Buffer> & { destroy?: () => void }> = [];
+  const bodies: Body[] = [];
   let over = false;
-  const open = async (url: string, headers: Record<string, string>) => {
-    const body = (await api.stream(url, { accept: 'text/event-stream', ...headers })) as AsyncIterable<Buffer> & { destroy?: () => void };
-    bodies.push(body);
-    if (over) body.destroy?.();
-    return body;
+  const open = <T extends { body: Body }>(followed: T): T => {
+    bodies.push(followed.body);
+    if (over) followed.body.destroy();
+    return followed;
   };
-  const pendingOf = () => api.call<Approval[]>('GET', `/api/approvals?status=pending&session_id=${q(args.session_id)}`);
-  const [{ last_event_seq }, start] = await Promise.all([api.call<Health>('GET', '/api/health'), api.call<Session>('GET', `/api/sessions/${args.session_id}`)]);
+  const pendingOf = () => api.approvals({ status: 'pending', session_id: args.session_id });
+  const [{ last_event_seq }, start] = await Promise.all([api.health(), api.session(args.session_id)]);
   const ended = (async () => {
-    const body = await open(`/api/sessions/${args.session_id}/output`, { 'last-event-id': String(MAX_SEQ) });
-    for await (const { event, data } of sse(body)) if (event === 'end') return data as Session;
+    const { events } = open(await api.followOutput(args.session_id, { 'last-event-id': String(MAX_SEQ) }));
+    for await (const { event, data } of events) if (event === 'end') return data as Session;
     return null;
   })();
   const asked = (async () => {
     if ((await pendingOf()).length > 0) return null;
-    const body = await open(`/api/events?task_id=${q(start.task_id)}&after=${last_event_seq}`, {});
-    for await (const { event, data } of sse(body)) {
+    const { events } = open(await api.events(last_event_seq, { task_id: start.task_id }));
+    for await (const { event, data } of events) {
       const e = data as GroveEvent;
       if (event === 'approval.requested' && e.session_id === args.session_id) return null;
     }
@@ -93,13 +92,13 @@ async function waitForSession(api: Client, args: { session_id: string; timeout_s
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
   try {
-    const session = (await Promise.race([ended, asked, late])) ?? (await api.call<Session>('GET', `/api/sessions/${args.session_id}`));
+    const session = (await Promise.race([ended, asked, late])) ?? (await api.session(args.session_id));
     return await sessionState(api, session);
   } finally {
     clearTimeout(timer);
     // A wait that ended lets go of its streams: the client's few connections are not held.
     over = true;
-    for (const b of bodies) b.destroy?.();
+    for (const b of bodies) b.destroy();
   }
 }
 
@@ -108,8 +107,8 @@ async function getOutput(api: Client, args: { session_id: string; last?: number;
   const want = args.last ?? LAST_LINES;
   const { lines, next } =
     args.after !== undefined
-      ? await api.call<OutputPage>('GET', `/api/sessions/${args.session_id}/output?after=${args.after}&limit=${want}`)
-      : await api.call<OutputPage>('GET', `/api/sessions/${args.session_id}/output?last=${want}`);
+      ? await api.outputPage(args.session_id, args.after, want)
+      : await api.outputTail(args.session_id, want);
   const text = lines.map((l) => (l.stream === 'stderr' ? `[stderr] ${l.text}` : l.text)).join('\n');
   return { lines: lines.length, first_seq: lines[0]?.seq ?? null, next, text };
 }
@@ -121,7 +120,7 @@ export const TOOLS: Tool[] = [
     input: input({}),
     readOnly: true,
     destructive: false,
-    run: (api) => api.call('GET', '/api/projects'),
+    run: (api) => api.projects(),
   },
   {
     name: 'list_tasks',
@@ -129,7 +128,7 @@ export const TOOLS: Tool[] = [
     input: input({ project_id: Type.Optional(ProjectId) }),
     readOnly: true,
     destructive: false,
-    run: (api, a) => api.call('GET', `/api/tasks${a.project_id ? `?project_id=${q(a.project_id)}` : ''}`),
+    run: (api, a) => api.tasks(a.project_id ? { project_id: a.project_id } : {}),
   },
   {
     name: 'create_task',
@@ -138,7 +137,7 @@ export const TOOLS: Tool[] = [
     input: input({ project_id: ProjectId, ...taskFields }),
     readOnly: false,
     destructive: false,
-    run: (api, a) => api.call('POST', '/api/tasks', { ...a, wait: true }),
+    run: (api, a) => api.createTask({ ...a, wait: true }),
   },
   {
     name: 'start_session',
@@ -147,7 +146,7 @@ export const TOOLS: Tool[] = [
     input: input({ task_id: TaskId, ...CreateSession.properties }),
     readOnly: false,
     destructive: false,
-    run: (api, { task_id, ...body }) => api.call('POST', `/api/tasks/${task_id}/sessions`, body),
+    run: (api, { task_id, ...body }) => api.startSession(task_id, body),
   },
   {
     name: 'send_message',
@@ -155,7 +154,7 @@ export const TOOLS: Tool[] = [
     input: input({ session_id: SessionId, ...CreateMessage.properties }),
     readOnly: false,
     destructive: false,
-    run: (api, { session_id, ...body }) => api.call('POST', `/api/sessions/${session_id}/messages`, body),
+    run: (api, { session_id, ...body }) => api.say(session_id, body),
   },
   {
     name: 'wait_for_session',
@@ -171,7 +170,7 @@ export const TOOLS: Tool[] = [
     input: input({ session_id: SessionId }),
     readOnly: true,
     destructive: false,
-    run: async (api, a) => sessionState(api, await api.call<Session>('GET', `/api/sessions/${a.session_id}`)),
+    run: async (api, a) => sessionState(api, await api.session(a.session_id)),
   },
   {
     name: 'get_output',
@@ -191,7 +190,7 @@ export const TOOLS: Tool[] = [
     input: input({ task_id: TaskId }),
     readOnly: true,
     destructive: false,
-    run: (api, a) => api.call('GET', `/api/tasks/${a.task_id}/changes`),
+    run: (api, a) => api.changes(a.task_id),
   },
   {
     name: 'get_diff',
@@ -201,7 +200,7 @@ export const TOOLS: Tool[] = [
     destructive: false,
     run: async (api, a) => {
       let text = '';
-      for await (const chunk of await api.stream(`/api/tasks/${a.task_id}/diff${a.path ? `?path=${q(a.path)}` : ''}`, {})) text += chunk.toString('utf8');
+      for await (const chunk of await api.diff(a.task_id, a.path)) text += chunk.toString('utf8');
       return text;
     },
   },
@@ -211,7 +210,7 @@ export const TOOLS: Tool[] = [
     input: input({ task_id: TaskId, ...CommitBody.properties }),
     readOnly: false,
     destructive: false,
-    run: (api, { task_id, ...body }) => api.call('POST', `/api/tasks/${task_id}/commit`, body),
+    run: (api, { task_id, ...body }) => api.commit(task_id, body.message),
   },
   {
     name: 'merge_task',
@@ -219,7 +218,7 @@ export const TOOLS: Tool[] = [
     input: input({ task_id: TaskId, ...MergeBody.properties }),
     readOnly: false,
     destructive: true,
-    run: (api, { task_id, ...body }) => api.call('POST', `/api/tasks/${task_id}/merge`, body),
+    run: (api, { task_id, ...body }) => api.merge(task_id, body),
   },
   {
     name: 'archive_task',
@@ -227,7 +226,7 @@ export const TOOLS: Tool[] = [
     input: input({ task_id: TaskId, force: Type.Optional(Type.Boolean({ description: 'discard uncommitted work' })) }),
     readOnly: false,
     destructive: true,
-    run: (api, a) => api.call('DELETE', `/api/tasks/${a.task_id}${a.force ? '?force=true' : ''}`),
+    run: (api, a) => api.removeTask(a.task_id, a.force === true),
   },
   {
     name: 'kill_session',
@@ -235,7 +234,7 @@ export const TOOLS: Tool[] = [
     input: input({ session_id: SessionId }),
     readOnly: false,
     destructive: true,
-    run: (api, a) => api.call('DELETE', `/api/sessions/${a.session_id}`),
+    run: (api, a) => api.kill(a.session_id),
   },
   {
     name: 'list_approvals',
@@ -249,10 +248,7 @@ export const TOOLS: Tool[] = [
     readOnly: true,
     destructive: false,
     run: (api, a) => {
-      const query = new URLSearchParams({ status: a.status ?? 'pending' });
-      if (a.task_id) query.set('task_id', a.task_id);
-      if (a.session_id) query.set('session_id', a.session_id);
-      return api.call('GET', `/api/approvals?${query}`);
+      return api.approvals({ status: a.status ?? 'pending', ...(a.task_id ? { task_id: a.task_id } : {}), ...(a.session_id ? { session_id: a.session_id } : {}) });
     },
   },
   {
@@ -263,8 +259,8 @@ export const TOOLS: Tool[] = [
     readOnly: false,
     destructive: false,
     run: async (api, { approval_id, ...body }) => {
-      const a = await api.call<Approval>('GET', `/api/approvals/${q(approval_id)}`);
-      return api.call('POST', `/api/approvals/${q(approval_id)}`, { ...body, nonce: a.nonce });
+      const a = await api.approval(approval_id);
+      return api.decide(approval_id, { ...body, nonce: a.nonce });
     },
   },
   {
@@ -273,6 +269,6 @@ export const TOOLS: Tool[] = [
     input: input({ project_id: ProjectId }),
     readOnly: true,
     destructive: false,
-    run: (api, a) => api.call('GET', `/api/projects/${a.project_id}/conflicts`),
+    run: (api, a) => api.conflicts(a.project_id),
   },
 ];

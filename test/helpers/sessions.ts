@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
+import { sse, type SseEvent } from '../../daemon/client/sse.ts';
 import { addProject, makeHome, ROOT, sharedDaemon, startDaemon, type Cleanup, type TestDaemon } from './daemon.ts';
 import { makeRepo, makeTempDir } from './git.ts';
 
@@ -82,11 +83,7 @@ export function liveGroupMembers(pgid: number): number[] {
   return out;
 }
 
-export interface SseEvent {
-  id?: string;
-  event: string;
-  data: any;
-}
+export type { SseEvent };
 
 // Reads an SSE response into events until `until` says stop (or the stream ends). `stallMs`:
 // a reader that takes nothing for that long after the headers, so the server must wait for it.
@@ -104,34 +101,16 @@ export async function readSse(
   });
   if (res.statusCode !== 200) throw new Error(`SSE answered ${res.statusCode}: ${await res.body.text()}`);
   const events: SseEvent[] = [];
-  let buf = '';
   try {
     if (opts.stallMs) {
       res.body.pause();
       await delay(opts.stallMs);
     }
-    for await (const chunk of res.body) {
-      buf += chunk.toString('utf8');
-      let i;
-      while ((i = buf.indexOf('\n\n')) !== -1) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const ev: SseEvent = { event: 'message', data: undefined };
-        let isComment = true;
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) continue;
-          isComment = false;
-          const [k, ...v] = line.split(': ');
-          const val = v.join(': ');
-          if (k === 'id') ev.id = val;
-          else if (k === 'event') ev.event = val;
-          else if (k === 'data') ev.data = JSON.parse(val);
-        }
-        if (!isComment) events.push(ev);
-        if (opts.until?.(events)) {
-          ac.abort();
-          return events;
-        }
+    for await (const ev of sse(res.body)) {
+      events.push(ev);
+      if (opts.until?.(events)) {
+        ac.abort();
+        return events;
       }
     }
   } catch (err) {

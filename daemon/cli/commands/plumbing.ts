@@ -1,0 +1,81 @@
+// Commands that are processes of their own rather than one request: the daemon, the service's
+// install, and the stdio servers and bridges grove runs for agents. Each answers its exit status
+// (-1: the process runs on until a signal).
+import type { Client } from '../../client/calls.ts';
+import { EXIT } from '../errors.ts';
+import { usage } from '../usage.ts';
+
+export interface Plumbing {
+  values: Record<string, string | boolean | undefined>;
+  rest: string[];
+  connect: () => Client;
+}
+
+// Runs `fn` with a client, closed after it.
+async function withClient<T>(p: Plumbing, fn: (api: Client) => Promise<T>): Promise<T> {
+  const api = p.connect();
+  try {
+    return await fn(api);
+  } finally {
+    await api.close();
+  }
+}
+
+const version = async () => (await import('../../runtime/root.ts')).VERSION;
+const session = (p: Plumbing, command: string): string => {
+  const s = p.values.session;
+  if (typeof s !== 'string' || s === '') usage(`grove ${command} needs --session <grove session id>`);
+  return s;
+};
+const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+
+export const PLUMBING: Record<string, (p: Plumbing, word: string) => Promise<number>> = {
+  async install(p, word) {
+    const platform = (p.values.platform ?? process.platform) as string;
+    if (platform !== 'linux' && platform !== 'darwin') usage(`grove ${word} supports linux (systemd --user) and darwin (launchd), not ${platform}`);
+    const { install, uninstall } = await import('../install.ts');
+    const dryRun = p.values['dry-run'] === true;
+    const plan = (word === 'install' ? install : uninstall)(platform, dryRun, (s) => (p.values.json ? undefined : process.stdout.write(s + '\n')));
+    if (p.values.json) process.stdout.write(JSON.stringify({ dry_run: dryRun, ...plan }, null, 2) + '\n');
+    return EXIT.OK;
+  },
+  async uninstall(p, word) {
+    return PLUMBING.install!(p, word);
+  },
+  async daemon() {
+    const { runDaemon } = await import('../../main.ts');
+    await runDaemon();
+    return -1; // the daemon runs until a signal ends the process
+  },
+  async mcp(p) {
+    const { runMcp } = await import('../../mcp/server.ts');
+    const v = await version();
+    await withClient(p, (api) => runMcp({ api, readOnly: p.values['read-only'] === true, version: v }));
+    return EXIT.OK;
+  },
+  async 'approval-mcp'(p, word) {
+    const s = session(p, word);
+    const { runPermit } = await import('../../mcp/permit.ts');
+    const v = await version();
+    await withClient(p, (api) => runPermit({ api, session: s, version: v }));
+    return EXIT.OK;
+  },
+  async 'acp-bridge'(p, word) {
+    const s = session(p, word);
+    if (p.rest.length === 0) usage("grove acp-bridge needs the agent's command after --");
+    const { runAcpBridge } = await import('../../bridges/acp.ts');
+    const out = (line: unknown) => void process.stdout.write(JSON.stringify(line) + '\n');
+    return withClient(p, (api) =>
+      runAcpBridge({ api, session: s, resume: str(p.values.resume), mode: str(p.values['acp-mode']), prompt: str(p.values.prompt), command: p.rest, cwd: process.cwd(), out }),
+    );
+  },
+  async 'codex-bridge'(p, word) {
+    const s = session(p, word);
+    const { mode, resume, prompt } = p.values;
+    if (mode !== 'read' && mode !== 'edit') usage('grove codex-bridge needs --mode read|edit');
+    if (p.rest.length === 0) usage('grove codex-bridge needs the command of codex app-server after --');
+    const { runCodexBridge } = await import('../../bridges/codex.ts');
+    const v = await version();
+    return withClient(p, (api) => runCodexBridge({ api, session: s, mode, resume: (resume as string | undefined) ?? null, prompt: (prompt as string | undefined) ?? '', command: p.rest, version: v }));
+  },
+};

@@ -1,0 +1,67 @@
+// What `grove --help` prints, and the usage error that ends with it (exit 2).
+import { CliError, EXIT } from './errors.ts';
+
+export const USAGE = `usage: grove <command> [options]
+
+  daemon                                   run the daemon in the foreground
+  status                                   daemon pid, version, uptime, socket, counts
+  project add <path> [--name N]            add a git repository
+  project ls                               list projects
+  project rm <id|name>                     remove a project (its repository is untouched)
+  task new <project> <name> [--base R] [--branch B] [--no-wait] [--progress]
+                                           (setup progress is shown on a terminal, or with --progress)
+  task new --repository URL <name> [--host H] [--base R] [--branch B] [--no-wait]
+                                           on a team: on the online host with that repository and
+                                           the fewest running sessions, or on host H
+  task ls [<project>]                      list tasks
+  task show <id>                           a task and its setup log
+  task rm <id> [--force]                   archive a task (worktree removed, branch kept)
+  session start <task> [--agent A] [--mode read|edit|full] [--prompt P] [--timeout S] [-- args…]
+  session ls <task> [--conversation C]     a task's sessions: conversation, mode, status, result
+  session show <id>                        one session: its status, result and the calls its agent denied
+  service ls <task>                        the services of its .grove.json and their sessions
+  service start|stop <task> <name>         start a service (a session of kind service), or stop it
+  say <session> <prompt>|--prompt=P [--mode M] [--timeout S] [-- args…]
+                                           continue a session's conversation (followed on a terminal, or with -f)
+  session kill <id>                        kill a session's process group
+  takeover <session> [-- args…]            resume its conversation in this terminal, interactively (grove say continues after it)
+  logs <session> [-f]                      a session's output; -f follows it to its end, with the approvals it waits for
+  approvals [--task T] [--all]             what agents ask the person (pending ones; --all: every one)
+  approve <id> [--remember session|project] [--answer TEXT]
+                                           allow it (a question: answered with --answer)
+  deny <id> [-m why]                       deny it, telling the agent why
+  changes <task>                           what the task changed: committed, uncommitted, untracked
+  diff <task> [path]                       its diff against the merge-base (paged and coloured on a terminal)
+  commit <task> -m <message>               commit everything uncommitted in its worktree
+  rebase <task>                            its branch onto its base's tip
+  merge <task> [--squash|--ff] [-m <msg>]  its branch into its base branch
+  push <task> [--remote R]                 its branch, with upstream set
+  conflicts <project>                      which live tasks would conflict, with each other or their base
+  pool <project>                           its warm pool: the tasks prepared ahead (.grove.json pool)
+  events [--project P] [--task T]          every change as it happens (the last 10, then live)
+  watch                                    a live table of tasks and sessions; Ctrl-C leaves
+  open                                     the dashboard in the default browser ($BROWSER if set)
+  mcp [--read-only]                        an MCP server on stdio for agents (claude mcp add grove -- grove mcp)
+  approval-mcp --session ID                Claude Code's permission prompt tool for a session (grove passes it)
+  acp-bridge --session ID [--resume A] [--acp-mode M] [--prompt=P] -- agent…
+                                           run an ACP agent's turn, asking through grove (grove runs it)
+  codex-bridge --session ID --mode M --prompt=TEXT [--resume THREAD] -- codex app-server …
+                                           one turn of Codex that asks through grove (grove runs it)
+  agents                                   agents and whether they are installed
+  host ls                                  the hosts: the store's (online, version, running sessions, last seen)
+                                           and the saved SSH hosts (url, reachable, version)
+  host add <name> <ssh://[user@]box[:port][?socket=PATH]>
+                                           save an SSH host in hosts.json (no daemon needed)
+  host rm <name>                           forget a saved SSH host
+  socket                                   the daemon's socket path (no daemon needed)
+  install [--dry-run]                      install the user service (systemd --user / launchd)
+  uninstall [--dry-run]                    remove it
+
+  --json   machine-readable output        ids may be given by a unique prefix
+  A project is named by id, name, or NAME@HOST on a team: a bare NAME is this host's project of
+  that name, or the only one of that name on the team. Lists on a team have a HOST column.
+exit: 0 ok, 1 API error, 2 usage error, 3 daemon not running`;
+
+export function usage(msg: string): never {
+  throw new CliError(`${msg}\n\n${USAGE}`, EXIT.USAGE);
+}
