@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
+import { readPages } from '../../daemon/client/calls.ts';
 import { sse, type SseEvent } from '../../daemon/client/sse.ts';
 import { addProject, makeHome, ROOT, sharedDaemon, startDaemon, type Cleanup, type TestDaemon } from './daemon.ts';
 import { makeRepo, makeTempDir } from './git.ts';
@@ -50,27 +51,18 @@ export function waitSessionEnd(d: TestDaemon, id: string): Promise<any> {
   return d.waitForLog((l) => l.msg === 'session ended' && l.session === id, 60_000);
 }
 
-// Every output line of a session, through the JSON pages.
+// Every output line of a session, through the JSON pages (the client room's paging loop).
 export async function allLines(d: TestDaemon, id: string): Promise<any[]> {
   const out: any[] = [];
-  let after = 0;
-  for (;;) {
-    const page = (await d.socket('GET', `/api/sessions/${id}/output?after=${after}&limit=5000`)).json;
-    out.push(...page.lines);
-    if (page.lines.length < 5000) return out;
-    after = page.next;
-  }
+  await readPages(0, 5000, async (after) => ((p) => ({ items: p.lines, next: p.next }))((await d.socket('GET', `/api/sessions/${id}/output?after=${after}&limit=5000`)).json), (l) => out.push(l));
+  return out;
 }
 
 // Every event (of the filters in `query`, e.g. `&project_id=...`), through the JSON pages.
 export async function allEvents(d: TestDaemon, query = ''): Promise<any[]> {
   const out: any[] = [];
-  for (let after = 0; ; ) {
-    const page = (await d.socket('GET', `/api/events?after=${after}&limit=1000${query}`)).json;
-    out.push(...page.events);
-    if (page.events.length < 1000) return out;
-    after = page.next;
-  }
+  await readPages(0, 1000, async (after) => ((p) => ({ items: p.events, next: p.next }))((await d.socket('GET', `/api/events?after=${after}&limit=1000${query}`)).json), (e) => out.push(e));
+  return out;
 }
 
 // Processes of a process group that are still running (zombies do not count).
