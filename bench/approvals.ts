@@ -70,7 +70,7 @@ export async function benchApprovals(opts: { template: string; rounds: number })
       const asked = ask(bridge, i);
       const a = await shown;
       const t1 = performance.now();
-      await api.call('POST', `/api/approvals/${a.id}`, { nonce: a.nonce, decision: 'allow' });
+      await api.decide(a.id, { nonce: a.nonce, decision: 'allow' });
       const r = (await asked) as { content: Array<{ text: string }> };
       const t2 = performance.now();
       if (JSON.parse(r.content[0]!.text).behavior !== 'allow') throw new Error(`round ${i}: not allowed: ${r.content[0]!.text}`);

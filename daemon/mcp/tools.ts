@@ -2,7 +2,7 @@
 // from the daemon's own schemas, whether it only reads or removes something, and the API calls it
 // makes through the client (daemon/client).
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
-import { ApprovalDecision, type Approval } from '../../schemas/approval.ts';
+import { ApprovalDecision } from '../../schemas/approval.ts';
 import { UUID_PATTERN } from '../../schemas/common.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
 import { CommitBody, MergeBody } from '../../schemas/review.ts';
@@ -35,8 +35,6 @@ const ProjectId = id('the project id from list_projects');
 const WAIT_S = 600;
 // How many of the last lines get_output reads when not told.
 const LAST_LINES = 200;
-
-const q = (v: unknown) => encodeURIComponent(String(v));
 
 // A session as an agent reads it: whether it ended and how, with the calls its agent denied by
 // itself said in words, so a turn with denials never reads as a plain success, and the approvals

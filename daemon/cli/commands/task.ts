@@ -1,6 +1,6 @@
 // `grove task new|ls|show|rm`.
 import path from 'node:path';
-import type { CreateTaskBody, Task } from '../../../schemas/task.ts';
+import type { CreateTaskBody } from '../../../schemas/task.ts';
 import type { Command } from '../ctx.ts';
 import { arg, err, print, str } from '../ctx.ts';
 import { EXIT } from '../errors.ts';
