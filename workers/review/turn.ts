@@ -68,6 +68,19 @@ export async function listTurns(input: Pick<TurnInput, 'worktree' | 'task'>, sig
   return { ok: true, turns };
 }
 
+// The task's newest turn, by number (none yet: null), in one git call.
+async function lastTurn(worktree: string, task: string, signal?: AbortSignal): Promise<Result<{ turn: { n: number; commit: string } | null }>> {
+  const refs = await gitOut(worktree, ['for-each-ref', '--format=%(refname) %(objectname)', `${TURNS_REF}/${task}/`], { signal });
+  if (!refs.ok) return refs;
+  let turn: { n: number; commit: string } | null = null;
+  for (const line of refs.out.split('\n')) {
+    const [ref, commit] = line.split(' ') as [string, string];
+    const n = Number(ref.slice(ref.lastIndexOf('/') + 1));
+    if (line !== '' && Number.isInteger(n) && n > (turn?.n ?? 0)) turn = { n, commit };
+  }
+  return { ok: true, turn };
+}
+
 // The commit of turn `n`, or TURN_NOT_FOUND.
 export async function turnCommit(worktree: string, task: string, n: number, signal?: AbortSignal): Promise<Result<{ commit: string }>> {
   const r = await git(worktree, ['rev-parse', '--verify', '--quiet', `${refOf(task, n)}^{commit}`], { signal });
@@ -76,13 +89,13 @@ export async function turnCommit(worktree: string, task: string, n: number, sign
 }
 
 // A scratch that writes its objects into the repository (a turn is kept), with its index copies
-// in `dir`; `last` is the copy the working tree was last added into.
-function keepingScratch(dir: string): Scratch & { last: () => string } {
+// in `dir` named after `name`; `last` is the latest copy it made.
+function keepingScratch(dir: string, name: string): Scratch & { last: () => string } {
   let copies = 0;
   let last = '';
   return {
     env: {},
-    indexCopy: (index) => (last = copyIndex(index, path.join(dir, `index-${copies++}`))),
+    indexCopy: (index) => (last = copyIndex(index, path.join(dir, `${name}-${copies++}`))),
     last: () => last,
   };
 }
@@ -108,34 +121,41 @@ async function recordIn(
   signal: AbortSignal | undefined,
 ): Promise<Result<{ turn: Turn; tree: string; keep: string }>> {
   const { worktree, task } = input;
-  const head = await headOf(worktree, signal);
+  // Independent git calls run side by side: each costs a fork.
+  const [head, last] = await Promise.all([headOf(worktree, signal), lastTurn(worktree, task, signal)]);
   if (!head.ok) return head;
-  const scratch = keepingScratch(dir);
-  const work = await workingTree(worktree, scratch, head.index, signal);
-  if (!work.ok) return work;
-  const keep = scratch.last();
-  const index = await indexTree(worktree, scratch, head.index, signal);
-  if (!index.ok) return index;
+  if (!last.ok) return last;
+  // The working tree and the index's commit side by side, each in index copies of its own.
+  const workScratch = keepingScratch(dir, 'work');
   const env = IDENTITY;
-  const ic = await gitOut(worktree, ['commit-tree', index.tree, '-p', head.head, '-m', 'index'], { env, signal });
+  const indexCommit = async (): Promise<Result<{ out: string }>> => {
+    const index = await indexTree(worktree, keepingScratch(dir, 'index'), head.index, signal);
+    return index.ok ? gitOut(worktree, ['commit-tree', index.tree, '-p', head.head, '-m', 'index'], { env, signal }) : index;
+  };
+  const [w, ic] = await Promise.all([workingTree(worktree, workScratch, head.index, signal), indexCommit()]);
+  if (!w.ok) return w;
   if (!ic.ok) return ic;
+  const keep = workScratch.last();
   const trailer = input.session_id !== undefined ? `Grove-Session: ${input.session_id}` : `Grove-Restored: ${input.restored}`;
-  const wc = await gitOut(worktree, ['commit-tree', work.tree, '-p', head.head, '-p', ic.out.trim(), '-m', 'grove turn', '-m', trailer], { env, signal });
+  const wc = await gitOut(worktree, ['commit-tree', w.tree, '-p', head.head, '-p', ic.out.trim(), '-m', 'grove turn', '-m', trailer], { env, signal });
   if (!wc.ok) return wc;
   const commit = wc.out.trim();
   // The next number; a ref that appeared meanwhile (another end of the same task) is never
   // overwritten: update-ref with the zero id as the old value creates it or fails.
+  let prev = last.turn;
   for (let tries = 0; tries < 5; tries++) {
-    const listed = await listTurns({ worktree, task }, signal);
-    if (!listed.ok) return listed;
-    const prev = listed.turns.at(-1);
     const n = (prev?.n ?? 0) + 1;
-    const made = await git(worktree, ['update-ref', '-m', 'grove turn', refOf(task, n), commit, ZERO], { signal });
+    const [made, files] = await Promise.all([
+      git(worktree, ['update-ref', '-m', 'grove turn', refOf(task, n), commit, ZERO], { signal }),
+      gitOut(worktree, ['diff-tree', '-r', '--name-only', '-z', '--no-renames', prev?.commit ?? head.head, commit], { signal }),
+    ]);
     if (made.exitCode !== 0) {
       if (signal?.aborted) return fail('INTERNAL', `git update-ref failed: ${firstLine(made.stderr)}`);
+      const again = await lastTurn(worktree, task, signal);
+      if (!again.ok) return again;
+      prev = again.turn;
       continue;
     }
-    const files = await gitOut(worktree, ['diff-tree', '-r', '--name-only', '-z', '--no-renames', prev?.commit ?? head.head, commit], { signal });
     if (!files.ok) return files;
     const turn: Turn = {
       n,
@@ -146,7 +166,7 @@ async function recordIn(
       at: new Date().toISOString(),
       files: files.out.split('\0').filter(Boolean).length,
     };
-    return { ok: true, turn, tree: work.tree, keep };
+    return { ok: true, turn, tree: w.tree, keep };
   }
   return fail('INTERNAL', `could not make a ref under ${TURNS_REF}/${task}/: another writer kept taking the number`);
 }
