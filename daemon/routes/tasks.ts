@@ -118,7 +118,7 @@ export function taskRoutes(deps: { tasks: TaskService; setupWakes: Pick<TeamWake
       params: IdParams,
       body: RestoreBody,
       responses: { 200: RestoreResult },
-      errors: ['TASK_NOT_READY', 'TURN_NOT_FOUND', 'SESSION_RUNNING', 'UNSUPPORTED_FILE', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
+      errors: ['TASK_NOT_READY', 'TURN_NOT_FOUND', 'SESSION_RUNNING', 'UNSUPPORTED_FILE', 'LANDING_INTERRUPTED', 'REPO_LOCKED', 'GIT_TIMEOUT'],
       handler: async ({ params, body, signal }) => ({ status: 200, body: await tasks.review.restore(params.id, body.turn, signal) }),
     }),
     route({

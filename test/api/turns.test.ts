@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addProject, type TestDaemon } from '../helpers/daemon.ts';
@@ -178,4 +178,35 @@ test('restore: 409 while an agent runs; then the files, untracked ones as untrac
   assert.equal(git(repo, 'rev-parse', `refs/heads/${task.branch}`), head, 'the branch stays');
   assert.equal(existsSync(wt), false);
   assert.deepEqual((await d.socket('GET', `/api/tasks/${task.id}/turns`)).json, []);
+});
+
+test('no turn for a service, for an agent the archive kills, or for one whose worktree is gone', async (t) => {
+  const d = await daemon();
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture', services: { idle: { command: 'exec sleep 600' } } }), 'a.txt': 'a\n' } });
+  const project = await addProject(d, repo);
+  const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'no turns' } })).json;
+  const svc = await d.socket('POST', `/api/tasks/${task.id}/services/idle`);
+  assert.equal(svc.status, 201, svc.text);
+  assert.equal((await d.socket('DELETE', `/api/sessions/${svc.json.id}`)).status, 200);
+  assert.equal((await d.socket('GET', `/api/sessions/${svc.json.id}`)).json.turn, null);
+
+  // Its folder deleted by hand while the agent runs: nothing to record.
+  const gone = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'folder gone' } })).json;
+  const held = gate(t);
+  const s = await d.socket('POST', `/api/tasks/${gone.id}/sessions`, { body: { prompt: `wait:${held.path}` } });
+  assert.equal(s.status, 201, s.text);
+  rmSync(path.join(repo, gone.worktree_path), { recursive: true, force: true });
+  held.release();
+  await waitSessionEnd(d, s.json.id);
+  assert.equal((await d.socket('GET', `/api/sessions/${s.json.id}`)).json.turn, null);
+
+  const running = gate(t);
+  const a = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'write:a.txt=changed', args: [`wait:${running.path}`] } });
+  assert.equal(a.status, 201, a.text);
+  const archived = await d.socket('DELETE', `/api/tasks/${task.id}?force=true`);
+  assert.equal(archived.status, 200, archived.text);
+  const killed = (await d.socket('GET', `/api/sessions/${a.json.id}`)).json;
+  assert.equal(killed.status, 'killed');
+  assert.equal(killed.turn, null);
+  assert.equal(git(repo, 'for-each-ref', 'refs/grove/turns/'), '');
 });

@@ -3,6 +3,7 @@ import type { Side, Turn } from '../../schemas/review.ts';
 import { git } from '../../daemon/git/run.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { fail, type Result } from '../result.ts';
+import { foreignLock, lockedFail, withLockRetry } from '../worktree/locks.ts';
 import { copyIndex, privateDir, type Scratch } from './scratch.ts';
 import { gitOut, headOf, workingTree } from './snapshot.ts';
 
@@ -201,8 +202,13 @@ export async function restoreTurn(input: TurnInput & { turn: number }, signal?: 
     // the files that differ and removes those the turn lacks, and the worktree's index is not read.
     const files = await gitOut(worktree, ['read-tree', '--reset', '-u', saved.tree, workTree], { env: { GIT_INDEX_FILE: saved.keep }, signal });
     if (!files.ok) return files;
-    const index = await gitOut(worktree, ['read-tree', indexTree], { signal });
-    if (!index.ok) return index;
+    // The worktree's own index last, waiting a little for another git's lock on it.
+    const index = await withLockRetry(() => git(worktree, ['read-tree', indexTree], { signal }));
+    if (index.exitCode !== 0) {
+      const lock = foreignLock(index.stderr);
+      const undo = `the files are turn ${input.turn}'s, the index is not: restore turn ${saved.turn.n} to undo`;
+      return lock ? { ...lockedFail(lock), message: `${lockedFail(lock).message}; ${undo}` } : fail('INTERNAL', `git read-tree failed: ${firstLine(index.stderr)}; ${undo}`);
+    }
     // Fresh stats for the files just written, so that the next status need not read them all;
     // it exits non-zero when some file differs from the index, which is the state restored.
     await git(worktree, ['update-index', '-q', '--refresh'], { signal });

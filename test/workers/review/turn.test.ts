@@ -169,3 +169,43 @@ test("dropping a task's turns removes its refs only", async (t) => {
   assert.equal(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/grove/turns/'), `refs/grove/turns/${other}/1`);
   assert.equal(git(repo, 'rev-parse', '--abbrev-ref', 'grove/x'), 'grove/x');
 });
+
+test('a turn is recorded in the middle of a merge (an index with conflicts) and while another git holds the index lock, touching neither', async (t) => {
+  const { repo, wt, task, scratch } = setup(t);
+  git(repo, 'checkout', '-q', '-b', 'other');
+  writeFileSync(path.join(repo, 'a.txt'), 'theirs\n');
+  git(repo, 'commit', '-q', '-am', 'theirs');
+  git(repo, 'checkout', '-q', 'main');
+  writeFileSync(path.join(wt, 'a.txt'), 'ours\n');
+  git(wt, 'commit', '-q', '-am', 'ours');
+  assert.throws(() => git(wt, 'merge', '-q', 'other'));
+  const before = state(wt);
+  assert.match(before.status, /^u UU /m);
+  const lock = `${git(wt, 'rev-parse', '--path-format=absolute', '--git-path', 'index')}.lock`;
+  writeFileSync(lock, '');
+  const res = await recordTurn({ worktree: wt, task, scratch, session_id: randomUUID() });
+  assert.ok(res.ok, JSON.stringify(res));
+  rmSync(lock);
+  assert.deepEqual(state(wt), before);
+  // The working file with its conflict markers; in the index's commit, as it is in the worktree.
+  assert.match(git(wt, 'show', `${res.turn.commit}:a.txt`), /^<<<<<<< /m);
+  assert.equal(git(wt, 'show', `${res.turn.commit}^2:a.txt`), git(wt, 'show', `${res.turn.commit}:a.txt`));
+});
+
+test("a restore while another git holds the index lock is REPO_LOCKED, and says how to undo what it did", async (t) => {
+  const { wt, task, scratch } = setup(t);
+  writeFileSync(path.join(wt, 'a.txt'), 'one\n');
+  assert.ok((await recordTurn({ worktree: wt, task, scratch, session_id: randomUUID() })).ok);
+  writeFileSync(path.join(wt, 'a.txt'), 'two\n');
+  const lock = `${git(wt, 'rev-parse', '--path-format=absolute', '--git-path', 'index')}.lock`;
+  writeFileSync(lock, '');
+  t.after(() => rmSync(lock, { force: true }));
+  const res = await restoreTurn({ worktree: wt, task, scratch, turn: 1 });
+  assert.equal(res.ok ? null : res.code, 'REPO_LOCKED');
+  assert.match(res.ok ? '' : res.message, /restore turn 2 to undo/);
+  assert.equal(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'one\n');
+  rmSync(lock);
+  const undo = await restoreTurn({ worktree: wt, task, scratch, turn: 2 });
+  assert.ok(undo.ok, JSON.stringify(undo));
+  assert.equal(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'two\n');
+});
