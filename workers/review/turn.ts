@@ -34,7 +34,9 @@ export interface RecordInput extends TurnInput {
 
 const refOf = (task: string, n: number) => `${TURNS_REF}/${task}/${n}`;
 
-// The task's turns as git holds them, oldest first; `files` counted against the previous one.
+// The task's turns as git holds them, oldest first, in one git call: what is not in the ref and
+// its commit (the session, the turn a restore saved the state before, the files changed since
+// the previous turn) is in the commit message's trailers.
 export async function listTurns(input: Pick<TurnInput, 'worktree' | 'task'>, signal?: AbortSignal): Promise<Result<{ turns: Turn[] }>> {
   const refs = await gitOut(input.worktree, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(committerdate:unix)%00%(parent)%00%(contents:body)%00%00', `${TURNS_REF}/${input.task}/`], { signal });
   if (!refs.ok) return refs;
@@ -47,13 +49,8 @@ export async function listTurns(input: Pick<TurnInput, 'worktree' | 'task'>, sig
     })
     .filter((r) => Number.isInteger(r.n) && r.n > 0)
     .sort((a, b) => a.n - b.n);
-  const counts = await Promise.all(
-    rows.map((r, i) => gitOut(input.worktree, ['diff-tree', '-r', '--name-only', '-z', '--no-renames', i === 0 ? r.head : rows[i - 1]!.commit, r.commit], { signal })),
-  );
   const turns: Turn[] = [];
-  for (const [i, r] of rows.entries()) {
-    const c = counts[i]!;
-    if (!c.ok) return c;
+  for (const r of rows) {
     const session = /^Grove-Session: ([0-9a-f-]{36})$/m.exec(r.body);
     const restored = /^Grove-Restored: (\d+)$/m.exec(r.body);
     turns.push({
@@ -63,7 +60,7 @@ export async function listTurns(input: Pick<TurnInput, 'worktree' | 'task'>, sig
       restored: restored ? Number(restored[1]) : null,
       head: r.head,
       at: new Date(r.at * 1000).toISOString(),
-      files: c.out.split('\0').filter(Boolean).length,
+      files: Number(/^Grove-Files: (\d+)$/m.exec(r.body)?.[1] ?? 0),
     });
   }
   return { ok: true, turns };
@@ -133,23 +130,31 @@ async function recordIn(
     const index = await indexTree(worktree, keepingScratch(dir, 'index'), head.index, signal);
     return index.ok ? gitOut(worktree, ['commit-tree', index.tree, '-p', head.head, '-m', 'index'], { env, signal }) : index;
   };
-  const [w, ic] = await Promise.all([workingTree(worktree, workScratch, head.index, signal), indexCommit()]);
+  // What changed since the previous turn, asked as soon as the working tree is written.
+  const changed = (tree: string, prev: { commit: string } | null) => gitOut(worktree, ['diff-tree', '-r', '--name-only', '-z', '--no-renames', prev?.commit ?? head.head, tree], { signal });
+  const work = workingTree(worktree, workScratch, head.index, signal);
+  const [w, ic, firstChanged] = await Promise.all([work, indexCommit(), work.then((x) => (x.ok ? changed(x.tree, last.turn) : x))]);
   if (!w.ok) return w;
   if (!ic.ok) return ic;
   const keep = workScratch.last();
-  const trailer = input.session_id !== undefined ? `Grove-Session: ${input.session_id}` : `Grove-Restored: ${input.restored}`;
-  const wc = await gitOut(worktree, ['commit-tree', w.tree, '-p', head.head, '-p', ic.out.trim(), '-m', 'grove turn', '-m', trailer], { env, signal });
-  if (!wc.ok) return wc;
-  const commit = wc.out.trim();
+  const parents = ['-p', head.head, '-p', ic.out.trim()];
+  const origin = input.session_id !== undefined ? `Grove-Session: ${input.session_id}` : `Grove-Restored: ${input.restored}`;
   // The next number; a ref that appeared meanwhile (another end of the same task) is never
-  // overwritten: update-ref with the zero id as the old value creates it or fails.
+  // overwritten: update-ref with the zero id as the old value creates it or fails, and the turn
+  // is made again on the newer one.
   let prev = last.turn;
   for (let tries = 0; tries < 5; tries++) {
     const n = (prev?.n ?? 0) + 1;
-    const [made, files] = await Promise.all([
-      git(worktree, ['update-ref', '-m', 'grove turn', refOf(task, n), commit, ZERO], { signal }),
-      gitOut(worktree, ['diff-tree', '-r', '--name-only', '-z', '--no-renames', prev?.commit ?? head.head, commit], { signal }),
-    ]);
+    const files = prev === last.turn ? firstChanged : await changed(w.tree, prev);
+    if (!files.ok) return files;
+    const count = files.out.split('\0').filter(Boolean).length;
+    // A whole second as the commit's date, so that the date listed is the one answered now.
+    const at = Math.floor(Date.now() / 1000);
+    const env = { ...IDENTITY, GIT_AUTHOR_DATE: `${at} +0000`, GIT_COMMITTER_DATE: `${at} +0000` };
+    const wc = await gitOut(worktree, ['commit-tree', w.tree, ...parents, '-m', 'grove turn', '-m', `${origin}\nGrove-Files: ${count}`], { env, signal });
+    if (!wc.ok) return wc;
+    const commit = wc.out.trim();
+    const made = await git(worktree, ['update-ref', '-m', 'grove turn', refOf(task, n), commit, ZERO], { signal });
     if (made.exitCode !== 0) {
       if (signal?.aborted) return fail('INTERNAL', `git update-ref failed: ${firstLine(made.stderr)}`);
       const again = await lastTurn(worktree, task, signal);
@@ -157,15 +162,14 @@ async function recordIn(
       prev = again.turn;
       continue;
     }
-    if (!files.ok) return files;
     const turn: Turn = {
       n,
       commit,
       session_id: input.session_id ?? null,
       restored: input.restored ?? null,
       head: head.head,
-      at: new Date().toISOString(),
-      files: files.out.split('\0').filter(Boolean).length,
+      at: new Date(at * 1000).toISOString(),
+      files: count,
     };
     return { ok: true, turn, tree: w.tree, keep };
   }
