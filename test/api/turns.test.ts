@@ -4,9 +4,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, type TestDaemon } from '../helpers/daemon.ts';
+import { addProject, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
-import { allEvents, gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
+import { agentHome, allEvents, gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 
 const daemon = sharedAgentDaemon();
 
@@ -42,9 +43,12 @@ async function taskWithFiles(t: test.TestContext, d: TestDaemon) {
   return { repo, task, wt: path.join(repo, task.worktree_path) };
 }
 
-// An agent session of the fixture running `steps`, to its end; the session as it ended.
-async function turnOf(d: TestDaemon, taskId: string, steps: string[]) {
-  const s = await d.socket('POST', `/api/tasks/${taskId}/sessions`, { body: { prompt: steps[0], args: steps.slice(1) } });
+// The fixture's steps in order: a request's args come before the prompt in its command.
+const steps = (...all: string[]) => ({ prompt: all.at(-1), args: all.slice(0, -1) });
+
+// An agent session of the fixture running `all`, to its end; the session as it ended.
+async function turnOf(d: TestDaemon, taskId: string, all: string[]) {
+  const s = await d.socket('POST', `/api/tasks/${taskId}/sessions`, { body: steps(...all) });
   assert.equal(s.status, 201, s.text);
   await waitSessionEnd(d, s.json.id);
   return (await d.socket('GET', `/api/sessions/${s.json.id}`)).json;
@@ -133,7 +137,7 @@ test('restore: 409 while an agent runs; then the files, untracked ones as untrac
   git(wt, 'commit', '-qm', 'agent work');
   const head = git(wt, 'rev-parse', 'HEAD');
   const running = gate(t);
-  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'write:a.txt=later', args: ['write:other.txt=other', 'rm:new.txt', 'write:debug.log=ignored', `wait:${running.path}`] } });
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: steps('write:a.txt=later', 'write:other.txt=other', 'rm:new.txt', 'write:debug.log=ignored', `wait:${running.path}`) });
   assert.equal(s.status, 201, s.text);
   // Refused from its start on: a starting session is an agent at work too.
   const refused = await d.socket('POST', `/api/tasks/${task.id}/restore`, { body: { turn: 1 } });
@@ -201,7 +205,7 @@ test('no turn for a service, for an agent the archive kills, or for one whose wo
   assert.equal((await d.socket('GET', `/api/sessions/${s.json.id}`)).json.turn, null);
 
   const running = gate(t);
-  const a = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'write:a.txt=changed', args: [`wait:${running.path}`] } });
+  const a = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: steps('write:a.txt=changed', `wait:${running.path}`) });
   assert.equal(a.status, 201, a.text);
   const archived = await d.socket('DELETE', `/api/tasks/${task.id}?force=true`);
   assert.equal(archived.status, 200, archived.text);
@@ -209,4 +213,44 @@ test('no turn for a service, for an agent the archive kills, or for one whose wo
   assert.equal(killed.status, 'killed');
   assert.equal(killed.turn, null);
   assert.equal(git(repo, 'for-each-ref', 'refs/grove/turns/'), '');
+});
+
+test('every end of an agent records a turn: failed, killed, past its timeout, and ended while the daemon was down (recorded at its next start)', async (t) => {
+  const d = await startDaemon(t, { home: agentHome(t) });
+  const { task, wt } = await taskWithFiles(t, d);
+  const failed = await turnOf(d, task.id, ['write:a.txt=failed', 'exit:3']);
+  assert.equal(failed.status, 'failed');
+  assert.equal(failed.turn.n, 1);
+  assert.equal(git(wt, 'show', `${failed.turn.commit}:a.txt`), 'failed');
+
+  const held = gate(t);
+  const k = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: steps('write:a.txt=killed', `wait:${held.path}`) });
+  assert.equal(k.status, 201, k.text);
+  await until(() => readFileSync(path.join(wt, 'a.txt'), 'utf8') === 'killed\n', 'the agent to write');
+  assert.equal((await d.socket('DELETE', `/api/sessions/${k.json.id}`)).status, 200);
+  const killed = (await d.socket('GET', `/api/sessions/${k.json.id}`)).json;
+  assert.equal(killed.status, 'killed');
+  assert.equal(killed.turn.n, 2);
+  assert.equal(git(wt, 'show', `${killed.turn.commit}:a.txt`), 'killed');
+
+  const slow = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { ...steps('write:a.txt=slow', 'sleep:60'), timeout_s: 1 } });
+  assert.equal(slow.status, 201, slow.text);
+  await waitSessionEnd(d, slow.json.id);
+  const timedOut = (await d.socket('GET', `/api/sessions/${slow.json.id}`)).json;
+  assert.equal(timedOut.timed_out, true);
+  assert.equal(timedOut.turn.n, 3);
+  assert.equal(git(wt, 'show', `${timedOut.turn.commit}:a.txt`), 'slow');
+
+  // The agent outlives the daemon and ends while it is down.
+  const away = gate(t);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: steps(`wait:${away.path}`, 'write:a.txt=while away') });
+  assert.equal(r.status, 201, r.text);
+  await d.stop();
+  away.release();
+  await until(() => existsSync(path.join(wt, 'a.txt')) && readFileSync(path.join(wt, 'a.txt'), 'utf8') === 'while away\n', 'the agent to write');
+  const d2 = await startDaemon(t, { home: d.home });
+  await until(async () => (await d2.socket('GET', `/api/sessions/${r.json.id}`)).json.status === 'exited', 'the session recorded as ended');
+  const late = (await d2.socket('GET', `/api/sessions/${r.json.id}`)).json;
+  assert.equal(late.turn.n, 4);
+  assert.equal(git(wt, 'show', `${late.turn.commit}:a.txt`), 'while away');
 });
