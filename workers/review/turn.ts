@@ -15,8 +15,6 @@ import { gitOut, headOf, workingTree } from './snapshot.ts';
 // tree and not in the index.
 export const TURNS_REF = 'refs/grove/turns';
 
-const ZERO = '0000000000000000000000000000000000000000';
-
 // Turn commits are grove's, whatever identity the repository has (or lacks).
 const IDENTITY = { GIT_AUTHOR_NAME: 'grove', GIT_AUTHOR_EMAIL: 'grove@localhost', GIT_COMMITTER_NAME: 'grove', GIT_COMMITTER_EMAIL: 'grove@localhost' };
 
@@ -154,7 +152,8 @@ async function recordIn(
     const wc = await gitOut(worktree, ['commit-tree', w.tree, ...parents, '-m', 'grove turn', '-m', `${origin}\nGrove-Files: ${count}`], { env, signal });
     if (!wc.ok) return wc;
     const commit = wc.out.trim();
-    const made = await git(worktree, ['update-ref', '-m', 'grove turn', refOf(task, n), commit, ZERO], { signal });
+    // The zero id of the repository's hash (SHA-1 or SHA-256) as the old value: create, never move.
+    const made = await git(worktree, ['update-ref', '-m', 'grove turn', refOf(task, n), commit, '0'.repeat(commit.length)], { signal });
     if (made.exitCode !== 0) {
       if (signal?.aborted) return fail('INTERNAL', `git update-ref failed: ${firstLine(made.stderr)}`);
       const again = await lastTurn(worktree, task, signal);
