@@ -10,6 +10,7 @@ import { benchOutput } from './output.ts';
 import { benchApi } from './api.ts';
 import { benchCli } from './cli.ts';
 import { benchReview } from './review.ts';
+import { benchTurns } from './turns.ts';
 import { benchDashboard } from './dashboard.ts';
 import { approvalRows, benchApprovals } from './approvals.ts';
 import { benchTeam, teamOptions, teamRows } from './team.ts';
@@ -42,6 +43,7 @@ try {
     output: await timed('output', () => benchOutput({ template, lines: quick ? 200_000 : 1_000_000, linesEach: quick ? 20_000 : 100_000, rounds: quick ? 2 : 3 })),
     cli: await timed('cli', () => benchCli({ template, runs: 20 })),
     review: await timed('review', () => benchReview({ template, files: 5000, modified: 1000, tasks: 20, rounds: quick ? 3 : 7 })),
+    turns: await timed('turns', () => benchTurns({ files: 5000, changed: 1000, rounds: quick ? 3 : 7 })),
     start: await timed('start', () => benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 })),
     dashboard: await timed('dashboard', () => benchDashboard({ template, tasks: 50, lines: 100_000, rounds: quick ? 2 : 5 })),
     approvals: await timed('approvals', () => benchApprovals({ template, rounds: quick ? 30 : 200 })),
@@ -49,7 +51,7 @@ try {
     elapsed_s,
   };
 
-  const { tasks, pool, start, output, api, cli, review, dashboard: ui, approvals, team } = results;
+  const { tasks, pool, start, output, api, cli, review, turns, dashboard: ui, approvals, team } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -96,6 +98,13 @@ try {
     ]),
     { what: `changes of a task that modified ${review.modified} of ${review.files} files vs raw git diff --numstat (ms, median)`, grove: review.changes_ms.grove, base: review.changes_ms.raw_numstat, ratio: review.changes_ms.ratio, target: le(2) },
     { what: `diff of the same vs raw git diff --binary (ms, median)`, grove: review.diff_ms.grove, base: review.diff_ms.raw_diff, ratio: review.diff_ms.ratio, target: le(2) },
+    {
+      what: `checkpoint (a turn) of a task that changed ${turns.changed} of ${turns.files} files vs git add -A && git write-tree on a copy of its index (ms, median)`,
+      grove: turns.checkpoint_ms.grove,
+      base: turns.checkpoint_ms.raw_add_write_tree,
+      ratio: turns.checkpoint_ms.ratio,
+      target: le(2),
+    },
     {
       what: `conflicts of ${review.conflicts_ms.tasks} tasks vs the ${review.conflicts_ms.pairs + review.conflicts_ms.tasks} merge-tree calls run one after another (ms, median; grove's own figure must be ≤ 2,000 ms)`,
       grove: review.conflicts_ms.grove,

@@ -130,6 +130,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       defaultTimeoutS: settings.config.timeout_s,
       autoResume: { enabled: settings.config.auto_resume ?? true, prompt: settings.config.resume_prompt ?? 'continue' },
       dataDir: settings.dataDir,
+      // Sessions end only once they are followed, after the task service below is made.
+      checkpoint: (taskId, sessionId) => tasks.review.checkpoint(taskId, sessionId),
       log: child('sessions'),
     });
     started.push({ name: 'sessions', close: () => sessions.close() });
@@ -170,6 +172,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       journal: createJournal(path.join(settings.dataDir, 'journal')),
       landingJournal: createLandingJournal(path.join(settings.dataDir, 'journal')),
       scratch: emptyScratch(settings.dataDir),
+      runningAgent: (taskId) => sessions.runningAgent(taskId),
       log: child('tasks'),
     });
     started.push({ name: 'tasks', close: () => tasks.close() });

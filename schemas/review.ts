@@ -1,4 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { Id, Timestamp } from './common.ts';
+import { TurnRef } from './session.ts';
 
 // A task's work since the merge-base with its base (DESIGN §9).
 export const FileStatus = Type.Union([Type.Literal('added'), Type.Literal('modified'), Type.Literal('deleted'), Type.Literal('renamed'), Type.Literal('untracked')]);
@@ -31,8 +33,27 @@ export const Changes = Type.Object(
 );
 export type Changes = Static<typeof Changes>;
 
+// One end of what changes and diff compare (DESIGN §17): the merge-base with the base, the
+// worktree as it is, or a recorded turn.
+export const TURN_SIDE_PATTERN = '^(base|work|turn:[1-9][0-9]{0,8})$';
+const Side = (what: string) => Type.Optional(Type.String({ pattern: TURN_SIDE_PATTERN, description: `${what}: base (the merge-base), work (the worktree as it is) or turn:N` }));
+export type Side = 'base' | 'work' | { turn: number };
+
+// `turn:N` as {turn: N}; the query schema has checked its shape.
+export function parseSide(s: string | undefined, dflt: 'base' | 'work'): Side {
+  if (s === undefined) return dflt;
+  return s.startsWith('turn:') ? { turn: Number(s.slice(5)) } : (s as 'base' | 'work');
+}
+
+export const ChangesQuery = Type.Object({ from: Side('the older end, default base'), to: Side('the newer end, default work') }, { additionalProperties: false });
+export type ChangesQuery = Static<typeof ChangesQuery>;
+
 export const DiffQuery = Type.Object(
-  { path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[^\\u0000]*$', description: "one file's diff: its path in the worktree, literally" })) },
+  {
+    path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[^\\u0000]*$', description: "one file's diff: its path in the worktree, literally" })),
+    from: Side('the older end, default base'),
+    to: Side('the newer end, default work'),
+  },
   { additionalProperties: false },
 );
 export type DiffQuery = Static<typeof DiffQuery>;
@@ -89,3 +110,32 @@ export type Conflict = Static<typeof Conflict>;
 
 export const ConflictList = Type.Array(Conflict);
 export type ConflictList = Static<typeof ConflictList>;
+
+// A recorded turn of a task (DESIGN §17), as GET /api/tasks/:id/turns lists them.
+export const Turn = Type.Object(
+  {
+    n: TurnRef.properties.n,
+    commit: TurnRef.properties.commit,
+    session_id: Type.Union([Id, Type.Null()], { description: 'the agent session whose end recorded it; null for the state a restore saved' }),
+    restored: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'for the state a restore saved first: the turn it restored' }),
+    head: Type.String({ description: 'HEAD when it was recorded (the branch is never moved by a restore)' }),
+    at: Timestamp,
+    files: Type.Integer({ minimum: 0, description: 'files that differ from the previous turn (the first: from HEAD then)' }),
+  },
+  { $id: 'Turn' },
+);
+export type Turn = Static<typeof Turn>;
+export const TurnList = Type.Array(Turn);
+export type TurnList = Static<typeof TurnList>;
+
+export const RestoreBody = Type.Object({ turn: Type.Integer({ minimum: 1, maximum: 999999999, description: 'the turn whose files and index come back' }) }, { additionalProperties: false, $id: 'RestoreBody' });
+export type RestoreBody = Static<typeof RestoreBody>;
+
+export const RestoreResult = Type.Object(
+  {
+    saved: Turn,
+    restored: Turn,
+  },
+  { $id: 'RestoreResult', description: 'saved: the state before, recorded as a turn of its own (restore it to undo); restored: the turn now in the worktree' },
+);
+export type RestoreResult = Static<typeof RestoreResult>;

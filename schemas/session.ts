@@ -31,6 +31,17 @@ export const SessionResult = Type.Object(
 );
 export type SessionResult = Static<typeof SessionResult>;
 
+// A turn (DESIGN §17): the worktree's whole state recorded when an agent session ended, as the
+// commit under refs/grove/turns/<task id>/<n>.
+export const TurnRef = Type.Object(
+  {
+    n: Type.Integer({ minimum: 1, description: "the turn's number, counted per task from 1" }),
+    commit: Type.String({ pattern: '^[0-9a-f]{40,64}$', description: 'the commit holding the state' }),
+  },
+  { $id: 'TurnRef' },
+);
+export type TurnRef = Static<typeof TurnRef>;
+
 export const Session = Type.Object(
   {
     id: Id,
@@ -57,6 +68,7 @@ export const Session = Type.Object(
     timeout_s: Type.Union([TimeoutS, Type.Null()]),
     timed_out: Type.Boolean({ description: 'killed because it ran longer than timeout_s' }),
     waiting: Type.Union([Type.Literal('approval'), Type.Null()], { description: 'approval: one of its approvals waits for the person (DESIGN §15)' }),
+    turn: Type.Union([TurnRef, Type.Null()], { description: "the turn recorded at its end (DESIGN §17): an agent session's whose worktree was there; else null" }),
   },
   { $id: 'Session' },
 );

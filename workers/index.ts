@@ -9,6 +9,7 @@ import { pushTask as push } from './review/push.ts';
 import { projectConflicts as conflicts } from './review/conflicts.ts';
 import { recoverLanding as recover } from './review/recover-landing.ts';
 import { dirtyFiles } from './review/snapshot.ts';
+import { dropTurns as drop, listTurns as turns, recordTurn as turn, restoreTurn as restore } from './review/turn.ts';
 import { timed, type TimeBound } from './timeout.ts';
 
 export { createWorktree } from './worktree/create.ts';
@@ -25,6 +26,10 @@ export const mergeTask = bounded(merge);
 export const pushTask = bounded(push);
 export const projectConflicts = bounded(conflicts);
 export const recoverLanding = bounded(recover);
+export const recordTurn = bounded(turn);
+export const listTurns = bounded(turns);
+export const restoreTurn = bounded(restore);
+export const dropTurns = bounded(drop);
 
 // A worktree's uncommitted and untracked files, bounded (a status runs the clean filters): an
 // archive asks before its teardown.

@@ -1,12 +1,17 @@
 import { IdParams } from '../../schemas/common.ts';
 import { Type } from '@sinclair/typebox';
-import { Changes, CommitBody, CommitResult, ConflictList, DiffQuery, MergeBody, MergeResult, PushBody, PushResult } from '../../schemas/review.ts';
+import { Changes, ChangesQuery, CommitBody, CommitResult, ConflictList, DiffQuery, MergeBody, MergeResult, parseSide, PushBody, PushResult, RestoreBody, RestoreResult, TurnList } from '../../schemas/review.ts';
 import { CreateTaskBody, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
 import { route, type Route } from '../http/route.ts';
 import { wantsEventStream, writeSse } from '../http/sse.ts';
 import type { TaskService } from '../tasks/service.ts';
 import { taskSetup } from '../tasks/setup-stream.ts';
 import type { TeamWakes } from '../store/wakes.ts';
+
+// ?from=&to= as the review's range (DESIGN §17): absent ends stay absent (the merge-base, the work).
+function rangeOf(q: { from?: string | undefined; to?: string | undefined }) {
+  return { ...(q.from !== undefined ? { from: parseSide(q.from, 'base') } : {}), ...(q.to !== undefined ? { to: parseSide(q.to, 'work') } : {}) };
+}
 
 // /api/tasks: thin adapters from HTTP to the task service.
 export function taskRoutes(deps: { tasks: TaskService; setupWakes: Pick<TeamWakes, 'watch'>; place: (body: CreateTaskBody) => Promise<CreateTaskBody> }): Route[] {
@@ -63,11 +68,12 @@ export function taskRoutes(deps: { tasks: TaskService; setupWakes: Pick<TeamWake
       method: 'GET',
       path: '/api/tasks/:id/changes',
       owner: 'task',
-      summary: 'What the task changed since the merge-base with its base: committed, uncommitted and untracked files',
+      summary: 'What the task changed since the merge-base with its base (committed, uncommitted and untracked files), or between two turns or a turn and the work (?from=&to=)',
       params: IdParams,
+      query: ChangesQuery,
       responses: { 200: Changes },
-      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'GIT_TIMEOUT'],
-      handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.changes(params.id, signal) }),
+      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'TURN_NOT_FOUND', 'GIT_TIMEOUT'],
+      handler: async ({ params, query, signal }) => ({ status: 200, body: await tasks.review.changes(params.id, rangeOf(query), signal) }),
     }),
     route({
       method: 'GET',
@@ -78,9 +84,9 @@ export function taskRoutes(deps: { tasks: TaskService; setupWakes: Pick<TeamWake
       query: DiffQuery,
       responses: { 200: Type.String() },
       produces: 'text/x-diff',
-      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'GIT_TIMEOUT'],
+      errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'TURN_NOT_FOUND', 'GIT_TIMEOUT'],
       handler: async ({ params, query, req, res, signal }) => {
-        const { diff, truncated } = await tasks.review.diff(params.id, query.path, signal);
+        const { diff, truncated } = await tasks.review.diff(params.id, query.path, rangeOf(query), signal);
         // git's bytes as they are: a file's text need not be UTF-8.
         const body = Buffer.from(diff.buffer, diff.byteOffset, diff.byteLength);
         res.writeHead(200, {
@@ -93,6 +99,27 @@ export function taskRoutes(deps: { tasks: TaskService; setupWakes: Pick<TeamWake
         res.end(req.method === 'HEAD' ? undefined : body);
         return null;
       },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/tasks/:id/turns',
+      owner: 'task',
+      summary: "The task's turns, oldest first: the worktree's whole state recorded when each agent session ended, and the states restores saved (DESIGN §17)",
+      params: IdParams,
+      responses: { 200: TurnList },
+      errors: ['GIT_TIMEOUT'],
+      handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.turns(params.id, signal) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/tasks/:id/restore',
+      owner: 'task',
+      summary: "Make the worktree's files and index those of a turn, after saving the present state as a turn of its own (restore that one to undo); the branch never moves",
+      params: IdParams,
+      body: RestoreBody,
+      responses: { 200: RestoreResult },
+      errors: ['TASK_NOT_READY', 'TURN_NOT_FOUND', 'SESSION_RUNNING', 'UNSUPPORTED_FILE', 'LANDING_INTERRUPTED', 'REPO_LOCKED', 'GIT_TIMEOUT'],
+      handler: async ({ params, body, signal }) => ({ status: 200, body: await tasks.review.restore(params.id, body.turn, signal) }),
     }),
     route({
       method: 'POST',

@@ -1,5 +1,6 @@
 import type { Mode } from '../../schemas/config.ts';
 import type { Project } from '../../schemas/project.ts';
+import type { TurnRef } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
@@ -24,5 +25,7 @@ export interface SessionServiceDeps {
   dataDir: string;
   /** shared with the archive: no session of a task starts once its archive has begun */
   gate: TaskGate;
+  /** an agent session's end records its task's turn (DESIGN §17): null when none was; never throws */
+  checkpoint: (taskId: string, sessionId: string) => Promise<TurnRef | null>;
   log: Logger;
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import type { Signal } from '../runtime/signal.ts';
 import type { OutputReader } from '../agents/dialects.ts';
+import type { TurnRef } from '../../schemas/session.ts';
 import type { NewSession, SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { createPump, type Pump } from './pump.ts';
 import { sessionFiles } from './wrapper.ts';
@@ -25,6 +26,8 @@ export interface LiveDeps {
   log: Logger;
   readerOf: (agent: string) => OutputReader | null;
   followUp: (rec: SessionRecord, resetsAt: string) => NewSession | null;
+  /** an agent session's end records its task's turn (DESIGN §17) */
+  checkpoint: (rec: SessionRecord) => Promise<TurnRef | null>;
 }
 
 // A session's wake-ups, by id. `output`: lines were stored, or it runs (output streams read on).
@@ -60,6 +63,7 @@ export function createLive(deps: LiveDeps) {
           log: deps.log,
           reader: rec.kind === 'agent' ? deps.readerOf(rec.agent) : null,
           followUp: deps.followUp,
+          checkpoint: deps.checkpoint,
           onProgress: () => output.changed(rec.id),
           onEnd: () => {
             const e = entries.get(rec.id);

@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
-import type { SessionStatus } from '../../schemas/session.ts';
+import type { SessionStatus, TurnRef } from '../../schemas/session.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
@@ -40,6 +40,8 @@ export interface PumpDeps {
   reader: OutputReader | null;
   /** the follow-up to queue when the session ended at a usage limit, if any (DESIGN §8) */
   followUp: (rec: SessionRecord, resetsAt: string) => NewSession | null;
+  /** an agent session's end records its task's turn (DESIGN §17); null when none was; never throws */
+  checkpoint: (rec: SessionRecord) => Promise<TurnRef | null>;
   onProgress: () => void;
   onEnd: () => void;
 }
@@ -153,16 +155,21 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
     watcher = null;
   }
 
+  // Recorded once, before the end is stored: the session's end carries it, and the conversation's
+  // next session cannot start on the worktree before it is taken.
+  let turn: TurnRef | null | undefined;
+
   // Stores the rest of the output, then the end: the one given (a kill), else the wrapper's record.
   async function storeEnd(outcome: Outcome): Promise<void> {
     await drain(true);
+    if (turn === undefined) turn = rec.kind === 'agent' ? await deps.checkpoint(rec) : null;
     // Safe to repeat: once the rest is stored, another drain reads and stores nothing.
     let { status, exitCode } = outcome.status !== undefined ? { status: outcome.status, exitCode: outcome.exitCode ?? null } : recordedEnd(files);
     // An agent at its usage limit has not done what it was asked, whatever its exit code.
     const resetsAt = outcome.status === undefined ? reading.limit_resets_at : null;
     if (resetsAt !== null && status === 'exited') status = 'failed';
     const followUp = resetsAt !== null ? deps.followUp(rec, resetsAt) : null;
-    await sessions.end(rec.id, status, exitCode, { timedOut: outcome.timedOut === true, ...(followUp ? { followUp } : {}) });
+    await sessions.end(rec.id, status, exitCode, { timedOut: outcome.timedOut === true, turn, ...(followUp ? { followUp } : {}) });
     ended = true;
     unwatch();
     log.info({ session: rec.id, status, exit_code: exitCode, lines: nextSeq - 1 }, 'session ended');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isBusy, type Session } from '../../schemas/session.ts';
+import { isBusy, isLive, type Session } from '../../schemas/session.ts';
 import { outputReader } from '../agents/dialects.ts';
 import { GroveError } from '../errors.ts';
 import { once } from '../runtime/once.ts';
@@ -34,6 +34,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     log,
     readerOf: (agent) => (agents.has(agent) ? outputReader(agents.get(agent)) : null),
     followUp: limitFollowUp,
+    checkpoint: (rec) => deps.checkpoint(rec.task_id, rec.id),
   });
   const starter = createStart({ ...deps, live, signals });
   const conversations = createConversations({ sessions, live, starter, log });
@@ -89,6 +90,12 @@ export function createSessionService(deps: SessionServiceDeps) {
     // What a board of every task shows, without one request per task.
     async listAll(projectId?: string): Promise<Session[]> {
       return (await sessions.listAll(projectId)).map(publicSession);
+    },
+
+    // The task's agent session with a process (queued ones have not begun), if any.
+    async runningAgent(taskId: string): Promise<string | null> {
+      const list = (await sessions.listOfTask(taskId)) ?? [];
+      return list.find((s) => s.kind !== 'service' && isLive(s.status))?.id ?? null;
     },
 
     async get(id: string): Promise<Session> {

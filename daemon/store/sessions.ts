@@ -1,7 +1,7 @@
 import type { EventType } from '../../schemas/event.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode } from '../../schemas/config.ts';
-import { LIVE_STATUSES, type Session, type SessionReading, type SessionResult, type SessionStatus } from '../../schemas/session.ts';
+import { LIVE_STATUSES, type Session, type SessionReading, type SessionResult, type SessionStatus, type TurnRef } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
 import { iso, toLine, type LineRow } from './rows.ts';
@@ -36,6 +36,7 @@ interface Row {
   timed_out: boolean;
   approval_timeout_s: number | null;
   waiting: 'approval' | null;
+  turn: TurnRef | null;
 }
 
 export interface SessionRecord extends Session {
@@ -76,6 +77,7 @@ function toRecord(r: Row): SessionRecord {
     timeout_s: r.timeout_s,
     timed_out: r.timed_out,
     waiting: r.waiting,
+    turn: r.turn,
     pid_start: r.pid_start,
     stdout_offset: Number(r.stdout_offset),
     stderr_offset: Number(r.stderr_offset),
@@ -223,11 +225,11 @@ export function sessionsTable(db: Db, events: EventsTable) {
     // The final status, once: a session that already ended keeps its first ending. With a
     // follow-up (a usage limit's, DESIGN §8) that is queued in the same transaction, and the
     // conversation's other queued sessions wait as long as it does.
-    async end(id: string, status: SessionStatus, exitCode: number | null, opts: { timedOut?: boolean; followUp?: NewSession } = {}): Promise<boolean> {
+    async end(id: string, status: SessionStatus, exitCode: number | null, opts: { timedOut?: boolean; followUp?: NewSession; turn?: TurnRef | null } = {}): Promise<boolean> {
       return events.tx(async (tx, record) => {
         const { rows } = await tx.query<Changed>(
-          `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now(), timed_out = $4 WHERE id = $1 AND status IN (${LIVE_SQL}) ${RETURNING}`,
-          [id, status, exitCode, opts.timedOut === true],
+          `UPDATE sessions SET status = $2, exit_code = $3, ended_at = now(), timed_out = $4, turn = $5::jsonb WHERE id = $1 AND status IN (${LIVE_SQL}) ${RETURNING}`,
+          [id, status, exitCode, opts.timedOut === true, opts.turn ? JSON.stringify(opts.turn) : null],
         );
         if (!rows[0]) return false;
         await recordSession(record, 'session.status', rows[0]);

@@ -127,6 +127,11 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
         await recordTask(tx, record, view, 'task.merged', id);
       });
     },
+    // A restore rewrote the task's worktree (DESIGN §17): the task as it is, as a task.status
+    // event, so that what shows its changes reads them again.
+    async recordRestored(id: string): Promise<void> {
+      await events.tx((tx, record) => recordTask(tx, record, view, 'task.status', id));
+    },
     async countLive(projectId: string): Promise<number> {
       const { rows } = await db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM tasks t WHERE project_id = $1 AND status <> 'archived' AND ${TASKS_ONLY}`,

@@ -80,6 +80,9 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
         const res = await pool.run('removeWorktree', { repo: project.path, worktree_path: task.worktree_path, force: force || teardown || opts.teardown === false, timeout: timeBound('removing the worktree', 'git_timeout_s', deps.gitTimeoutS, 'the task is not archived') });
         if (!res.ok) throw fromWorker(res);
         if (res.removed !== 'worktree') log.warn({ task: id, removed: res.removed }, 'worktree folder was not a live worktree; registration pruned');
+        // Its turns go with it (DESIGN §17); refs left by a failure here hold objects, nothing more.
+        const turns = await pool.run('dropTurns', { repo: project.path, task: id }, { ...timeBound("dropping the task's turns", 'git_timeout_s', deps.gitTimeoutS), code: 'GIT_TIMEOUT' });
+        if (!turns.ok) log.warn({ task: id, code: turns.code, message: turns.message }, "dropping the task's turns failed");
         await tasks.archive(id);
       }));
     } catch (err) {

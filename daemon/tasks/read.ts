@@ -33,6 +33,8 @@ export function createTaskReader(deps: { tasks: TasksTable; getProject: (id: str
   }
 
   return {
+    // Its worktree is on this host's disk (DESIGN §14.2: only the owner writes it).
+    isLocal: (t: Pick<Task, 'host_id'>): boolean => t.host_id === deps.hostId,
     async get(id: string): Promise<Task> {
       const t = await tasks.get(id);
       if (!t) throw new GroveError('NOT_FOUND', `no task with id ${id}`);

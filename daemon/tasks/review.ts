@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Project } from '../../schemas/project.ts';
-import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult } from '../../schemas/review.ts';
+import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult, RestoreResult, Side, TurnList } from '../../schemas/review.ts';
+import type { TurnRef } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
@@ -11,6 +12,8 @@ import type { LandingJournal } from '../journal/landing.ts';
 import { touching, type Landings } from './landings.ts';
 import { fromWorker, timeBound, type Pool, type RunBound } from './pool.ts';
 import type { TaskReader } from './read.ts';
+import type { TaskGate } from './gate.ts';
+import type { Logger } from '../runtime/log.ts';
 
 export interface ReviewDeps {
   tasks: TasksTable;
@@ -30,6 +33,17 @@ export interface ReviewDeps {
   setupTimeoutS: number;
   /** where reads keep their index copies and objects, and a commit its index's backup */
   scratch: string;
+  /** a restore holds session starts of its task off while it rewrites the worktree */
+  gate: Pick<TaskGate, 'admit' | 'isClosing'>;
+  /** the task's agent session that has not ended, if any: a restore waits for none (DESIGN §17) */
+  runningAgent: (taskId: string) => Promise<string | null>;
+  log: Logger;
+}
+
+// The range of changes and diff (DESIGN §17); absent ends are the merge-base and the work.
+export interface Range {
+  from?: Side;
+  to?: Side;
 }
 
 // Reads of one project's git at a time: hung ones (a slow filter) wait out their bound or their
@@ -81,18 +95,18 @@ export function createReview(deps: ReviewDeps) {
   }
 
   return {
-    async changes(id: string, signal?: AbortSignal): Promise<Changes> {
+    async changes(id: string, range: Range = {}, signal?: AbortSignal): Promise<Changes> {
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await read(project.id, signal, () => pool.run('taskChanges', { worktree, base: task.base, scratch }, bound('reading the changes', signal)));
-      if (!res.ok) return readFailed(id, project, res);
+      const res = await read(project.id, signal, () => pool.run('taskChanges', { worktree, base: task.base, task: id, ...range, scratch }, bound('reading the changes', signal)));
+      if (!res.ok) return res.code === 'TURN_NOT_FOUND' ? Promise.reject(fromWorker(res)) : readFailed(id, project, res);
       const { ok: _, ...changes } = res;
       return changes;
     },
-    async diff(id: string, file?: string, signal?: AbortSignal) {
+    async diff(id: string, file?: string, range: Range = {}, signal?: AbortSignal) {
       const { task, project, worktree } = await worktreeOf(id);
-      const input = { worktree, base: task.base, scratch, ...(file !== undefined ? { path: file } : {}) };
+      const input = { worktree, base: task.base, task: id, ...range, scratch, ...(file !== undefined ? { path: file } : {}) };
       const res = await read(project.id, signal, () => pool.run('taskDiff', input, bound('the diff', signal)));
-      if (!res.ok) return readFailed(id, project, res);
+      if (!res.ok) return res.code === 'TURN_NOT_FOUND' ? Promise.reject(fromWorker(res)) : readFailed(id, project, res);
       return res;
     },
     async commit(id: string, message: string, signal?: AbortSignal): Promise<CommitResult> {
@@ -140,6 +154,51 @@ export function createReview(deps: ReviewDeps) {
           return { base: res.base, commit: res.commit, strategy: res.strategy };
         }),
       );
+    },
+    // The task's turns (DESIGN §17), oldest first: read from its repository's refs, which every
+    // worktree shares; an archived task has none left.
+    async turns(id: string, signal?: AbortSignal): Promise<TurnList> {
+      const task = await deps.read.get(id);
+      const project = await deps.getProject(task.project_id);
+      const res = await read(project.id, signal, () => pool.run('listTurns', { worktree: project.path, task: id }, bound('listing the turns', signal)));
+      if (!res.ok) throw fromWorker(res);
+      return res.turns;
+    },
+    // At the end of an agent session: the worktree's state as the task's next turn. Null, and
+    // nothing recorded, when the task has no worktree here (archived, being archived, missing,
+    // another host's); a failure is logged, never the session's.
+    async checkpoint(id: string, sessionId: string): Promise<TurnRef | null> {
+      try {
+        const task = await deps.read.get(id);
+        if (task.status === 'archived' || task.status === 'setting_up' || task.worktree_missing || deps.gate.isClosing(id) || !deps.read.isLocal(task)) return null;
+        const project = await deps.getProject(task.project_id);
+        const worktree = path.join(project.path, task.worktree_path);
+        const res = await pool.run('recordTurn', { worktree, task: id, scratch, session_id: sessionId }, bound('recording the turn', undefined));
+        if (!res.ok) {
+          deps.log.warn({ task: id, session: sessionId, code: res.code, message: res.message }, 'recording the turn failed');
+          return null;
+        }
+        return { n: res.turn.n, commit: res.turn.commit };
+      } catch (err) {
+        deps.log.warn({ err, task: id, session: sessionId }, 'recording the turn failed');
+        return null;
+      }
+    },
+    // POST /api/tasks/:id/restore: no session of the task starts meanwhile (the gate), and no
+    // commit, rebase or merge writes its worktree (its turn).
+    async restore(id: string, turn: number, signal?: AbortSignal): Promise<RestoreResult> {
+      const { worktree } = await worktreeOf(id);
+      const res = await deps.gate.admit(id, () =>
+        deps.perTask.run(id, async () => {
+          const running = await deps.runningAgent(id);
+          if (running !== null) throw new GroveError('SESSION_RUNNING', `session ${running} of this task has not ended; restore once it has, or stop it first (DELETE /api/sessions/${running})`);
+          await landings.settle(touching(id, worktree));
+          return pool.run('restoreTurn', { worktree, task: id, scratch, turn }, bound('the restore', signal));
+        }),
+      );
+      if (!res.ok) throw fromWorker(res);
+      await deps.tasks.recordRestored(id);
+      return { saved: res.saved, restored: res.restored };
     },
     async push(id: string, remote?: string, signal?: AbortSignal): Promise<PushResult> {
       const { task, project } = await worktreeOf(id);

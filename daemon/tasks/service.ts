@@ -47,6 +47,8 @@ export interface TaskServiceDeps {
   landingJournal: LandingJournal;
   /** the daemon's scratch folder (emptied at start): reads and commits keep their temporary files there */
   scratch: string;
+  /** the task's agent session that has not ended, if any (a restore waits for none) */
+  runningAgent: (taskId: string) => Promise<string | null>;
   log: Logger;
 }
 
@@ -66,7 +68,7 @@ export function createTaskService(deps: TaskServiceDeps) {
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, perTask, setup: setups, teardown: teardowns, gitTimeoutS: deps.gitTimeoutS, log });
   const landings = createLandings({ journal: deps.landingJournal, pool, tasks, log, gitTimeoutS: deps.gitTimeoutS });
-  const review = createReview({ tasks, read, getProject, pool, perProject, perTask, gitTimeoutS: deps.gitTimeoutS, setupTimeoutS: deps.setupTimeoutS, landings, landingJournal: deps.landingJournal, scratch: deps.scratch });
+  const review = createReview({ tasks, read, getProject, pool, perProject, perTask, gitTimeoutS: deps.gitTimeoutS, setupTimeoutS: deps.setupTimeoutS, landings, landingJournal: deps.landingJournal, scratch: deps.scratch, gate: deps.gate, runningAgent: deps.runningAgent, log });
 
   return {
     // Changes (task id) as a setup's progress is stored and at its end: what setup streams wait on.

@@ -15,6 +15,8 @@ const OWNED = [
   'post /api/tasks/{id}/rebase',
   'post /api/tasks/{id}/merge',
   'post /api/tasks/{id}/push',
+  'get /api/tasks/{id}/turns',
+  'post /api/tasks/{id}/restore',
   'get /api/projects/{id}/pool',
   'get /api/tasks/{id}/services',
   'post /api/tasks/{id}/services/{name}',

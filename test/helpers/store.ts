@@ -123,6 +123,8 @@ export function sessionService(
     defaultMode: opts.defaultMode,
     defaultTimeoutS: undefined,
     autoResume: { enabled: true, prompt: 'continue' },
+    // No task service here: sessions end without a turn (test/api/turns.test.ts has them).
+    checkpoint: async () => null,
     dataDir: s.dataDir,
     gate: opts.gate ?? createTaskGate(),
     log,

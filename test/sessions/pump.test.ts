@@ -37,6 +37,7 @@ async function setup(t: TestContext) {
       log,
       reader: outputReader({ format: 'claude' }),
       followUp: () => null,
+      checkpoint: async () => null,
       onProgress: () => counts.progress++,
       onEnd: () => counts.end++,
     });

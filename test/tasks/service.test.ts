@@ -16,6 +16,7 @@ test("the task service's close stops a running setup and records it; a second cl
     ...parts,
     gate: createTaskGate(),
     killSessions: async () => {},
+    runningAgent: async () => null,
     setupTimeoutS: 600,
     gitTimeoutS: 60,
     landingJournal: createLandingJournal(path.dirname(parts.journal.fileFor(randomUUID()))),

@@ -1,12 +1,18 @@
-import type { ChangedFile, Changes, FileStatus } from '../../schemas/review.ts';
+import type { ChangedFile, Changes, FileStatus, Side } from '../../schemas/review.ts';
 import { git } from '../../daemon/git/run.ts';
 import { fail, type Result } from '../result.ts';
 import { withScratch, type Scratch } from './scratch.ts';
 import { gitOut, readFailure, snapshot } from './snapshot.ts';
+import { diffRange } from './turn.ts';
 
 export interface ChangesInput {
   worktree: string;
   base: string;
+  /** the task's id: its turns are refs/grove/turns/<task>/<n> (without it, no turn is found) */
+  task?: string;
+  /** the range compared (DESIGN §17): default the merge-base to the working state */
+  from?: Side;
+  to?: Side;
   /** the daemon's scratch folder, where a read keeps what it makes */
   scratch: string;
 }
@@ -48,8 +54,10 @@ async function changesIn(input: ChangesInput, scratch: Scratch, signal: AbortSig
   if (!snap.ok) return snap;
   // Each `git diff <commit>` compares that commit with the working state.
   const opts = { env: snap.env, signal };
+  const range = await diffRange(input, snap.mergeBase, scratch, signal);
+  if (!range.ok) return range.code === 'TURN_NOT_FOUND' ? range : readFailure(input.worktree, snap.env, range, signal);
   const [changed, counts, dirty] = await Promise.all([
-    gitOut(input.worktree, ['diff', '-z', '-M', '--no-textconv', '--raw', '--numstat', snap.mergeBase], opts),
+    gitOut(input.worktree, ['diff', '-z', '-M', '--no-textconv', '--raw', '--numstat', ...range.revs], opts),
     git(input.worktree, ['rev-list', '--left-right', '--count', `${snap.baseTip}...${snap.head}`], opts),
     gitOut(input.worktree, ['diff', '-z', '--name-only', snap.head], opts),
   ]);
@@ -59,7 +67,7 @@ async function changesIn(input: ChangesInput, scratch: Scratch, signal: AbortSig
   const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number) as [number, number];
   const { files: named, stats } = parseRawNumstat(changed.out);
   const files = named.map((f): ChangedFile => {
-    const status = f.code === 'A' && snap.untracked.has(f.path) ? 'untracked' : (STATUS[f.code] ?? 'modified');
+    const status = range.toWork && f.code === 'A' && snap.untracked.has(f.path) ? 'untracked' : (STATUS[f.code] ?? 'modified');
     const s = stats.get(f.path) ?? { additions: 0, deletions: 0, binary: false };
     return { path: f.path, ...(f.old_path !== undefined && f.code === 'R' ? { old_path: f.old_path } : {}), status, ...s };
   });

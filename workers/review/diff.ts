@@ -6,6 +6,8 @@ import { firstLine } from '../worktree/repo.ts';
 import { fail, type Result } from '../result.ts';
 import { withScratch, type Scratch } from './scratch.ts';
 import { readFailure, snapshot } from './snapshot.ts';
+import { diffRange } from './turn.ts';
+import type { Side } from '../../schemas/review.ts';
 
 // A served diff is cut here (DESIGN §9), and says so in a header.
 export const MAX_DIFF_BYTES = 10 * 1024 * 1024;
@@ -15,6 +17,11 @@ export interface DiffInput {
   base: string;
   /** one file's diff only */
   path?: string;
+  /** the task's id: its turns are refs/grove/turns/<task>/<n> (without it, no turn is found) */
+  task?: string;
+  /** the range compared (DESIGN §17): default the merge-base to the working state */
+  from?: Side;
+  to?: Side;
   /** the daemon's scratch folder, where a read keeps what it makes */
   scratch: string;
 }
@@ -29,12 +36,14 @@ export function taskDiff(input: DiffInput, signal?: AbortSignal): Promise<Result
 async function diffIn(input: DiffInput, scratch: Scratch, signal: AbortSignal | undefined): Promise<Result<{ diff: Uint8Array; truncated: boolean }>> {
   const snap = await snapshot(input.worktree, input.base, scratch, signal);
   if (!snap.ok) return snap;
-  if (input.path !== undefined && (await namesFolder(input.worktree, snap.mergeBase, input.path, scratch, signal))) {
+  const range = await diffRange(input, snap.mergeBase, scratch, signal);
+  if (!range.ok) return range.code === 'TURN_NOT_FOUND' ? range : readFailure(input.worktree, snap.env, range, signal);
+  if (input.path !== undefined && (await namesFolder(input.worktree, range.revs[0]!, input.path, scratch, signal))) {
     return fail('VALIDATION_FAILED', `${JSON.stringify(input.path)} is a folder: path must name a file`, '/query/path');
   }
   const only = input.path !== undefined ? ['--', `:(literal)${input.path}`] : [];
   // Textconv drivers and external diff tools make output that `git apply` does not take.
-  const args = ['diff', '--binary', '-M', '--no-color', '--no-ext-diff', '--no-textconv', snap.mergeBase, ...only];
+  const args = ['diff', '--binary', '-M', '--no-color', '--no-ext-diff', '--no-textconv', ...range.revs, ...only];
   const r = await gitCapped(input.worktree, args, { maxBytes: MAX_DIFF_BYTES, env: snap.env, ...(signal ? { signal } : {}) });
   // Stopped (the bound, the client gone): the bound answers for it.
   if (r.aborted) return fail('INTERNAL', 'the diff was stopped');
