@@ -45,6 +45,8 @@ export interface ForwardOptions {
 export interface Forward {
   /** the local socket that reaches the remote daemon's API */
   socketPath: string;
+  /** the remote daemon's socket it reaches: the URL's, or what `grove socket` printed */
+  remoteSocket: string;
   /** true when a live forward was found and nothing was run */
   reused: boolean;
 }
@@ -170,12 +172,12 @@ export async function openForward(target: SshTarget, opts: ForwardOptions): Prom
   // With the socket in the URL, a live forward is found without running ssh at all.
   if (target.socket !== undefined) {
     const { forward } = controlPaths(target, opts.runtimeDir, target.socket);
-    if (await answers(forward)) return { socketPath: forward, reused: true };
+    if (await answers(forward)) return { socketPath: forward, remoteSocket: target.socket, reused: true };
   }
   await ensureMaster(target, master, opts);
   const remote = target.socket ?? (await askSocket(target, master, opts));
   const { forward } = controlPaths(target, opts.runtimeDir, remote);
-  if (await answers(forward)) return { socketPath: forward, reused: true };
+  if (await answers(forward)) return { socketPath: forward, remoteSocket: remote, reused: true };
   removeStale(forward);
   const base = baseArgs(target, master, opts);
   const spec = `${forward}:${remote}`;
@@ -184,7 +186,7 @@ export async function openForward(target: SshTarget, opts: ForwardOptions): Prom
   const added = await ssh([...base, '-O', 'forward', '-L', spec, '--', target.destination], opts);
   if (added.code !== 0) throw failure(`cannot forward ${remote} of ${target.destination}`, added);
   if (!(await answers(forward))) throw new SshError('SSH_FAILED', `the forward of ${remote} of ${target.destination} does not answer`);
-  return { socketPath: forward, reused: false };
+  return { socketPath: forward, remoteSocket: remote, reused: false };
 }
 
 // The pid of this host's master (ssh -O check), null when none runs.

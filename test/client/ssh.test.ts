@@ -61,7 +61,7 @@ test('a forward opens a master, reaches the remote daemon, and the next open reu
   started = performance.now();
   const next = await openForward(target, o);
   const nextMs = performance.now() - started;
-  assert.deepEqual(next, { socketPath: first.socketPath, reused: true });
+  assert.deepEqual(next, { socketPath: first.socketPath, remoteSocket: daemon.socketPath, reused: true });
   t.diagnostic(`first open ${firstMs.toFixed(0)} ms, next ${nextMs.toFixed(0)} ms`);
   // One sshd session: the master; the next open made no connection of its own.
   assert.equal(sshd.log().match(/Accepted publickey/g)?.length, 1, sshd.log());
@@ -75,6 +75,7 @@ test('without ?socket= the remote socket is asked of the remote `grove socket`',
   endMaster(t, url, o);
   const fwd = await openForward(parseSshUrl(url), o);
   assert.equal((await health(fwd.socketPath)).socket, daemon.socketPath);
+  assert.equal(fwd.remoteSocket, daemon.socketPath);
   // The forward is named after the socket the remote printed.
   assert.equal(fwd.socketPath, controlPaths(parseSshUrl(url), o.runtimeDir, daemon.socketPath).forward);
   assert.equal((await openForward(parseSshUrl(url), o)).reused, true);

@@ -13,6 +13,7 @@ export const SSHD = '/usr/sbin/sshd';
 
 export interface Sshd {
   port: number;
+  pid: number;
   /** ssh://user@127.0.0.1:port, with ?socket= when given */
   url(socket?: string): string;
   /** the client's ssh config (IdentityFile, known hosts in the temp folder): GROVE_SSH_CONFIG */
@@ -148,6 +149,7 @@ export async function startSshd(t: Cleanup, opts: SshdOptions = {}): Promise<Ssh
   });
   return {
     port,
+    pid: proc.pid!,
     url: (socket) => `ssh://${user}@127.0.0.1:${port}${socket === undefined ? '' : `?socket=${encodeURIComponent(socket)}`}`,
     clientConfig: configFile,
     strangerConfig,
