@@ -7,36 +7,32 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { request } from 'undici';
 import { parseSshUrl } from '../../daemon/client/hosts-file.ts';
 import { closeMaster, masterPid, type ForwardOptions } from '../../daemon/client/ssh.ts';
 import { sharedForFile, startDaemon } from '../helpers/daemon.ts';
+import { until } from '../helpers/store.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { rawRequest } from '../helpers/raw.ts';
 import { agentHome, gate, readSse, type SseEvent } from '../helpers/sessions.ts';
-import { remoteBin, startSshd } from '../helpers/sshd.ts';
-
-// A free loopback port nothing listens on: a saved host whose sshd is gone.
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
+import { freePort, remoteBin, startSshd } from '../helpers/sshd.ts';
 
 const setup = sharedForFile(async (c) => {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-f-')));
   c.after(() => rmSync(dir, { recursive: true, force: true }));
   const remote = await startDaemon(c, { home: agentHome(c) });
-  // Between the forward and the remote daemon: every byte that reached the remote, so that a
-  // refused request can be shown to have reached nothing.
+  // Between the forward and the remote daemon: every connection that reached the remote and
+  // its bytes, so that a refused request can be shown to have reached nothing.
   const tapPath = path.join(dir, 'tap.sock');
-  let reached = '';
+  const taps: Array<{ data: string; closed: boolean }> = [];
   const conns: Socket[] = [];
   const tap = createServer((client) => {
+    const seen = { data: '', closed: false };
+    taps.push(seen);
     const up = createConnection(remote.socketPath);
     conns.push(client, up);
-    client.on('data', (d) => (reached += d.toString('latin1')));
+    client.on('data', (d) => (seen.data += d.toString('latin1')));
+    client.on('close', () => (seen.closed = true));
     client.pipe(up).pipe(client);
     client.on('error', () => up.destroy());
     up.on('error', () => client.destroy());
@@ -54,13 +50,14 @@ const setup = sharedForFile(async (c) => {
     box: sshd.url(tapPath),
     // No ?socket=: asked of the remote `grove socket`.
     asked: sshd.url(),
-    gone: `ssh://nobody@127.0.0.1:${await closedPort()}?socket=/nowhere.sock`,
+    // A port nothing listens on: a host whose sshd is gone.
+    gone: `ssh://nobody@127.0.0.1:${await freePort()}?socket=/nowhere.sock`,
   };
   writeFileSync(path.join(local.home, 'hosts.json'), JSON.stringify({ hosts: Object.entries(hosts).map(([name, url]) => ({ name, url })) }), { mode: 0o600 });
   const ssh: ForwardOptions = { runtimeDir: path.join(runtime, 'grove', 'ssh'), env: { ...process.env, GROVE_SSH_CONFIG: sshd.clientConfig } };
   // First of the cleanups (they run in reverse): the master the daemon left for later use.
   c.after(() => closeMaster(parseSshUrl(hosts.box), ssh));
-  return { remote, local, sshd, hosts, ssh, reached: () => reached };
+  return { remote, local, sshd, hosts, ssh, taps, reached: () => taps.map((x) => x.data).join('') };
 });
 
 test('GET /api/hosts: this daemon, then each saved SSH host, reachable with its version or not, within a bound', async () => {
@@ -170,6 +167,48 @@ test('an unknown host is 404, an unreachable one 502 HOST_UNREACHABLE with ssh\'
   assert.equal(gone.json.code, 'HOST_UNREACHABLE');
   assert.match(gone.json.detail, /^gone: .*(Connection refused|connect to host)/);
   assert.ok(!gone.text.includes('    at '), 'no stack trace');
+});
+
+test('the grove-command header and hop-by-hop headers are not forwarded; the rest are', async () => {
+  const { local, reached } = await setup();
+  const mark = randomUUID();
+  const r = await local.socket('GET', '/api/hosts/box/api/health', {
+    headers: { 'grove-command': 'forged', 'proxy-authorization': 'Basic eA==', 'x-probe': mark },
+  });
+  assert.equal(r.status, 200);
+  const sent = reached().slice(reached().indexOf(mark) - 2000);
+  assert.match(sent, new RegExp(`x-probe: ${mark}`, 'i'), 'an end-to-end header goes along');
+  assert.doesNotMatch(sent, /grove-command|proxy-authorization/i);
+});
+
+test('a client that leaves a forwarded event stream closes the stream on the remote', async () => {
+  const { local, taps } = await setup();
+  const mark = randomUUID();
+  const ac = new AbortController();
+  const res = await request(`http://127.0.0.1:${local.port}/api/hosts/box/api/events`, { headers: { accept: 'text/event-stream', 'x-probe': mark }, signal: ac.signal });
+  assert.equal(res.statusCode, 200);
+  assert.match(String(res.headers['content-type']), /^text\/event-stream/);
+  const conn = taps.find((x) => x.data.includes(mark));
+  assert.ok(conn && !conn.closed, 'the stream holds a connection to the remote');
+  ac.abort();
+  await res.body.text().catch(() => {});
+  await until(() => conn.closed, 'the upstream connection to close', 30_000);
+});
+
+test('a broken hosts.json is 422 HOSTS_FILE_INVALID, for the list and the forward alike', async () => {
+  const { local } = await setup();
+  const file = path.join(local.home, 'hosts.json');
+  const good = readFileSync(file, 'utf8');
+  writeFileSync(file, '{"hosts": [{"name": "x"}]}');
+  try {
+    for (const p of ['/api/hosts', '/api/hosts/box/api/health']) {
+      const r = await local.socket('GET', p);
+      assert.equal(r.status, 422, r.text);
+      assert.equal(r.json.code, 'HOSTS_FILE_INVALID');
+    }
+  } finally {
+    writeFileSync(file, good);
+  }
 });
 
 // The LISTEN sockets of these processes that are not on a loopback address, from /proc/net/tcp{,6}.

@@ -29,8 +29,8 @@ export interface SshdOptions {
   env?: Record<string, string>;
 }
 
-// A free loopback port: bound by the kernel, then released for sshd to take.
-async function freePort(): Promise<number> {
+// A free loopback port: bound by the kernel, then released (for sshd to take, or to stay closed).
+export async function freePort(): Promise<number> {
   const srv = createServer();
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
   const { port } = srv.address() as { port: number };
