@@ -29,10 +29,10 @@ async function health(socketPath: string): Promise<any> {
 }
 
 // A remote daemon, and an sshd whose sessions find it: GROVE_HOME, and a `grove` on PATH.
-async function remote(t: Cleanup): Promise<{ daemon: TestDaemon; sshd: Sshd; opts: (dir: string) => ForwardOptions }> {
+async function remote(t: Cleanup, o: { passwords?: boolean } = {}): Promise<{ daemon: TestDaemon; sshd: Sshd; opts: (dir: string) => ForwardOptions }> {
   const daemon = await startDaemon(t);
   const bin = remoteBin(t, daemon.socketPath);
-  const sshd = await startSshd(t, { env: { PATH: `${bin}:/usr/bin:/bin`, GROVE_HOME: daemon.home } });
+  const sshd = await startSshd(t, { env: { PATH: `${bin}:/usr/bin:/bin`, GROVE_HOME: daemon.home }, ...o });
   const opts = (dir: string): ForwardOptions => ({ runtimeDir: dir, env: { ...process.env, GROVE_SSH_CONFIG: sshd.clientConfig } });
   return { daemon, sshd, opts };
 }
@@ -100,15 +100,22 @@ test('a stale local socket (its master gone) is removed and the forward opened a
   assert.equal((await health(fwd.socketPath)).status, 'ok');
 });
 
-test('a refused key fails at once with ssh\'s own message, and never prompts', async (t) => {
-  const { daemon, sshd } = await remote(t);
-  const o: ForwardOptions = { runtimeDir: runtimeDir(t), env: { ...process.env, GROVE_SSH_CONFIG: sshd.strangerConfig }, timeoutMs: 60_000 };
+test('a refused key fails at once with ssh\'s own message, and never prompts for the password the server offers', async (t) => {
+  const { daemon, sshd } = await remote(t, { passwords: true });
+  const dir = runtimeDir(t);
+  // An askpass program ssh would run for any prompt (SSH_ASKPASS_REQUIRE=force): it leaves a mark.
+  const asked = path.join(path.dirname(dir), 'asked');
+  const askpass = path.join(path.dirname(dir), 'askpass');
+  writeFileSync(askpass, `#!/bin/sh\necho "$1" >> '${asked}'\necho wrong\n`, { mode: 0o755 });
+  const env = { ...process.env, GROVE_SSH_CONFIG: sshd.strangerConfig, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force' };
+  const o: ForwardOptions = { runtimeDir: dir, env, timeoutMs: 60_000 };
   const started = performance.now();
   await assert.rejects(openForward(parseSshUrl(sshd.url(daemon.socketPath)), o), (err: any) => {
     assert.equal(err.code, 'SSH_FAILED');
-    assert.match(err.message, /Permission denied \(publickey\)/);
+    assert.match(err.message, /Permission denied \(publickey,password,keyboard-interactive\)/);
     return true;
   });
+  assert.equal(existsSync(asked), false, 'ssh asked for nothing');
   // Far inside the bound: ssh gave up rather than waiting for someone to type.
   assert.ok(performance.now() - started < 30_000);
 });

@@ -27,6 +27,9 @@ export interface Sshd {
 export interface SshdOptions {
   /** the remote session's environment (sshd_config SetEnv): PATH to a `grove`, GROVE_HOME */
   env?: Record<string, string>;
+  /** also offer password and keyboard-interactive logins (no password works): what a client
+   * without BatchMode would prompt for */
+  passwords?: boolean;
 }
 
 // A free loopback port: bound by the kernel, then released (for sshd to take, or to stay closed).
@@ -85,8 +88,8 @@ export async function startSshd(t: Cleanup, opts: SshdOptions = {}): Promise<Ssh
       `AuthorizedKeysFile ${authorized}`,
       `PidFile ${path.join(dir, 'sshd.pid')}`,
       'PermitRootLogin prohibit-password',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
+      `PasswordAuthentication ${opts.passwords ? 'yes' : 'no'}`,
+      `KbdInteractiveAuthentication ${opts.passwords ? 'yes' : 'no'}`,
       'UsePAM no',
       // Our files sit under the world-writable temporary folder, which StrictModes refuses.
       'StrictModes no',
