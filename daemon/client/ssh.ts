@@ -3,7 +3,7 @@
 // does. SSH does the authentication; only unix sockets are opened on this machine.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import path from 'node:path';
 import type { SshTarget } from './hosts-file.ts';
@@ -59,10 +59,24 @@ export function sshDir(env: NodeJS.ProcessEnv, uid: number): string {
 
 // Short names from a hash: a unix socket path holds at most 107 bytes, and a destination may be
 // long. The forward's name includes the remote socket, which another URL may name differently.
-export function controlPaths(target: SshTarget, runtimeDir: string, remoteSocket?: string): { master: string; forward: string } {
+export function controlPaths(target: SshTarget, runtimeDir: string, remoteSocket?: string): { master: string; forward: string; remembered: string } {
   const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
   const host = `${target.destination}\0${target.port ?? ''}`;
-  return { master: path.join(runtimeDir, `${hash(host)}.m`), forward: path.join(runtimeDir, `${hash(`${host}\0${remoteSocket ?? ''}`)}.s`) };
+  return {
+    master: path.join(runtimeDir, `${hash(host)}.m`),
+    forward: path.join(runtimeDir, `${hash(`${host}\0${remoteSocket ?? ''}`)}.s`),
+    // What the host's `grove socket` printed last, so that the next open need not ask again.
+    remembered: path.join(runtimeDir, `${hash(host)}.r`),
+  };
+}
+
+function remembered(file: string): string | undefined {
+  try {
+    const socket = readFileSync(file, 'utf8').trim();
+    return path.isAbsolute(socket) ? socket : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // The options every call shares: the master's socket, never a prompt, a bounded connect.
@@ -168,18 +182,24 @@ function removeStale(socketPath: string): void {
 // over the host's master (started if need be). Fails with an SshError, never waits for a person.
 export async function openForward(target: SshTarget, opts: ForwardOptions): Promise<Forward> {
   prepareDir(opts.runtimeDir);
-  const { master } = controlPaths(target, opts.runtimeDir);
-  // With the socket in the URL, a live forward is found without running ssh at all.
-  if (target.socket !== undefined) {
-    const { forward } = controlPaths(target, opts.runtimeDir, target.socket);
-    if (await answers(forward)) return { socketPath: forward, remoteSocket: target.socket, reused: true };
+  const paths = controlPaths(target, opts.runtimeDir);
+  // A live forward is found without running ssh at all: to the socket the URL names, or else to
+  // the one the host's `grove socket` printed last time.
+  const known = target.socket ?? remembered(paths.remembered);
+  if (known !== undefined) {
+    const { forward } = controlPaths(target, opts.runtimeDir, known);
+    if (await answers(forward)) return { socketPath: forward, remoteSocket: known, reused: true };
   }
-  await ensureMaster(target, master, opts);
-  const remote = target.socket ?? (await askSocket(target, master, opts));
+  await ensureMaster(target, paths.master, opts);
+  let remote = target.socket;
+  if (remote === undefined) {
+    remote = await askSocket(target, paths.master, opts);
+    writeFileSync(paths.remembered, `${remote}\n`, { mode: 0o600 });
+  }
   const { forward } = controlPaths(target, opts.runtimeDir, remote);
   if (await answers(forward)) return { socketPath: forward, remoteSocket: remote, reused: true };
   removeStale(forward);
-  const base = baseArgs(target, master, opts);
+  const base = baseArgs(target, paths.master, opts);
   const spec = `${forward}:${remote}`;
   // The master may still list a forward whose socket file is gone; a new one would be refused.
   await ssh([...base, '-O', 'cancel', '-L', spec, '--', target.destination], opts);

@@ -32,9 +32,6 @@ export function createSshHosts(deps: { hostsFile: string; ssh: ForwardOptions; l
   const probeMs = deps.probeMs ?? PROBE_MS;
   // One open at a time per URL: a listing and a forwarded request at once share it.
   const opening = new Map<string, Promise<string>>();
-  // The remote socket each URL's `grove socket` printed: later opens only check the forward
-  // answers (one local connect), and open it again over ssh when it does not.
-  const remotes = new Map<string, string>();
   // One connection pool per forward socket, kept while the daemon runs.
   const pools = new Map<string, Pool>();
 
@@ -50,12 +47,8 @@ export function createSshHosts(deps: { hostsFile: string; ssh: ForwardOptions; l
   function socketOf(url: string): Promise<string> {
     let p = opening.get(url);
     if (!p) {
-      const target = parseSshUrl(url);
-      const known = target.socket ?? remotes.get(url);
-      p = openForward(known === undefined ? target : { ...target, socket: known }, deps.ssh).then((f) => {
-        remotes.set(url, f.remoteSocket);
-        return f.socketPath;
-      });
+      // A live forward costs one local connect to find (openForward); ssh runs only without one.
+      p = openForward(parseSshUrl(url), deps.ssh).then((f) => f.socketPath);
       opening.set(url, p);
       void p.finally(() => opening.delete(url)).catch(() => {});
     }

@@ -1,6 +1,6 @@
 // The SSH transport against a real sshd and a real remote daemon (DESIGN §14.1).
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,12 +29,12 @@ async function health(socketPath: string): Promise<any> {
 }
 
 // A remote daemon, and an sshd whose sessions find it: GROVE_HOME, and a `grove` on PATH.
-async function remote(t: Cleanup, o: { passwords?: boolean } = {}): Promise<{ daemon: TestDaemon; sshd: Sshd; opts: (dir: string) => ForwardOptions }> {
+async function remote(t: Cleanup, o: { passwords?: boolean } = {}): Promise<{ daemon: TestDaemon; sshd: Sshd; bin: string; opts: (dir: string) => ForwardOptions }> {
   const daemon = await startDaemon(t);
   const bin = remoteBin(t, daemon.socketPath);
   const sshd = await startSshd(t, { env: { PATH: `${bin}:/usr/bin:/bin`, GROVE_HOME: daemon.home }, ...o });
   const opts = (dir: string): ForwardOptions => ({ runtimeDir: dir, env: { ...process.env, GROVE_SSH_CONFIG: sshd.clientConfig } });
-  return { daemon, sshd, opts };
+  return { daemon, sshd, bin, opts };
 }
 
 function endMaster(t: Cleanup, url: string, o: ForwardOptions): void {
@@ -68,17 +68,33 @@ test('a forward opens a master, reaches the remote daemon, and the next open reu
   assert.equal((await health(next.socketPath)).status, 'ok');
 });
 
-test('without ?socket= the remote socket is asked of the remote `grove socket`', async (t) => {
-  const { daemon, sshd, opts } = await remote(t);
+test('without ?socket= the remote socket is asked of the remote `grove socket`, once', async (t) => {
+  const { daemon, sshd, bin, opts } = await remote(t);
   const o = opts(runtimeDir(t));
   const url = sshd.url();
   endMaster(t, url, o);
-  const fwd = await openForward(parseSshUrl(url), o);
+  const target = parseSshUrl(url);
+  const fwd = await openForward(target, o);
   assert.equal((await health(fwd.socketPath)).socket, daemon.socketPath);
   assert.equal(fwd.remoteSocket, daemon.socketPath);
   // The forward is named after the socket the remote printed.
-  assert.equal(fwd.socketPath, controlPaths(parseSshUrl(url), o.runtimeDir, daemon.socketPath).forward);
-  assert.equal((await openForward(parseSshUrl(url), o)).reused, true);
+  assert.equal(fwd.socketPath, controlPaths(target, o.runtimeDir, daemon.socketPath).forward);
+  const asked = () => readFileSync(path.join(bin, 'asked'), 'utf8').split('\n').filter(Boolean).length;
+  assert.equal(asked(), 1);
+
+  // The next open (another CLI run, say) finds the live forward from what was printed.
+  const started = performance.now();
+  assert.deepEqual(await openForward(target, o), { ...fwd, reused: true });
+  t.diagnostic(`next open without ?socket=: ${(performance.now() - started).toFixed(0)} ms`);
+  assert.equal(asked(), 1, 'not asked again');
+
+  // Its master gone, the next open asks again (the remote daemon may have moved) and forwards anew.
+  process.kill((await masterPid(target, o))!, 'SIGKILL');
+  await until(() => masterPid(target, o).then((p) => p === null), 'the master to be gone');
+  const again = await openForward(target, o);
+  assert.equal(again.reused, false);
+  assert.equal(asked(), 2);
+  assert.equal((await health(again.socketPath)).socket, daemon.socketPath);
 });
 
 test('a stale local socket (its master gone) is removed and the forward opened again', async (t) => {

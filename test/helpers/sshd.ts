@@ -161,13 +161,14 @@ export async function startSshd(t: Cleanup, opts: SshdOptions = {}): Promise<Ssh
 }
 
 // A folder for the remote session's PATH with a `grove` that runs this checkout's CLI, except
-// `grove socket`, which prints `socket` (the remote daemon's) as the real verb does.
+// `grove socket`, which prints `socket` (the remote daemon's) as the real verb does, and adds a
+// line to the folder's `asked` each time.
 export function remoteBin(t: Cleanup, socket: string): string {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-bin-')));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const script = [
     '#!/bin/sh',
-    `if [ "$1" = socket ]; then echo '${socket}'; exit 0; fi`,
+    `if [ "$1" = socket ]; then echo asked >> '${path.join(dir, 'asked')}'; echo '${socket}'; exit 0; fi`,
     `exec '${process.execPath}' '${DAEMON_ENTRY}' "$@"`,
     '',
   ].join('\n');
