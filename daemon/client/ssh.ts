@@ -151,12 +151,14 @@ function prepareDir(dir: string): void {
   chmodSync(dir, 0o700); // the umask may have taken bits off mkdir's mode, or the folder was there
 }
 
-// The master for this host, started in the background (-f -N) unless one answers already.
+// The master for this host unless one answers already: a first call that runs `true` leaves
+// it behind (ControlPersist). Not -f -N: of two processes starting one at once, the one that
+// cannot take the control socket would stay in the background for good, as a plain connection.
 async function ensureMaster(target: SshTarget, master: string, opts: ForwardOptions): Promise<void> {
   const base = baseArgs(target, master, opts);
   const check = await ssh([...base, '-O', 'check', '--', target.destination], opts);
   if (check.code === 0) return;
-  const started = await ssh([...base, '-f', '-N', '--', target.destination], opts);
+  const started = await ssh([...base, '--', target.destination, 'true'], opts);
   if (started.code !== 0) throw failure(`cannot connect to ${target.destination}`, started);
 }
 
@@ -201,11 +203,17 @@ export async function openForward(target: SshTarget, opts: ForwardOptions): Prom
   removeStale(forward);
   const base = baseArgs(target, paths.master, opts);
   const spec = `${forward}:${remote}`;
-  // The master may still list a forward whose socket file is gone; a new one would be refused.
-  await ssh([...base, '-O', 'cancel', '-L', spec, '--', target.destination], opts);
-  const added = await ssh([...base, '-O', 'forward', '-L', spec, '--', target.destination], opts);
-  if (added.code !== 0) throw failure(`cannot forward ${remote} of ${target.destination}`, added);
-  if (!(await answers(forward))) throw new SshError('SSH_FAILED', `the forward of ${remote} of ${target.destination} does not answer`);
+  const add = async () => {
+    const added = await ssh([...base, '-O', 'forward', '-L', spec, '--', target.destination], opts);
+    if (added.code !== 0) throw failure(`cannot forward ${remote} of ${target.destination}`, added);
+    return answers(forward);
+  };
+  // The master takes the same forward twice as one (another process may have just added it),
+  // but then does not bind again a socket file someone removed: cancelled and added anew.
+  if (!(await add())) {
+    await ssh([...base, '-O', 'cancel', '-L', spec, '--', target.destination], opts);
+    if (!(await add())) throw new SshError('SSH_FAILED', `the forward of ${remote} of ${target.destination} does not answer`);
+  }
   return { socketPath: forward, remoteSocket: remote, reused: false };
 }
 

@@ -1,12 +1,12 @@
 // The SSH transport against a real sshd and a real remote daemon (DESIGN §14.1).
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Client } from 'undici';
-import { parseSshUrl } from '../../daemon/client/hosts-file.ts';
+import { parseSshUrl, type SshTarget } from '../../daemon/client/hosts-file.ts';
 import { closeMaster, controlPaths, masterPid, openForward, sshDir, type ForwardOptions } from '../../daemon/client/ssh.ts';
 import { startDaemon, type Cleanup, type TestDaemon } from '../helpers/daemon.ts';
 import { remoteBin, startSshd, type Sshd } from '../helpers/sshd.ts';
@@ -37,17 +37,26 @@ async function remote(t: Cleanup, o: { passwords?: boolean } = {}): Promise<{ da
   return { daemon, sshd, bin, opts };
 }
 
-function endMaster(t: Cleanup, url: string, o: ForwardOptions): void {
+// Kills the host's master outright, as a crash would, and waits until ssh -O check misses it.
+async function killMaster(target: SshTarget, o: ForwardOptions): Promise<void> {
+  const pid = await masterPid(target, o);
+  assert.ok(pid !== null);
+  process.kill(pid, 'SIGKILL');
+  await until(() => masterPid(target, o).then((p) => p === null), 'the master to be gone');
+}
+
+// remote(), with a runtime folder for this test and the URL of the remote daemon's socket (or
+// none: asked of `grove socket`), whose master is ended after the test.
+async function reachable(t: Cleanup, withSocket = true) {
+  const r = await remote(t);
+  const o = r.opts(runtimeDir(t));
+  const url = withSocket ? r.sshd.url(r.daemon.socketPath) : r.sshd.url();
   t.after(() => closeMaster(parseSshUrl(url), o));
+  return { ...r, o, target: parseSshUrl(url) };
 }
 
 test('a forward opens a master, reaches the remote daemon, and the next open reuses both', async (t) => {
-  const { daemon, sshd, opts } = await remote(t);
-  const dir = runtimeDir(t);
-  const o = opts(dir);
-  const url = sshd.url(daemon.socketPath);
-  endMaster(t, url, o);
-  const target = parseSshUrl(url);
+  const { daemon, sshd, o, target } = await reachable(t);
 
   let started = performance.now();
   const first = await openForward(target, o);
@@ -55,7 +64,7 @@ test('a forward opens a master, reaches the remote daemon, and the next open reu
   assert.equal(first.reused, false);
   assert.equal((await health(first.socketPath)).socket, daemon.socketPath);
   assert.ok((await masterPid(target, o)) !== null, 'ssh -O check finds the master');
-  assert.equal(statSync(dir).mode & 0o777, 0o700);
+  assert.equal(statSync(o.runtimeDir).mode & 0o777, 0o700);
   assert.ok(Buffer.byteLength(first.socketPath) <= 107);
 
   started = performance.now();
@@ -69,11 +78,7 @@ test('a forward opens a master, reaches the remote daemon, and the next open reu
 });
 
 test('without ?socket= the remote socket is asked of the remote `grove socket`, once', async (t) => {
-  const { daemon, sshd, bin, opts } = await remote(t);
-  const o = opts(runtimeDir(t));
-  const url = sshd.url();
-  endMaster(t, url, o);
-  const target = parseSshUrl(url);
+  const { daemon, bin, o, target } = await reachable(t, false);
   const fwd = await openForward(target, o);
   assert.equal((await health(fwd.socketPath)).socket, daemon.socketPath);
   assert.equal(fwd.remoteSocket, daemon.socketPath);
@@ -89,31 +94,58 @@ test('without ?socket= the remote socket is asked of the remote `grove socket`, 
   assert.equal(asked(), 1, 'not asked again');
 
   // Its master gone, the next open asks again (the remote daemon may have moved) and forwards anew.
-  process.kill((await masterPid(target, o))!, 'SIGKILL');
-  await until(() => masterPid(target, o).then((p) => p === null), 'the master to be gone');
+  await killMaster(target, o);
   const again = await openForward(target, o);
   assert.equal(again.reused, false);
   assert.equal(asked(), 2);
   assert.equal((await health(again.socketPath)).socket, daemon.socketPath);
 });
 
+// The ssh processes whose command line names this control socket (a master shows it too).
+function sshProcessesOf(master: string): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmd.includes(master)) out.push(`${pid} ${cmd}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+test('two opens at once (the CLI and the daemon, say) leave one master and nothing else behind', async (t) => {
+  const { o, target } = await reachable(t);
+  const [a, b] = await Promise.all([openForward(target, o), openForward(target, o)]);
+  assert.equal(a.socketPath, b.socketPath);
+  assert.equal((await health(a.socketPath)).status, 'ok');
+  const { master } = controlPaths(target, o.runtimeDir);
+  await until(() => sshProcessesOf(master).length === 1, 'one ssh process: the master');
+  assert.match(sshProcessesOf(master)[0]!, /\[mux\]/);
+});
+
 test('a stale local socket (its master gone) is removed and the forward opened again', async (t) => {
-  const { daemon, sshd, opts } = await remote(t);
-  const o = opts(runtimeDir(t));
-  const url = sshd.url(daemon.socketPath);
-  endMaster(t, url, o);
-  const target = parseSshUrl(url);
+  const { o, target } = await reachable(t);
   const first = await openForward(target, o);
   // A master killed outright leaves its forward's socket file behind, with no one listening.
-  const pid = await masterPid(target, o);
-  assert.ok(pid !== null);
-  process.kill(pid, 'SIGKILL');
-  await until(() => masterPid(target, o).then((p) => p === null), 'the master to be gone');
+  await killMaster(target, o);
   assert.ok(existsSync(first.socketPath), 'the stale socket file is there');
 
   const fwd = await openForward(target, o);
   assert.equal(fwd.reused, false);
   assert.equal((await health(fwd.socketPath)).status, 'ok');
+});
+
+test('a forward whose socket file was removed (its master still running) is made again', async (t) => {
+  const { o, target } = await reachable(t);
+  const first = await openForward(target, o);
+  const pid = await masterPid(target, o);
+  unlinkSync(first.socketPath);
+  const again = await openForward(target, o);
+  assert.equal(again.reused, false);
+  assert.equal(await masterPid(target, o), pid, 'the same master');
+  assert.equal((await health(again.socketPath)).status, 'ok');
 });
 
 test('a refused key fails at once with ssh\'s own message, and never prompts for the password the server offers', async (t) => {
