@@ -50,6 +50,8 @@ const setup = sharedForFile(async (c) => {
     box: sshd.url(tapPath),
     // No ?socket=: asked of the remote `grove socket`.
     asked: sshd.url(),
+    // The sshd answers, the remote socket does not: a host whose daemon is not running.
+    dead: sshd.url(path.join(dir, 'none.sock')),
     // A port nothing listens on: a host whose sshd is gone.
     gone: `ssh://nobody@127.0.0.1:${await freePort()}?socket=/nowhere.sock`,
   };
@@ -72,6 +74,7 @@ test('GET /api/hosts: this daemon, then each saved SSH host, reachable with its 
   assert.deepEqual(ssh, [
     { kind: 'ssh', name: 'box', url: hosts.box, reachable: true, version },
     { kind: 'ssh', name: 'asked', url: hosts.asked, reachable: true, version },
+    { kind: 'ssh', name: 'dead', url: hosts.dead, reachable: false, version: null },
     { kind: 'ssh', name: 'gone', url: hosts.gone, reachable: false, version: null },
   ]);
 });
@@ -153,7 +156,7 @@ test('hostile Host, Origin or content type is refused before anything reaches th
   assert.ok(reached().includes(mark));
 });
 
-test('an unknown host is 404, an unreachable one 502 HOST_UNREACHABLE with ssh\'s message, never a 500', async () => {
+test('an unknown host is 404; one ssh cannot reach, or whose daemon is down, 502 HOST_UNREACHABLE, never a 500', async () => {
   const { local } = await setup();
   const unknown = await local.socket('GET', '/api/hosts/nobody/api/health');
   assert.equal(unknown.status, 404);
@@ -167,6 +170,10 @@ test('an unknown host is 404, an unreachable one 502 HOST_UNREACHABLE with ssh\'
   assert.equal(gone.json.code, 'HOST_UNREACHABLE');
   assert.match(gone.json.detail, /^gone: .*(Connection refused|connect to host)/);
   assert.ok(!gone.text.includes('    at '), 'no stack trace');
+  const dead = await local.socket('POST', '/api/hosts/dead/api/projects', { body: { path: '/nowhere' } });
+  assert.equal(dead.status, 502, dead.text);
+  assert.equal(dead.json.code, 'HOST_UNREACHABLE');
+  assert.match(dead.json.detail, /^dead: its daemon did not answer over the SSH forward/);
 });
 
 test('the grove-command header and hop-by-hop headers are not forwarded; the rest are', async () => {
