@@ -155,10 +155,8 @@ function prepareDir(dir: string): void {
 // it behind (ControlPersist). Not -f -N: of two processes starting one at once, the one that
 // cannot take the control socket would stay in the background for good, as a plain connection.
 async function ensureMaster(target: SshTarget, master: string, opts: ForwardOptions): Promise<void> {
-  const base = baseArgs(target, master, opts);
-  const check = await ssh([...base, '-O', 'check', '--', target.destination], opts);
-  if (check.code === 0) return;
-  const started = await ssh([...base, '--', target.destination, 'true'], opts);
+  if ((await masterPid(target, opts)) !== null) return;
+  const started = await ssh([...baseArgs(target, master, opts), '--', target.destination, 'true'], opts);
   if (started.code !== 0) throw failure(`cannot connect to ${target.destination}`, started);
 }
 
