@@ -34,6 +34,9 @@ import { eventsTable } from './store/events.ts';
 import { hostsTable } from './store/hosts.ts';
 import { hostIdOf, startHeartbeat } from './hosts/host.ts';
 import { hostRoutes } from './routes/hosts.ts';
+import { createSshHosts } from './hosts/ssh-hosts.ts';
+import { hostsFilePath } from './client/hosts-file.ts';
+import { sshDir } from './client/ssh.ts';
 import { createCommands } from './hosts/commands.ts';
 import { createPlacement } from './hosts/placement.ts';
 import { commandsTable } from './store/commands.ts';
@@ -199,6 +202,15 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     const hooks = createHooks({ hooks: settings.config.hooks ?? [], bus, hostId, runDir: hookRuns, log: child('hooks') });
     started.push({ name: 'hooks', close: () => hooks.close() });
 
+    // The saved SSH hosts (DESIGN §14.1): their masters and forwards are the user's, shared with
+    // the CLI's `--host`, in the user's runtime folder.
+    const sshHosts = createSshHosts({
+      hostsFile: hostsFilePath(settings),
+      ssh: { runtimeDir: sshDir(process.env, process.getuid?.() ?? 0), env: process.env },
+      log: child('ssh'),
+    });
+    started.push({ name: 'ssh hosts', close: () => sshHosts.close() });
+
     let port: number | null = null;
     const routes = [
       ...healthRoutes({ version: VERSION, startedAt, socket: settings.socketPath, port: () => port, lastEventSeq: bus.newest, hostId, shared: store.shared }),
@@ -219,7 +231,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalRoutes({ approvals }),
       ...eventRoutes({ feed }),
-      ...hostRoutes({ hosts: hostRows }),
+      ...hostRoutes({ hosts: hostRows, ssh: sshHosts }),
     ];
     routes.push(...openApiRoute({ routes, version: VERSION }), ...uiRoutes({ dir: built('ui') }));
     // On a shared store, a request on another host's resource runs there (DESIGN §14.2).
@@ -227,7 +239,11 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       ? createCommands({ store, rows: commandsTable(store.db), hosts: hostRows, hostId, acceptRemote, socketPath: settings.socketPath, log: child('commands') })
       : null;
     if (commands) started.push({ name: 'commands', close: () => commands.close() });
-    const handler = createApiHandler({ routes, log: child('api'), ...(commands ? { remote: commands } : {}) });
+    const apiHandler = createApiHandler({ routes, log: child('api'), ...(commands ? { remote: commands } : {}) });
+    // /api/hosts/NAME/… goes to that SSH host; the TCP front's guards ran before it came here.
+    const handler: typeof apiHandler = (req, res) => {
+      if (!sshHosts.handle(req, res)) apiHandler(req, res);
+    };
 
     const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: child('api') });
     started.push({ name: 'api', close: () => api.close() });

@@ -59,6 +59,11 @@ export const ERRORS = {
   // The shared store (PostgreSQL, DESIGN §14.2) cannot be reached; answered with Retry-After.
   STORE_UNAVAILABLE: { status: 503, title: 'The store cannot be reached' },
   HOST_OFFLINE: { status: 503, title: 'The owning host is offline' },
+  // Not in DESIGN §4's table: /api/hosts/NAME/… could not reach the saved SSH host's daemon (ssh
+  // failed or timed out, or the forward did not answer); the detail carries ssh's own message.
+  HOST_UNREACHABLE: { status: 502, title: "The SSH host's daemon cannot be reached" },
+  // Not in DESIGN §4's table: hosts.json (DESIGN §14.1) is not valid JSON or not its schema.
+  HOSTS_FILE_INVALID: { status: 422, title: 'hosts.json is invalid' },
   // Not in DESIGN §4's table: another program holds a git lock file grove needs (kept, never removed).
   REPO_LOCKED: { status: 409, title: 'Repository is locked by another git process' },
   // Not in DESIGN §4's table: a rebase or merge cut short left a checkout that grove cannot put

@@ -1,34 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { PassThrough } from 'node:stream';
 import { Pool } from 'undici';
 import type { Logger } from '../runtime/log.ts';
 import { writeProblem } from './api.ts';
-import { drainUnread } from './body.ts';
 import { checkBrowserGuards } from './guards.ts';
 import { createPeerLookup } from './peer.ts';
 import { closeServer, type Listener } from './server.ts';
 import { once } from '../runtime/once.ts';
 import { wantsEventStream } from './sse.ts';
-import { COMMAND_HEADER } from './route.ts';
-
-// Per RFC 9110 these describe one connection and must not be forwarded.
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'expect',
-  'host',
-  // Says a request is a command another host forwarded (DESIGN §14.2): only the owner's own
-  // command loop may send it, never a client of the front.
-  COMMAND_HEADER,
-]);
+import { proxy } from './proxy.ts';
 
 // Plain requests share a pool of this many connections to the socket; they are short, and a
 // burst queues for a free one.
@@ -38,9 +18,6 @@ const PLAIN_CONNECTIONS = 64;
 // this many at once a new stream is refused at once: each costs descriptors (the client's, the
 // upstream's and the socket server's), and a flood must not use them all up.
 export const MAX_STREAMS = 1000;
-
-// Why an upstream request was aborted: the client went away, which needs no answer or log.
-class ClientGone extends Error {}
 
 export interface Front extends Listener {
   readonly port: number;
@@ -71,10 +48,6 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
       log.warn({ code: refusal.code, method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin }, 'refused');
       return writeProblem(req, res, refusal.code, refusal.detail);
     }
-    const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
-    }
     const isStream = wantsEventStream(req);
     if (isStream && openStreams >= maxStreams) {
       log.warn({ url: req.url, open: openStreams }, 'too many event streams; refused');
@@ -85,55 +58,13 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
       openStreams++;
       res.once('close', () => openStreams--);
     }
-    const withBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
-    res.once('finish', () => {
-      if (req.complete) return;
-      req.unpipe();
-      drainUnread(req);
+    proxy(upstream, req, res, {
+      path: req.url!,
+      unreachable: (err) => {
+        log.error({ err }, 'API socket unreachable');
+        writeProblem(req, res, 'UNAVAILABLE', 'the grove API is not reachable');
+      },
     });
-    // undici's dispatch() with a handler that writes straight into `res`: request() would wrap
-    // the answer in a Readable for pipeline() to copy again (docs/decisions.md).
-    upstream.dispatch(
-      {
-        method: req.method as 'GET',
-        path: req.url!,
-        headers,
-        // Through a PassThrough: undici destroys a body it stops reading (on an early answer
-        // such as 413), and destroying `req` itself would reset the client's connection.
-        body: withBody ? req.pipe(new PassThrough()) : null,
-      },
-      {
-        onRequestStart(controller) {
-          res.once('close', () => {
-            if (!res.writableFinished) controller.abort(new ClientGone());
-          });
-        },
-        onResponseStart(_controller, statusCode, upHeaders) {
-          const out: Record<string, string | string[]> = {};
-          for (const [k, v] of Object.entries(upHeaders)) {
-            if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
-          }
-          res.writeHead(statusCode, out);
-          // An answer of unknown length is a stream (SSE): its headers must reach the client
-          // before its first event. Others go out with their first body chunk.
-          if (upHeaders['content-length'] === undefined) res.flushHeaders();
-        },
-        onResponseData(controller, chunk) {
-          if (res.write(chunk)) return;
-          controller.pause();
-          res.once('drain', () => controller.resume());
-        },
-        onResponseEnd() {
-          res.end();
-        },
-        onResponseError(_controller, err) {
-          if (err instanceof ClientGone || res.destroyed) return;
-          if (res.headersSent) return void res.destroy();
-          log.error({ err }, 'API socket unreachable');
-          writeProblem(req, res, 'UNAVAILABLE', 'the grove API is not reachable');
-        },
-      },
-    );
   }
 
   function handle(req: IncomingMessage, res: ServerResponse, peer: string | null): void {
