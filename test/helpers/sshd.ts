@@ -160,16 +160,16 @@ export async function startSshd(t: Cleanup, opts: SshdOptions = {}): Promise<Ssh
   };
 }
 
-// A folder for the remote session's PATH with a `grove` that runs this checkout's CLI, except
-// `grove socket`, which prints `socket` (the remote daemon's) as the real verb does, and adds a
-// line to the folder's `asked` each time.
+// A folder for the remote session's PATH with a `grove` that runs this checkout's CLI with the
+// remote daemon's socket (so the real `grove socket` prints it), and adds a line to the folder's
+// `asked` each time it is asked `grove socket`.
 export function remoteBin(t: Cleanup, socket: string): string {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-bin-')));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const script = [
     '#!/bin/sh',
-    `if [ "$1" = socket ]; then echo asked >> '${path.join(dir, 'asked')}'; echo '${socket}'; exit 0; fi`,
-    `exec '${process.execPath}' '${DAEMON_ENTRY}' "$@"`,
+    `if [ "$1" = socket ]; then echo asked >> '${path.join(dir, 'asked')}'; fi`,
+    `GROVE_SOCKET='${socket}' exec '${process.execPath}' '${DAEMON_ENTRY}' "$@"`,
     '',
   ].join('\n');
   writeFileSync(path.join(dir, 'grove'), script, { mode: 0o755 });
