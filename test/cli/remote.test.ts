@@ -1,7 +1,7 @@
 // `grove --host NAME|URL <command>` and GROVE_HOST (DESIGN §14.1): every command family against a
 // second daemon over a real sshd, compared with the same command on that daemon's own socket.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parseSshUrl } from '../../daemon/client/hosts-file.ts';
@@ -157,6 +157,12 @@ test('GROVE_HOST: commands go to that host; grove socket stays this machine’s 
   const status = await grove(w.client, ['status', '--json'], { env });
   assert.equal(status.code, 0, status.stderr);
   assert.equal(status.json.socket, w.remote.socketPath);
+  // --host before the command in either spelling, after another option too; it wins over GROVE_HOST.
+  for (const args of [['--host=box', 'status', '--json'], ['--json', '--host', 'box', 'status']]) {
+    const r = await grove(w.client, args, { env: { ...w.env, GROVE_HOST: 'nosuch' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.json.socket, w.remote.socketPath, args.join(' '));
+  }
   // `grove socket` is what ssh asks a remote: its own, whatever GROVE_HOST says.
   assert.equal((await grove(w.client, ['socket'], { env })).stdout, `${path.join(w.client, 'grove.sock')}\n`);
   // With --host before it: the local end of the forward, which reaches the remote daemon.
@@ -226,6 +232,12 @@ test('ssh failures exit 3 with ssh’s own words, quickly, without a prompt: a r
   assert.equal(onTty.code, 3, onTty.text);
   assert.match(onTty.text, /Permission denied/);
   assert.doesNotMatch(onTty.text, /password:/i);
+  // A host key ssh has never seen, with ssh's default of asking about it: BatchMode refuses at once.
+  const unknownKey = path.join(makeHome(t), 'ssh_config');
+  writeFileSync(unknownKey, readFileSync(sshd.clientConfig, 'utf8').replace(/^\s*StrictHostKeyChecking.*$/m, '').replace(/UserKnownHostsFile \S+/, `UserKnownHostsFile ${path.join(makeHome(t), 'known_hosts')}`));
+  const unknownHost = await grove(client, ['--host', sshd.url(), 'status'], { env: env(unknownKey) });
+  assert.equal(unknownHost.code, 3);
+  assert.match(unknownHost.stderr, /Host key verification failed/);
   // Nothing listens on that port.
   const port = await freePort();
   const noRoute = await grove(client, ['--host', `ssh://me@127.0.0.1:${port}`, 'status'], { env: env(sshd.clientConfig) });
