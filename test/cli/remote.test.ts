@@ -131,7 +131,8 @@ test('a warm master is reused: the second command opens no ssh connection; a mas
     assert.equal(r.json.socket, w.remote.socketPath);
   };
   await run();
-  assert.equal(accepted(), before + 1, 'the first command opened the master');
+  // sshd's log comes through a pipe: waited for, not read at once.
+  await until(() => accepted() === before + 1, 'the first command to open the master');
   const target = parseSshUrl(w.sshd.url());
   const opts = { runtimeDir: sshDir({ ...process.env, ...env }, process.getuid!()), env: { ...process.env, ...env } };
   t.after(() => closeMaster(target, opts));
@@ -147,7 +148,7 @@ test('a warm master is reused: the second command opens no ssh connection; a mas
   const forward = controlPaths(target, opts.runtimeDir, w.remote.socketPath).forward;
   assert.ok(existsSync(forward), 'the stale socket is there');
   await run();
-  assert.equal(accepted(), before + 2, 'a new master');
+  await until(() => accepted() === before + 2, 'a new master');
   assert.notEqual(await masterPid(target, opts), pid);
 });
 
