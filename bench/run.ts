@@ -113,6 +113,12 @@ try {
       target: le(1.5, review.conflicts_ms.grove <= 2000),
     },
     { what: `grove status vs node -e 0 (ms, p50 of ${cli.grove_status_ms.n})`, grove: cli.grove_status_ms.median, base: cli.node_e0_ms.median, ratio: cli.ratio_p50, target: le(3) },
+    {
+      what: `grove --host X status over a warm ssh master (loopback sshd) vs local grove status (ms, p50 of ${cli.host_status_ms.n}; ssh X true over the master alone: ${round(cli.ssh_true_ms.median)} ms)`,
+      grove: cli.host_status_ms.median,
+      base: cli.grove_status_ms.median,
+      ratio: cli.host_ratio_p50,
+    },
     ...approvalRows(approvals),
     ...teamRows(team),
     { what: 'idle RSS vs a bare PGlite open (MB, median)', grove: start.idle_rss_mb.grove.median, base: start.idle_rss_mb.baseline.median, ratio: start.idle_rss_mb.ratio, target: mb(200) },

@@ -1,6 +1,7 @@
 // What a command is given, and the small helpers every command uses.
 import type { Host } from '../../schemas/host.ts';
 import type { Client } from '../client/calls.ts';
+import type { Endpoint } from './connect.ts';
 import { usage } from './usage.ts';
 
 // What the CLI knows of the store's hosts (DESIGN §14.2): whether it is shared (lists then carry
@@ -16,6 +17,8 @@ export interface Ctx {
   api: Client;
   /** a fresh client (the first one may have idled for long) */
   connect: () => Client;
+  /** where the client goes: this machine's daemon socket, or a host's forwarded one */
+  endpoint: Endpoint;
   /** the store's hosts as this daemon sees them, asked once per command */
   team: () => Promise<TeamView>;
   json: boolean;

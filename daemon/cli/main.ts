@@ -13,7 +13,7 @@ import { commands as service } from './commands/service.ts';
 import { commands as session } from './commands/session.ts';
 import { commands as status } from './commands/status.ts';
 import { commands as task } from './commands/task.ts';
-import { connect } from './connect.ts';
+import { connect, endpoint, remoteUnreachable } from './connect.ts';
 import type { Command, TeamView } from './ctx.ts';
 import { CliError, EXIT } from './errors.ts';
 import { teamView } from './lookup.ts';
@@ -56,13 +56,56 @@ const OPTIONS = {
   host: { type: 'string' },
 } as const;
 
+// Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove
+// runs for its own sessions (they reach the daemon that ran them, whatever GROVE_HOST that daemon
+// inherited). GROVE_HOST is not theirs, and `--host` before them is a usage error.
+const LOCAL = new Set(['daemon', 'install', 'uninstall', 'host add', 'host rm', 'approval-mcp', 'acp-bridge', 'codex-bridge']);
+// Commands that would act on this machine for another's daemon: refused under --host or GROVE_HOST.
+const HERE_ONLY: Record<string, string> = {
+  takeover: "runs the agent in this terminal, but the session's worktree is on that machine: run it there (ssh -t <box> grove takeover <session>)",
+  open: "opens the dashboard at the daemon's TCP address, which is that machine's loopback: run `grove open` there, or use this machine's dashboard",
+};
+
+// `--host NAME|URL` before the command (as docker's -H) is the CLI's own: taken out of argv here.
+// After the command it is a command's option (`task new --host`, `mcp --host`).
+function globalHost(args: string[]): { host: string | null; args: string[] } {
+  let tokens;
+  try {
+    tokens = parseArgs({ args, allowPositionals: true, options: OPTIONS, tokens: true }).tokens;
+  } catch (err) {
+    usage((err as Error).message);
+  }
+  const first = tokens.find((t) => t.kind === 'positional')?.index ?? args.length;
+  const hosts = tokens.filter((t) => t.kind === 'option' && t.name === 'host' && t.index < first);
+  if (hosts.length === 0) return { host: null, args };
+  if (hosts.length > 1) usage('--host is given twice');
+  const h = hosts[0]! as { index: number; value?: string; inlineValue?: boolean };
+  if (!h.value) usage('--host needs a saved host name or an ssh:// URL');
+  return { host: h.value, args: args.filter((_, i) => i !== h.index && (h.inlineValue || i !== h.index + 1)) };
+}
+
+// The host a command runs against: `--host` before it, else its own --host (mcp), else GROVE_HOST.
+function hostOf(name: string, flag: string | null, values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): string | null {
+  const after = typeof values.host === 'string' ? values.host : null;
+  if (after !== null && name !== 'task new' && name !== 'mcp') usage(`--host goes before the command: grove --host ${after} ${name} …`);
+  if (LOCAL.has(name)) {
+    if (flag !== null) usage(`grove ${name} runs on this machine only: --host does not apply to it`);
+    return null;
+  }
+  // What ssh asks a remote for (daemon/client/ssh.ts): its own socket, whatever GROVE_HOST says there.
+  if (name === 'socket') return flag;
+  const host = flag ?? (name === 'mcp' ? after : null) ?? (env.GROVE_HOST || null);
+  if (host !== null && HERE_ONLY[name]) usage(`grove ${name} with a host (${host}) ${HERE_ONLY[name]}`);
+  return host;
+}
+
 async function main(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const rest = dash === -1 ? [] : argv.slice(dash + 1);
-  const own = dash === -1 ? argv : argv.slice(0, dash);
+  const global = globalHost(dash === -1 ? argv : argv.slice(0, dash));
   let parsed;
   try {
-    parsed = parseArgs({ args: own, allowPositionals: true, options: OPTIONS });
+    parsed = parseArgs({ args: global.args, allowPositionals: true, options: OPTIONS });
   } catch (err) {
     usage((err as Error).message);
   }
@@ -72,19 +115,21 @@ async function main(argv: string[]): Promise<number> {
     return words.length === 0 && !parsed.values.help ? EXIT.USAGE : EXIT.OK;
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
-  const reconnect = () => connect(process.env);
   const plumbing = PLUMBING[words[0]!];
-  if (plumbing) return plumbing({ values, rest, connect: reconnect }, words[0]!);
-
   const two = `${words[0]} ${words[1] ?? ''}`.trim();
-  const name = COMMANDS[two] ? two : COMMANDS[words[0]!] ? words[0]! : null;
+  const name = plumbing ? words[0]! : COMMANDS[two] ? two : COMMANDS[words[0]!] ? words[0]! : null;
   if (!name) usage(`unknown command: ${words.join(' ')}`);
+  const at = await endpoint(process.env, hostOf(name, global.host, values, process.env));
+  const reconnect = () => connect(at);
+  if (plumbing) return plumbing({ values, rest, connect: reconnect }, name);
+
   const api = reconnect();
   try {
     let team: Promise<TeamView> | undefined;
     await COMMANDS[name]!({
       api,
       connect: reconnect,
+      endpoint: at,
       team: () => (team ??= teamView(api)),
       json: parsed.values.json === true,
       positionals: words.slice(name.split(' ').length),
@@ -93,6 +138,8 @@ async function main(argv: string[]): Promise<number> {
       out: (s) => process.stdout.write(s + '\n'),
     });
     return Number(process.exitCode ?? EXIT.OK);
+  } catch (err) {
+    throw remoteUnreachable(err, at);
   } finally {
     await api.close();
   }

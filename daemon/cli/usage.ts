@@ -1,7 +1,7 @@
 // What `grove --help` prints, and the usage error that ends with it (exit 2).
 import { CliError, EXIT } from './errors.ts';
 
-export const USAGE = `usage: grove <command> [options]
+export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
 
   daemon                                   run the daemon in the foreground
   status                                   daemon pid, version, uptime, socket, counts
@@ -12,7 +12,8 @@ export const USAGE = `usage: grove <command> [options]
                                            (setup progress is shown on a terminal, or with --progress)
   task new --repository URL <name> [--host H] [--base R] [--branch B] [--no-wait]
                                            on a team: on the online host with that repository and
-                                           the fewest running sessions, or on host H
+                                           the fewest running sessions, or on host H (this --host,
+                                           after the command, is the team's placement, not --host below)
   task ls [<project>]                      list tasks
   task show <id>                           a task and its setup log
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
@@ -41,7 +42,8 @@ export const USAGE = `usage: grove <command> [options]
   events [--project P] [--task T]          every change as it happens (the last 10, then live)
   watch                                    a live table of tasks and sessions; Ctrl-C leaves
   open                                     the dashboard in the default browser ($BROWSER if set)
-  mcp [--read-only]                        an MCP server on stdio for agents (claude mcp add grove -- grove mcp)
+  mcp [--read-only] [--host H]             an MCP server on stdio for agents (claude mcp add grove -- grove mcp),
+                                           of host H's daemon with --host
   approval-mcp --session ID                Claude Code's permission prompt tool for a session (grove passes it)
   acp-bridge --session ID [--resume A] [--acp-mode M] [--prompt=P] -- agent…
                                            run an ACP agent's turn, asking through grove (grove runs it)
@@ -53,14 +55,19 @@ export const USAGE = `usage: grove <command> [options]
   host add <name> <ssh://[user@]box[:port][?socket=PATH]>
                                            save an SSH host in hosts.json (no daemon needed)
   host rm <name>                           forget a saved SSH host
-  socket                                   the daemon's socket path (no daemon needed)
+  socket                                   the daemon's socket path (no daemon needed); with --host before it,
+                                           the local socket forwarded to that host's daemon
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
 
   --json   machine-readable output        ids may be given by a unique prefix
+  --host NAME|ssh://[user@]box[:port][?socket=PATH]   (before the command; or GROVE_HOST)
+           run the command against that machine's daemon over ssh (a saved name or a URL), with the
+           same output and exit statuses; daemon, install, uninstall, host add|rm are this machine's,
+           takeover and open are refused with a host
   A project is named by id, name, or NAME@HOST on a team: a bare NAME is this host's project of
   that name, or the only one of that name on the team. Lists on a team have a HOST column.
-exit: 0 ok, 1 API error, 2 usage error, 3 daemon not running`;
+exit: 0 ok, 1 API error, 2 usage error, 3 daemon not running or its host not reachable over ssh`;
 
 export function usage(msg: string): never {
   throw new CliError(`${msg}\n\n${USAGE}`, EXIT.USAGE);

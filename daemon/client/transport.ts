@@ -30,7 +30,9 @@ async function readAll(res: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET']);
+// EPIPE: a forwarded socket (DESIGN §14.1) accepts at once, and ssh closes it when the remote
+// daemon's socket refuses, sometimes before the request is written.
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE']);
 
 // The daemon's API over a unix socket with node:http (a CLI command is one short process: no client
 // library to load). It is given a socket path only: a local daemon's, or one forwarded from

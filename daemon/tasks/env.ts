@@ -11,6 +11,9 @@ export function taskEnv(project: Project, task: Task, config: ProjectConfig, bas
   // The daemon's GROVE_PORT is its TCP port setting, not the task's port: never pass it on.
   delete env.GROVE_PORT;
   delete env.PORT;
+  // A GROVE_HOST of the shell that started the daemon (DESIGN §14.1) would send the task's own
+  // `grove` commands to another machine's daemon: they are about this one.
+  delete env.GROVE_HOST;
   Object.assign(env, config.env ?? {});
   env.GROVE_PROJECT_ID = project.id;
   env.GROVE_PROJECT_PATH = project.path;

@@ -56,7 +56,7 @@ test('a bad name or URL is a usage error (exit 2, the reason and the usage); a t
   ]) {
     const r = await grove(home, args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
-    assert.match(r.stderr, /^grove: .*\n[^]*usage: grove <command>/, args.join(' '));
+    assert.match(r.stderr, /^grove: .*\n[^]*usage: grove \[--host [^\]]+\] <command>/, args.join(' '));
     assert.equal(r.stdout, '');
   }
   const bad = await grove(home, ['host', 'add', 'box', 'ssh://box/path']);

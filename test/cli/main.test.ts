@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { GROVE, grove } from '../helpers/cli.ts';
+import { GROVE, grove, running } from '../helpers/cli.ts';
 import { makeHome, ROOT } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
@@ -221,38 +221,6 @@ test('grove service ls|start|stop, and task show with services and their URLs', 
   assert.equal((await grove(home, ['service', 'stop', 'served', 'web'])).code, 1, 'not running any more');
   assert.match((await grove(home, ['service', 'ls', 'served'])).stdout, /^web\s+killed\s+-/m);
 });
-
-// A grove command left running: its output so far (stdout, or stderr), waiting for text, its
-// exit, and a stop.
-function running(home: string, args: string[], viaScript = false) {
-  const argv = viaScript ? ['script', ['-qec', `${process.execPath} ${GROVE} ${args.join(' ')}`, '/dev/null']] as const : [process.execPath, [GROVE, ...args]] as const;
-  const p = spawn(argv[0], [...argv[1]], { env: { ...process.env, GROVE_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] });
-  const text = { stdout: '', stderr: '' };
-  const waiters: Array<() => void> = [];
-  for (const name of ['stdout', 'stderr'] as const) {
-    p[name].on('data', (d) => {
-      text[name] += d;
-      waiters.splice(0).forEach((w) => w());
-    });
-  }
-  const exited = new Promise<number>((r) => p.once('exit', (code) => r(code ?? -1)));
-  return {
-    output: () => text.stdout,
-    errors: () => text.stderr,
-    exited,
-    async waitFor(re: RegExp, ms = 15_000, from: 'stdout' | 'stderr' = 'stdout'): Promise<void> {
-      const deadline = Date.now() + ms;
-      while (!re.test(text[from])) {
-        if (Date.now() > deadline) throw new Error(`no ${re} in ${from} ${JSON.stringify(text[from].slice(-2000))}`);
-        await new Promise<void>((r) => {
-          waiters.push(r);
-          setTimeout(r, 500);
-        });
-      }
-    },
-    stop: () => new Promise<void>((r) => (p.exitCode !== null ? r() : (p.once('exit', () => r()), p.kill('SIGINT')))),
-  };
-}
 
 test('grove logs -f shows each pending approval of the session inline on stderr, the one pending at the start and the one asked while it follows, once each', async (t) => {
   const d = await daemon();

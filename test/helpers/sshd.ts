@@ -6,7 +6,10 @@ import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { DAEMON_ENTRY, type Cleanup } from './daemon.ts';
+import { parseSshUrl } from '../../daemon/client/hosts-file.ts';
+import { closeMaster, sshDir } from '../../daemon/client/ssh.ts';
+import { DAEMON_ENTRY, makeHome, startDaemon, type Cleanup, type TestDaemon } from './daemon.ts';
+import { agentHome } from './sessions.ts';
 
 const run = promisify(execFile);
 export const SSHD = '/usr/sbin/sshd';
@@ -175,4 +178,29 @@ export function remoteBin(t: Cleanup, socket: string): string {
   writeFileSync(path.join(dir, 'grove'), script, { mode: 0o755 });
   chmodSync(dir, 0o755);
   return dir;
+}
+
+export interface SshHostWorld {
+  /** the remote machine's daemon (with the fixture agent) */
+  remote: TestDaemon;
+  sshd: Sshd;
+  /** this machine's GROVE_HOME: hosts.json with the remote saved as `box`, and no daemon */
+  client: string;
+  /** what this machine's grove runs with: the ssh config, a runtime folder of its own */
+  env: Record<string, string>;
+}
+
+// A laptop and a box: a remote daemon reached by an sshd whose sessions run the real `grove`
+// against it, and a client home that saved it as `box` (URL without ?socket=: asked of the
+// remote). The host's master is ended after the file.
+export async function sshHostWorld(c: Cleanup, config: Record<string, unknown> = {}): Promise<SshHostWorld> {
+  const remote = await startDaemon(c, { home: agentHome(c, config) });
+  const bin = remoteBin(c, remote.socketPath);
+  const sshd = await startSshd(c, { env: { PATH: `${bin}:/usr/bin:/bin`, GROVE_HOME: remote.home } });
+  const client = makeHome(c);
+  const env = { GROVE_SSH_CONFIG: sshd.clientConfig, XDG_RUNTIME_DIR: makeHome(c) };
+  writeFileSync(path.join(client, 'hosts.json'), `${JSON.stringify({ hosts: [{ name: 'box', url: sshd.url() }] })}\n`, { mode: 0o600 });
+  const full = { ...process.env, ...env };
+  c.after(() => closeMaster(parseSshUrl(sshd.url()), { runtimeDir: sshDir(full, process.getuid!()), env: full }));
+  return { remote, sshd, client, env };
 }

@@ -56,8 +56,9 @@ test('ports: one GROVE_PORT_<declared> each, GROVE_PORT and PORT the first decla
   assert.equal(env.PORT, '20000');
 });
 
-test("the daemon's own GROVE_PORT and PORT never reach a task without ports", () => {
-  const env = taskEnv(project, task({}), {}, { GROVE_PORT: '7433', PORT: '8000', PATH: '/usr/bin' });
+test("the daemon's own GROVE_PORT, PORT and GROVE_HOST never reach a task without ports", () => {
+  const env = taskEnv(project, task({}), {}, { GROVE_PORT: '7433', PORT: '8000', GROVE_HOST: 'box', PATH: '/usr/bin' });
+  assert.equal(env.GROVE_HOST, undefined);
   assert.equal(env.GROVE_PORT, undefined);
   assert.equal(env.PORT, undefined);
   assert.equal(env.PATH, '/usr/bin');

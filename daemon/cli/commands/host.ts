@@ -44,9 +44,10 @@ export const commands: Record<string, Command> = {
     const removed = await hostsFile((file) => removeHost(file, name));
     print(c, removed, () => `removed host ${removed.name}`);
   },
-  // What a remote is asked over SSH when its URL does not name its socket: the path alone.
+  // What a remote is asked over SSH when its URL does not name its socket: the path alone. With
+  // --host, the local socket forwarded to that host's daemon (for curl --unix-socket, GROVE_SOCKET).
   async socket(c) {
-    const socket = paths().socketPath;
+    const socket = c.endpoint.socketPath;
     c.out(c.json ? JSON.stringify({ socket }) : socket);
   },
 };
