@@ -25,7 +25,8 @@ export interface WarmPoolDeps {
   getProject: (id: string) => Promise<Project>;
   /** the projects on this host's disk: only their slots are this daemon's to make */
   localProjects: () => Promise<Project[]>;
-  /** shared with creations and archives: git worktree changes on one repository take turns */
+  /** shared with creations and archives: git worktree changes on one repository take turns (the
+   * pool's at low priority: a creation waiting for the turn goes first) */
   perProject: KeyedMutex;
   gitTimeoutS: number;
   log: Logger;
@@ -76,7 +77,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
       if (!res.ok) log.warn({ slot: s.id, project: project.id, err: res.message }, 'removing a warm pool slot failed; its row goes all the same');
       // Its port leases and setup log go with the row.
       await tasks.remove(s.id);
-    });
+    }, { low: true });
     log.info({ slot: s.id, project: project.id, why }, 'warm pool slot removed');
   }
 
@@ -95,8 +96,11 @@ export function createWarmPool(deps: WarmPoolDeps) {
   async function makeSlot(project: Project, config: ProjectConfig): Promise<void> {
     const id = randomUUID();
     const needsSetup = (config.setup ?? []).length > 0;
-    const copied = await deps.perProject.run(project.id, () =>
-      deps.maker.make(id, project, config, { name: `pool-${id.slice(0, 8)}` }, needsSetup ? 'setting_up' : 'ready', configKey(config)),
+    log.debug({ slot: id, project: project.id }, "a warm pool slot waits for the project's turn");
+    const copied = await deps.perProject.run(
+      project.id,
+      () => deps.maker.make(id, project, config, { name: `pool-${id.slice(0, 8)}` }, needsSetup ? 'setting_up' : 'ready', configKey(config)),
+      { low: true },
     );
     await deps.maker.reportCopies(id, copied);
     log.info({ slot: id, project: project.id }, 'warm pool slot made');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -146,6 +146,38 @@ test('a cold creation while a refill runs is not held up by it', async (t) => {
   assert.equal((await pool(d, project.id)).slots[0].status, 'setting_up', 'the refill was still running');
   rmSync(hold);
   await readySlots(d, project.id, 1);
+});
+
+test('cold creations waiting for the project\'s turn go before a refill that waited longer', async (t) => {
+  const d = await daemon();
+  const dir = makeTempDir(t);
+  const order = path.join(dir, 'order');
+  // Every `git worktree add` of the repository writes its folder's name as it gets the project's
+  // turn, and waits there while a hold-<name> file exists.
+  const repo = makeRepo(t, { files: { '.grove.json': '{}' } });
+  const hook = path.join(repo, '.git', 'hooks', 'post-checkout');
+  writeFileSync(hook, `#!/bin/sh\nn=$(basename "$PWD")\necho "$n" >> '${order}'\nwhile [ -e '${dir}/hold-'"$n" ]; do sleep 0.05; done\n`);
+  chmodSync(hook, 0o755);
+  const project = await addProject(d, repo);
+  const lines = () => (existsSync(order) ? readFileSync(order, 'utf8').split('\n').filter(Boolean) : []);
+
+  writeFileSync(path.join(dir, 'hold-c1'), '');
+  const c1 = d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'c1' } });
+  await until(async () => lines().includes('c1'), 'c1 to hold the turn', 60_000);
+  // The pool arrives while c1 holds the turn: its first slot waits for it.
+  writeFileSync(path.join(repo, '.grove.json'), JSON.stringify({ pool: { size: 1 } }));
+  await d.waitForLog((l) => l.project === project.id && l.msg === "a warm pool slot waits for the project's turn", 60_000);
+  const later = [d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'c2' } }), d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'c3' } })];
+  await until(async () => d.logs.filter((l) => l.project === project.id && l.msg === "a cold creation waits for the project's turn").length === 3, 'c2 and c3 to wait', 60_000);
+  rmSync(path.join(dir, 'hold-c1'));
+  for (const r of await Promise.all([c1, ...later])) {
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json.pooled, false);
+  }
+  const [slot] = await readySlots(d, project.id, 1);
+  const got = lines();
+  assert.deepEqual(got.slice(0, 3), ['c1', 'c2', 'c3'], `the creations took their turns before the slot: ${got.join(', ')}`);
+  assert.deepEqual(got.slice(3), [`pool-${slot.id.slice(0, 8)}`]);
 });
 
 test('removing the project removes its slots: worktrees, placeholder branches, and one mid-setup', async (t) => {
