@@ -12,7 +12,7 @@ import { dirtyFiles } from './review/snapshot.ts';
 import { timed, type TimeBound } from './timeout.ts';
 
 export { createWorktree } from './worktree/create.ts';
-export { claimWorktree } from './worktree/claim.ts';
+export { claimLeft, planClaim, renameBranch } from './worktree/claim.ts';
 export { removeWorktree } from './worktree/remove.ts';
 export { copyIncluded } from './worktree/copy.ts';
 export { runSetup } from './setup.ts';

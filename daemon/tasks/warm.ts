@@ -166,6 +166,21 @@ export function createWarmPool(deps: WarmPoolDeps) {
     if (!config?.pool || configKey(config) !== m.key) await deps.setups.stop(m.id);
   }
 
+  // A slot a daemon stop left claimed (mid-claim, or mid-removal) is made whole again: a rename
+  // that happened is undone (the client never had its answer, as for a creation cut short), and
+  // the slot is free again; one whose placeholder branch cannot be had back is removed.
+  async function resumeClaim(project: Project, s: SlotRow): Promise<void> {
+    if (s.claim_branch !== null) {
+      const left = await pool.run('claimLeft', { repo: project.path, from: s.branch, to: s.claim_branch });
+      if (!left.ok || !left.from) {
+        const back = left.ok && left.to ? await pool.run('renameBranch', { repo: project.path, from: s.claim_branch, to: s.branch }) : null;
+        if (!back?.ok) return drop(project, s, 'a claim was interrupted by a daemon stop, and its branch could not be named back');
+        log.info({ slot: s.id, project: project.id, branch: s.claim_branch }, 'undid a warm pool claim interrupted by a daemon stop');
+      }
+    }
+    await tasks.releaseSlot(s.id);
+  }
+
   // Runs the project's loop, or has the running one go round again.
   function sync(projectId: string): Promise<void> {
     if (closed || removing.has(projectId)) return Promise.resolve();
@@ -203,7 +218,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
           void drop(project, s, why).then(() => sync(project.id));
           continue;
         }
-        const res = await pool.run('claimWorktree', {
+        const res = await pool.run('planClaim', {
           repo: project.path,
           from: s.branch,
           base: s.base,
@@ -218,6 +233,14 @@ export function createWarmPool(deps: WarmPoolDeps) {
             continue;
           }
           // Another base, or a branch that cannot be had: the cold path answers it as ever.
+          await tasks.releaseSlot(s.id);
+          return null;
+        }
+        // The name and branch go in the row before the rename: a stop between the rename and
+        // becomeTask is undone at the next start (resumeClaim), never a branch without its task.
+        await tasks.recordClaim(s.id, input.name, res.branch);
+        const renamed = await pool.run('renameBranch', { repo: project.path, from: s.branch, to: res.branch });
+        if (!renamed.ok) {
           await tasks.releaseSlot(s.id);
           return null;
         }
@@ -247,10 +270,10 @@ export function createWarmPool(deps: WarmPoolDeps) {
         })),
       };
     },
-    // At start: slots a stop left mid-claim go, then every local project's pool is brought in line.
+    // At start: claims a stop cut short are undone, then every local project's pool is brought in line.
     async start(): Promise<void> {
       for (const project of await deps.localProjects()) {
-        for (const s of await tasks.slots(project.id)) if (s.slot === 'claimed') await drop(project, s, 'a claim was interrupted by a daemon stop');
+        for (const s of await tasks.slots(project.id)) if (s.slot === 'claimed') await resumeClaim(project, s);
         void sync(project.id);
       }
       deps.configs.changes.onAnyChange((root) => {
