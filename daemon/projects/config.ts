@@ -121,6 +121,10 @@ export function createProjectConfigs(opts: { log: Logger }) {
       depth: 0,
       // Only the project roots themselves and their .grove.json: never descend into worktrees.
       ignored: (p: string) => !roots.has(p) && path.basename(p) !== CONFIG_FILE,
+      // A change is reported once the file has stopped changing: chokidar drops a second change
+      // that follows the first closely, so a write seen half-done (truncated, not yet written)
+      // would be the last the warm pool heard of, and its slots would follow a config that is not.
+      awaitWriteFinish: { stabilityThreshold: 100, pollInterval: 25 },
     });
     watcher.on('all', (event, p) => {
       if (path.basename(p) !== CONFIG_FILE) return;

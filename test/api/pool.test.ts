@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -274,6 +274,18 @@ test('a change of .grove.json replaces every slot', async (t) => {
   }, 'both slots replaced', 60_000);
   for (const o of old) assert.ok(!existsSync(path.join(repo, '.grove', 'worktrees', `pool-${o.id.slice(0, 8)}`)));
   assert.equal(fresh.length, 2);
+});
+
+test('a .grove.json seen half-written (truncated, then written) is followed to what was written', async (t) => {
+  const { d, hold, repo, project } = await pooledProject(t, { size: 1 });
+  await readySlots(d, project.id, 1);
+  const file = path.join(repo, '.grove.json');
+  // Opening truncates: the daemon reads an empty, invalid config, and the write comes after.
+  const fd = openSync(file, 'w');
+  await d.waitForLog((l) => typeof l.file === 'string' && l.file.startsWith(repo) && /^\.grove\.json is invalid/.test(l.msg), 60_000);
+  writeSync(fd, JSON.stringify(poolConfig(hold, { size: 2 })));
+  closeSync(fd);
+  assert.equal((await readySlots(d, project.id, 2)).length, 2);
 });
 
 test('a slot whose base moved is not handed out: the task is made cold at the new tip, and the slot is replaced', async (t) => {
