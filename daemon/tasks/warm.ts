@@ -6,7 +6,7 @@ import type { Project } from '../../schemas/project.ts';
 import type { CreateTask } from '../../schemas/task.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
-import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
+import { createKeyedMutex, type KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import { retryWhenUnreachable } from '../store/store.ts';
@@ -49,6 +49,9 @@ export function createWarmPool(deps: WarmPoolDeps) {
   const timers = new Map<string, NodeJS.Timeout>();
   // The slot each project's loop is setting up, with the config it is made with.
   const making = new Map<string, { id: string; key: string }>();
+  // Renames take turns per project: concurrent `git branch -m` in one repository share a
+  // temporary reflog file, and all but one can fail (a claim then made cold for nothing).
+  const renames = createKeyedMutex();
   let closed = false;
 
   const folderOf = (project: Project, s: SlotRow) => path.join(project.path, s.worktree_path);
@@ -166,14 +169,15 @@ export function createWarmPool(deps: WarmPoolDeps) {
     if (!config?.pool || configKey(config) !== m.key) await deps.setups.stop(m.id);
   }
 
-  // A slot a daemon stop left claimed (mid-claim, or mid-removal) is made whole again: a rename
+  // A slot a daemon stop (or a failed rename) left claimed is made whole again: a rename
   // that happened is undone (the client never had its answer, as for a creation cut short), and
   // the slot is free again; one whose placeholder branch cannot be had back is removed.
   async function resumeClaim(project: Project, s: SlotRow): Promise<void> {
     if (s.claim_branch !== null) {
       const left = await pool.run('claimLeft', { repo: project.path, from: s.branch, to: s.claim_branch });
       if (!left.ok || !left.from) {
-        const back = left.ok && left.to ? await pool.run('renameBranch', { repo: project.path, from: s.claim_branch, to: s.branch }) : null;
+        const to = s.claim_branch;
+        const back = left.ok && left.to ? await renames.run(project.id, () => pool.run('renameBranch', { repo: project.path, from: to, to: s.branch })) : null;
         if (!back?.ok) return drop(project, s, 'a claim was interrupted by a daemon stop, and its branch could not be named back');
         log.info({ slot: s.id, project: project.id, branch: s.claim_branch }, 'undid a warm pool claim interrupted by a daemon stop');
       }
@@ -239,9 +243,10 @@ export function createWarmPool(deps: WarmPoolDeps) {
         // The name and branch go in the row before the rename: a stop between the rename and
         // becomeTask is undone at the next start (resumeClaim), never a branch without its task.
         await tasks.recordClaim(s.id, input.name, res.branch);
-        const renamed = await pool.run('renameBranch', { repo: project.path, from: s.branch, to: res.branch });
+        const renamed = await renames.run(project.id, () => pool.run('renameBranch', { repo: project.path, from: s.branch, to: res.branch }));
         if (!renamed.ok) {
-          await tasks.releaseSlot(s.id);
+          // git may fail after the ref moved (its reflog or config): put the slot right as a start would.
+          await resumeClaim(project, { ...s, claim_name: input.name, claim_branch: res.branch });
           return null;
         }
         await tasks.becomeTask(s.id, input.name, res.branch);

@@ -112,6 +112,20 @@ test('10 concurrent creations on a pool of 2: 2 pooled, 8 cold, all ready, no sl
   await readySlots(d, project.id, 2);
 });
 
+test('8 concurrent claims on a pool of 8 are all pooled: their renames take turns', async (t) => {
+  const { d, hold, project } = await pooledProject(t, { size: 8 });
+  const slots = await readySlots(d, project.id, 8);
+  writeFileSync(hold, '');
+  // Concurrent `git branch -m` in one repository share a temporary reflog file: unserialised,
+  // some fail and their creations are made cold.
+  const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: `p${i}` } })));
+  for (const r of replies) assert.equal(r.status, 201, r.text);
+  assert.deepEqual(replies.map((r) => r.json.pooled), Array(8).fill(true));
+  assert.deepEqual(replies.map((r) => r.json.id).sort(), slots.map((s) => s.id).sort());
+  rmSync(hold);
+  await readySlots(d, project.id, 8);
+});
+
 test('a creation for another base, or with a branch that exists, is made cold and leaves the slot ready', async (t) => {
   const { d, repo, project } = await pooledProject(t, { size: 1 });
   const [slot] = await readySlots(d, project.id, 1);

@@ -137,3 +137,32 @@ test('project config: a watched project logs an invalid save at once, and a fix;
   await c.close();
   await c.close();
 });
+
+test('project config: saves close together (the last one truncated, then written the moment it is read) are reported up to the last', async (t) => {
+  const { log, records } = memoryLog();
+  const c = configs(t, log);
+  const project = makeTempDir(t);
+  const file = path.join(project, CONFIG_FILE);
+  c.watch(project);
+  await until(() => {
+    writeFileSync(file, '{}');
+    return records.some((r) => r.msg === '.grove.json loaded');
+  }, 'the watcher to report a save');
+  // Each save lands inside chokidar's throttle of the one before, which drops its change: the
+  // truncation follows the last save above, and the rest of it lands the moment it is reported.
+  let written = false;
+  c.changes.onAnyChange(() => {
+    if (written) return;
+    written = true;
+    writeFileSync(file, '{"ports": [1]}');
+  });
+  const from = records.length;
+  writeFileSync(file, '');
+  await until(() => records.slice(from).some((r) => r.level === 40), 'the truncated save reported');
+  await until(() => {
+    const after = records.slice(from);
+    const warned = after.findIndex((r) => r.level === 40);
+    return after.slice(warned + 1).some((r) => r.msg === '.grove.json loaded');
+  }, 'the whole save reported', 5000);
+  assert.deepEqual(c.load(project), { ports: [1] });
+});
