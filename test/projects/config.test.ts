@@ -102,12 +102,17 @@ test('project config: only a regular file of the project, of bounded size, in UT
   assert.equal(why(latin), '<file> is not valid UTF-8');
 });
 
-test('project config: a watched project logs an invalid save at once, and a fix; unwatched, nothing', async (t) => {
+// A watched project folder, its config file's path, and the records its watcher logs.
+function watched(t: test.TestContext) {
   const { log, records } = memoryLog();
   const c = configs(t, log);
   const project = makeTempDir(t);
-  const file = path.join(project, CONFIG_FILE);
   c.watch(project);
+  return { c, records, project, file: path.join(project, CONFIG_FILE) };
+}
+
+test('project config: a watched project logs an invalid save at once, and a fix; unwatched, nothing', async (t) => {
+  const { c, records, project, file } = watched(t);
   c.watch(project);
   // chokidar is ready once it has listed the folder, and it may fold saves close together:
   // each wait saves again until the log shows it.
@@ -139,11 +144,7 @@ test('project config: a watched project logs an invalid save at once, and a fix;
 });
 
 test('project config: saves close together (the last one truncated, then written the moment it is read) are reported up to the last', async (t) => {
-  const { log, records } = memoryLog();
-  const c = configs(t, log);
-  const project = makeTempDir(t);
-  const file = path.join(project, CONFIG_FILE);
-  c.watch(project);
+  const { c, records, project, file } = watched(t);
   await until(() => {
     writeFileSync(file, '{}');
     return records.some((r) => r.msg === '.grove.json loaded');
