@@ -174,6 +174,12 @@ test('cold creations waiting for the project\'s turn go before a refill that wai
   chmodSync(hook, 0o755);
   const project = await addProject(d, repo);
   const lines = () => (existsSync(order) ? readFileSync(order, 'utf8').split('\n').filter(Boolean) : []);
+  // The daemon watches the new project's config once chokidar has listed its folder: saved
+  // again until a save is seen, so that the pool's arrival below is not missed.
+  await until(async () => {
+    writeFileSync(path.join(repo, '.grove.json'), '{}');
+    return d.logs.some((l) => l.msg === '.grove.json loaded' && typeof l.file === 'string' && l.file.startsWith(repo));
+  }, 'the config watched', 60_000);
 
   writeFileSync(path.join(dir, 'hold-c1'), '');
   const c1 = d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'c1' } });
