@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { FSWatcher, watch } from 'chokidar';
 import { MAX_ARG_BYTES } from '../../schemas/common.ts';
@@ -10,6 +10,8 @@ import { createSignal, type Listen } from '../runtime/signal.ts';
 import { compile, createAjv } from '../runtime/validation.ts';
 
 export const CONFIG_FILE = '.grove.json';
+// Past chokidar's throttle of changes to one file, which drops the later ones.
+const SETTLE_MS = 100;
 
 // Limits the schema cannot express: sizes in bytes of what becomes an argument or env string
 // (a setup command runs as `sh -c <command>`); past MAX_ARG_BYTES it could never run.
@@ -24,6 +26,16 @@ function argLimitIssues(config: ProjectConfig): Array<{ path: string; message: s
     }
   }
   return out;
+}
+
+// What a save changes (content, size, file), to tell whether the file changed since it was read.
+function stamp(p: string): string {
+  try {
+    const st = statSync(p);
+    return `${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return 'none';
+  }
 }
 
 function isLink(p: string): boolean {
@@ -41,6 +53,8 @@ export function createProjectConfigs(opts: { log: Logger }) {
   const validate = compile(createAjv(), ProjectConfig);
   const roots = new Set<string>();
   let watcher: FSWatcher | null = null;
+  // A change looked at again once chokidar's throttle has passed, by file.
+  const settling = new Map<string, NodeJS.Timeout>();
   // A project's .grove.json was written or removed (its root): the warm pool follows it.
   const changes = createSignal<string>();
 
@@ -122,14 +136,29 @@ export function createProjectConfigs(opts: { log: Logger }) {
       // Only the project roots themselves and their .grove.json: never descend into worktrees.
       ignored: (p: string) => !roots.has(p) && path.basename(p) !== CONFIG_FILE,
     });
-    watcher.on('all', (event, p) => {
-      if (path.basename(p) !== CONFIG_FILE) return;
-      const root = path.dirname(p);
-      if (!roots.has(root)) return;
+    const report = (event: string, p: string, root: string) => {
       const v = read(root);
       if (v instanceof GroveError) log.warn({ file: p, errors: v.errors }, `${CONFIG_FILE} is invalid; tasks of this project will be refused until it is fixed: ${v.detail}`);
       else log.info({ file: p, event }, `${CONFIG_FILE} ${event === 'unlink' ? 'removed' : 'loaded'}`);
       changes.changed(root);
+    };
+    watcher.on('all', (event, p) => {
+      if (path.basename(p) !== CONFIG_FILE) return;
+      const root = path.dirname(p);
+      if (!roots.has(root)) return;
+      // chokidar drops a change that closely follows one it reported: a save read half-done
+      // (truncated, not yet written) would be the last the warm pool heard of. The file is looked
+      // at once more after that window, and reported again if it changed since.
+      const seen = stamp(p);
+      report(event, p, root);
+      clearTimeout(settling.get(p));
+      settling.set(
+        p,
+        setTimeout(() => {
+          settling.delete(p);
+          if (roots.has(root) && stamp(p) !== seen) report('change', p, root);
+        }, SETTLE_MS).unref(),
+      );
     });
     watcher.on('error', (err) => log.warn({ err }, 'config watcher error'));
     return watcher;
@@ -154,6 +183,7 @@ export function createProjectConfigs(opts: { log: Logger }) {
     },
     close: once(async () => {
       roots.clear();
+      for (const t of settling.values()) clearTimeout(t);
       await watcher?.close();
     }),
   };

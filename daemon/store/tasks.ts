@@ -33,10 +33,13 @@ export interface SlotRow {
   status: Exclude<TaskStatus, 'archived'>;
   slot: 'free' | 'claimed';
   slot_config: string | null;
+  /** a claim's task name and branch, stored before its rename (null until then) */
+  claim_name: string | null;
+  claim_branch: string | null;
   created_at: Date;
 }
 
-const SLOT_COLUMNS = 'id, project_id, branch, worktree_path, base, base_commit, status, slot, slot_config, created_at';
+const SLOT_COLUMNS = 'id, project_id, branch, worktree_path, base, base_commit, status, slot, slot_config, claim_name, claim_branch, created_at';
 // Slots are not tasks (DESIGN §16): every read of tasks and every task event leaves them out.
 const TASKS_ONLY = 't.slot IS NULL';
 // Ports come from the live leases, so an archived task shows none.
@@ -203,14 +206,19 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
       const res = await db.query(`UPDATE tasks SET slot = 'claimed' WHERE id = $1 AND slot = 'free'`, [id]);
       return (res.affectedRows ?? 0) > 0;
     },
-    // A claim that could not rename the branch gives the slot back.
+    // What a claim is about to rename the slot to: stored before the rename, so that a start
+    // after a stop in between knows which branch to look for.
+    async recordClaim(id: string, name: string, branch: string): Promise<void> {
+      await db.query(`UPDATE tasks SET claim_name = $2, claim_branch = $3 WHERE id = $1 AND slot = 'claimed'`, [id, name, branch]);
+    },
+    // A claim that could not rename the branch (or whose rename was undone) gives the slot back.
     async releaseSlot(id: string): Promise<void> {
-      await db.query(`UPDATE tasks SET slot = 'free' WHERE id = $1 AND slot = 'claimed'`, [id]);
+      await db.query(`UPDATE tasks SET slot = 'free', claim_name = NULL, claim_branch = NULL WHERE id = $1 AND slot = 'claimed'`, [id]);
     },
     // The claimed slot becomes the task: its name and branch, and from here its events.
     async becomeTask(id: string, name: string, branch: string): Promise<void> {
       await events.tx(async (tx, record) => {
-        await tx.query(`UPDATE tasks SET slot = NULL, slot_config = NULL, pooled = true, name = $2, branch = $3, created_at = now() WHERE id = $1 AND slot = 'claimed'`, [id, name, branch]);
+        await tx.query(`UPDATE tasks SET slot = NULL, slot_config = NULL, claim_name = NULL, claim_branch = NULL, pooled = true, name = $2, branch = $3, created_at = now() WHERE id = $1 AND slot = 'claimed'`, [id, name, branch]);
         await recordTask(tx, record, view, 'task.created', id);
       });
     },

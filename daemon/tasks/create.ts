@@ -134,6 +134,7 @@ export function createTaskCreator(deps: TaskCreatorDeps & { maker?: TaskMaker; c
     }
     const id = randomUUID();
     const needsSetup = (config.setup ?? []).length > 0;
+    log.debug({ task: id, project: project.id }, "a cold creation waits for the project's turn");
     const copied = await deps.perProject.run(project.id, () => maker.make(id, project, config, input, needsSetup ? 'setting_up' : 'ready'));
     await maker.reportCopies(id, copied);
 

@@ -6,7 +6,7 @@ import type { Project } from '../../schemas/project.ts';
 import type { CreateTask } from '../../schemas/task.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
-import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
+import { createKeyedMutex, type KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import { retryWhenUnreachable } from '../store/store.ts';
@@ -25,7 +25,8 @@ export interface WarmPoolDeps {
   getProject: (id: string) => Promise<Project>;
   /** the projects on this host's disk: only their slots are this daemon's to make */
   localProjects: () => Promise<Project[]>;
-  /** shared with creations and archives: git worktree changes on one repository take turns */
+  /** shared with creations and archives: git worktree changes on one repository take turns (the
+   * pool's at low priority: a creation waiting for the turn goes first) */
   perProject: KeyedMutex;
   gitTimeoutS: number;
   log: Logger;
@@ -48,6 +49,9 @@ export function createWarmPool(deps: WarmPoolDeps) {
   const timers = new Map<string, NodeJS.Timeout>();
   // The slot each project's loop is setting up, with the config it is made with.
   const making = new Map<string, { id: string; key: string }>();
+  // Renames take turns per project: concurrent `git branch -m` in one repository share a
+  // temporary reflog file, and all but one can fail (a claim then made cold for nothing).
+  const renames = createKeyedMutex();
   let closed = false;
 
   const folderOf = (project: Project, s: SlotRow) => path.join(project.path, s.worktree_path);
@@ -76,7 +80,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
       if (!res.ok) log.warn({ slot: s.id, project: project.id, err: res.message }, 'removing a warm pool slot failed; its row goes all the same');
       // Its port leases and setup log go with the row.
       await tasks.remove(s.id);
-    });
+    }, { low: true });
     log.info({ slot: s.id, project: project.id, why }, 'warm pool slot removed');
   }
 
@@ -95,8 +99,11 @@ export function createWarmPool(deps: WarmPoolDeps) {
   async function makeSlot(project: Project, config: ProjectConfig): Promise<void> {
     const id = randomUUID();
     const needsSetup = (config.setup ?? []).length > 0;
-    const copied = await deps.perProject.run(project.id, () =>
-      deps.maker.make(id, project, config, { name: `pool-${id.slice(0, 8)}` }, needsSetup ? 'setting_up' : 'ready', configKey(config)),
+    log.debug({ slot: id, project: project.id }, "a warm pool slot waits for the project's turn");
+    const copied = await deps.perProject.run(
+      project.id,
+      () => deps.maker.make(id, project, config, { name: `pool-${id.slice(0, 8)}` }, needsSetup ? 'setting_up' : 'ready', configKey(config)),
+      { low: true },
     );
     await deps.maker.reportCopies(id, copied);
     log.info({ slot: id, project: project.id }, 'warm pool slot made');
@@ -162,6 +169,22 @@ export function createWarmPool(deps: WarmPoolDeps) {
     if (!config?.pool || configKey(config) !== m.key) await deps.setups.stop(m.id);
   }
 
+  // A slot a daemon stop (or a failed rename) left claimed is made whole again: a rename
+  // that happened is undone (the client never had its answer, as for a creation cut short), and
+  // the slot is free again; one whose placeholder branch cannot be had back is removed.
+  async function resumeClaim(project: Project, s: SlotRow): Promise<void> {
+    if (s.claim_branch !== null) {
+      const left = await pool.run('claimLeft', { repo: project.path, from: s.branch, to: s.claim_branch });
+      if (!left.ok || !left.from) {
+        const to = s.claim_branch;
+        const back = left.ok && left.to ? await renames.run(project.id, () => pool.run('renameBranch', { repo: project.path, from: to, to: s.branch })) : null;
+        if (!back?.ok) return drop(project, s, 'a claim was interrupted by a daemon stop, and its branch could not be named back');
+        log.info({ slot: s.id, project: project.id, branch: s.claim_branch }, 'undid a warm pool claim interrupted by a daemon stop');
+      }
+    }
+    await tasks.releaseSlot(s.id);
+  }
+
   // Runs the project's loop, or has the running one go round again.
   function sync(projectId: string): Promise<void> {
     if (closed || removing.has(projectId)) return Promise.resolve();
@@ -199,7 +222,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
           void drop(project, s, why).then(() => sync(project.id));
           continue;
         }
-        const res = await pool.run('claimWorktree', {
+        const res = await pool.run('planClaim', {
           repo: project.path,
           from: s.branch,
           base: s.base,
@@ -215,6 +238,15 @@ export function createWarmPool(deps: WarmPoolDeps) {
           }
           // Another base, or a branch that cannot be had: the cold path answers it as ever.
           await tasks.releaseSlot(s.id);
+          return null;
+        }
+        // The name and branch go in the row before the rename: a stop between the rename and
+        // becomeTask is undone at the next start (resumeClaim), never a branch without its task.
+        await tasks.recordClaim(s.id, input.name, res.branch);
+        const renamed = await renames.run(project.id, () => pool.run('renameBranch', { repo: project.path, from: s.branch, to: res.branch }));
+        if (!renamed.ok) {
+          // git may fail after the ref moved (its reflog or config): put the slot right as a start would.
+          await resumeClaim(project, { ...s, claim_name: input.name, claim_branch: res.branch });
           return null;
         }
         await tasks.becomeTask(s.id, input.name, res.branch);
@@ -243,10 +275,10 @@ export function createWarmPool(deps: WarmPoolDeps) {
         })),
       };
     },
-    // At start: slots a stop left mid-claim go, then every local project's pool is brought in line.
+    // At start: claims a stop cut short are undone, then every local project's pool is brought in line.
     async start(): Promise<void> {
       for (const project of await deps.localProjects()) {
-        for (const s of await tasks.slots(project.id)) if (s.slot === 'claimed') await drop(project, s, 'a claim was interrupted by a daemon stop');
+        for (const s of await tasks.slots(project.id)) if (s.slot === 'claimed') await resumeClaim(project, s);
         void sync(project.id);
       }
       deps.configs.changes.onAnyChange((root) => {

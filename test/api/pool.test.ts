@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -112,6 +112,20 @@ test('10 concurrent creations on a pool of 2: 2 pooled, 8 cold, all ready, no sl
   await readySlots(d, project.id, 2);
 });
 
+test('8 concurrent claims on a pool of 8 are all pooled: their renames take turns', async (t) => {
+  const { d, hold, project } = await pooledProject(t, { size: 8 });
+  const slots = await readySlots(d, project.id, 8);
+  writeFileSync(hold, '');
+  // Concurrent `git branch -m` in one repository share a temporary reflog file: unserialised,
+  // some fail and their creations are made cold.
+  const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: `p${i}` } })));
+  for (const r of replies) assert.equal(r.status, 201, r.text);
+  assert.deepEqual(replies.map((r) => r.json.pooled), Array(8).fill(true));
+  assert.deepEqual(replies.map((r) => r.json.id).sort(), slots.map((s) => s.id).sort());
+  rmSync(hold);
+  await readySlots(d, project.id, 8);
+});
+
 test('a creation for another base, or with a branch that exists, is made cold and leaves the slot ready', async (t) => {
   const { d, repo, project } = await pooledProject(t, { size: 1 });
   const [slot] = await readySlots(d, project.id, 1);
@@ -146,6 +160,44 @@ test('a cold creation while a refill runs is not held up by it', async (t) => {
   assert.equal((await pool(d, project.id)).slots[0].status, 'setting_up', 'the refill was still running');
   rmSync(hold);
   await readySlots(d, project.id, 1);
+});
+
+test('cold creations waiting for the project\'s turn go before a refill that waited longer', async (t) => {
+  const d = await daemon();
+  const dir = makeTempDir(t);
+  const order = path.join(dir, 'order');
+  // Every `git worktree add` of the repository writes its folder's name as it gets the project's
+  // turn, and waits there while a hold-<name> file exists.
+  const repo = makeRepo(t, { files: { '.grove.json': '{}' } });
+  const hook = path.join(repo, '.git', 'hooks', 'post-checkout');
+  writeFileSync(hook, `#!/bin/sh\nn=$(basename "$PWD")\necho "$n" >> '${order}'\nwhile [ -e '${dir}/hold-'"$n" ]; do sleep 0.05; done\n`);
+  chmodSync(hook, 0o755);
+  const project = await addProject(d, repo);
+  const lines = () => (existsSync(order) ? readFileSync(order, 'utf8').split('\n').filter(Boolean) : []);
+  // The daemon watches the new project's config once chokidar has listed its folder: saved
+  // again until a save is seen, so that the pool's arrival below is not missed.
+  await until(async () => {
+    writeFileSync(path.join(repo, '.grove.json'), '{}');
+    return d.logs.some((l) => l.msg === '.grove.json loaded' && typeof l.file === 'string' && l.file.startsWith(repo));
+  }, 'the config watched', 60_000);
+
+  writeFileSync(path.join(dir, 'hold-c1'), '');
+  const c1 = d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'c1' } });
+  await until(async () => lines().includes('c1'), 'c1 to hold the turn', 60_000);
+  // The pool arrives while c1 holds the turn: its first slot waits for it.
+  writeFileSync(path.join(repo, '.grove.json'), JSON.stringify({ pool: { size: 1 } }));
+  await d.waitForLog((l) => l.project === project.id && l.msg === "a warm pool slot waits for the project's turn", 60_000);
+  const later = [d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'c2' } }), d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'c3' } })];
+  await until(async () => d.logs.filter((l) => l.project === project.id && l.msg === "a cold creation waits for the project's turn").length === 3, 'c2 and c3 to wait', 60_000);
+  rmSync(path.join(dir, 'hold-c1'));
+  for (const r of await Promise.all([c1, ...later])) {
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json.pooled, false);
+  }
+  const [slot] = await readySlots(d, project.id, 1);
+  const got = lines();
+  assert.deepEqual(got.slice(0, 3), ['c1', 'c2', 'c3'], `the creations took their turns before the slot: ${got.join(', ')}`);
+  assert.deepEqual(got.slice(3), [`pool-${slot.id.slice(0, 8)}`]);
 });
 
 test('removing the project removes its slots: worktrees, placeholder branches, and one mid-setup', async (t) => {
@@ -242,6 +294,18 @@ test('a change of .grove.json replaces every slot', async (t) => {
   }, 'both slots replaced', 60_000);
   for (const o of old) assert.ok(!existsSync(path.join(repo, '.grove', 'worktrees', `pool-${o.id.slice(0, 8)}`)));
   assert.equal(fresh.length, 2);
+});
+
+test('a .grove.json seen half-written (truncated, then written) is followed to what was written', async (t) => {
+  const { d, hold, repo, project } = await pooledProject(t, { size: 1 });
+  await readySlots(d, project.id, 1);
+  const file = path.join(repo, '.grove.json');
+  // Opening truncates: the daemon reads an empty, invalid config, and the write comes after.
+  const fd = openSync(file, 'w');
+  await d.waitForLog((l) => typeof l.file === 'string' && l.file.startsWith(repo) && /^\.grove\.json is invalid/.test(l.msg), 60_000);
+  writeSync(fd, JSON.stringify(poolConfig(hold, { size: 2 })));
+  closeSync(fd);
+  assert.equal((await readySlots(d, project.id, 2)).length, 2);
 });
 
 test('a slot whose base moved is not handed out: the task is made cold at the new tip, and the slot is replaced', async (t) => {

@@ -102,12 +102,17 @@ test('project config: only a regular file of the project, of bounded size, in UT
   assert.equal(why(latin), '<file> is not valid UTF-8');
 });
 
-test('project config: a watched project logs an invalid save at once, and a fix; unwatched, nothing', async (t) => {
+// A watched project folder, its config file's path, and the records its watcher logs.
+function watched(t: test.TestContext) {
   const { log, records } = memoryLog();
   const c = configs(t, log);
   const project = makeTempDir(t);
-  const file = path.join(project, CONFIG_FILE);
   c.watch(project);
+  return { c, records, project, file: path.join(project, CONFIG_FILE) };
+}
+
+test('project config: a watched project logs an invalid save at once, and a fix; unwatched, nothing', async (t) => {
+  const { c, records, project, file } = watched(t);
   c.watch(project);
   // chokidar is ready once it has listed the folder, and it may fold saves close together:
   // each wait saves again until the log shows it.
@@ -136,4 +141,29 @@ test('project config: a watched project logs an invalid save at once, and a fix;
   assert.deepEqual(records.slice(seen).filter((r) => r.file === file), []);
   await c.close();
   await c.close();
+});
+
+test('project config: saves close together (the last one truncated, then written the moment it is read) are reported up to the last', async (t) => {
+  const { c, records, project, file } = watched(t);
+  await until(() => {
+    writeFileSync(file, '{}');
+    return records.some((r) => r.msg === '.grove.json loaded');
+  }, 'the watcher to report a save');
+  // Each save lands inside chokidar's throttle of the one before, which drops its change: the
+  // truncation follows the last save above, and the rest of it lands the moment it is reported.
+  let written = false;
+  c.changes.onAnyChange(() => {
+    if (written) return;
+    written = true;
+    writeFileSync(file, '{"ports": [1]}');
+  });
+  const from = records.length;
+  writeFileSync(file, '');
+  await until(() => records.slice(from).some((r) => r.level === 40), 'the truncated save reported');
+  await until(() => {
+    const after = records.slice(from);
+    const warned = after.findIndex((r) => r.level === 40);
+    return after.slice(warned + 1).some((r) => r.msg === '.grove.json loaded');
+  }, 'the whole save reported', 5000);
+  assert.deepEqual(c.load(project), { ports: [1] });
 });

@@ -58,3 +58,38 @@ test('keyed mutex: different keys run side by side; a key used again after it we
   await assert.rejects(mutex.run('p', () => { throw new Error('sync'); }), /sync/);
   assert.equal(await mutex.run('p', async () => 'after'), 'after');
 });
+
+test('keyed mutex: low-priority work waits while other work for its key waits, and runs once none does', async () => {
+  const mutex = createKeyedMutex();
+  const { log, job, open } = jobs();
+  const a = mutex.run('p', job('a'));
+  // Queued first, but low: the two that come after it go first.
+  const refill = mutex.run('p', job('refill'), { low: true });
+  const b = mutex.run('p', job('b'));
+  const c = mutex.run('p', job('c'));
+  // Another key's low work does not wait for this key.
+  const other = mutex.run('q', job('other'), { low: true });
+  await tick();
+  assert.deepEqual(log, ['a start', 'other start']);
+  open('a');
+  await a;
+  await tick();
+  // Work arriving while b runs still goes before the waiting refill.
+  const d = mutex.run('p', job('d'));
+  open('b');
+  await b;
+  await tick();
+  open('c');
+  await c;
+  await tick();
+  open('d');
+  await d;
+  await tick();
+  open('refill');
+  assert.equal(await refill, 'refill');
+  open('other');
+  await other;
+  assert.deepEqual(log.filter((l) => l.endsWith('start') && !l.startsWith('other')), ['a start', 'b start', 'c start', 'd start', 'refill start']);
+  // A low job on an idle key runs at once.
+  assert.equal(await mutex.run('p', async () => 'idle', { low: true }), 'idle');
+});

@@ -22,10 +22,11 @@ export interface ClaimWorktreeInput {
 // moved since the slot was made (the slot is stale and is replaced).
 export type ClaimMiss = { ok: false; miss: 'other_base' | 'moved' };
 
-// Gives a warm slot the task's branch (DESIGN §16): `git branch -m`, which also moves the
-// worktree's HEAD; its folder stays. The base is checked first, so that a slot made at an old
-// tip is never handed out as a new task.
-export async function claimWorktree(input: ClaimWorktreeInput): Promise<Result<{ branch: string }> | ClaimMiss> {
+// The branch a warm slot would take for the task (DESIGN §16), checked but not taken: the daemon
+// records it in the slot's row before renameBranch, so that a stop between the two is put right
+// at the next start (claimLeft). The base is checked first, so that a slot made at an old tip is
+// never handed out as a new task.
+export async function planClaim(input: ClaimWorktreeInput): Promise<Result<{ branch: string }> | ClaimMiss> {
   const { repo } = input;
   const [branchCheck, given, info, refsOut] = await Promise.all([
     input.branch === undefined ? null : checkBranchName(repo, input.branch),
@@ -49,10 +50,22 @@ export async function claimWorktree(input: ClaimWorktreeInput): Promise<Result<{
       if (branchFree(b, refs)) branch = b;
     }
   }
-  const moved = await withLockRetry(() => git(repo, ['branch', '-m', input.from, branch]));
-  if (moved.exitCode !== 0) {
-    const msg = firstLine(moved.stderr);
-    return /already exists|cannot lock ref/.test(msg) ? fail('BRANCH_EXISTS', msg, '/branch') : fail('INTERNAL', `git branch -m failed: ${msg}`);
-  }
   return { ok: true, branch };
+}
+
+// `git branch -m`, which also moves the HEAD of the worktree that has the branch; its folder stays.
+export async function renameBranch(input: { repo: string; from: string; to: string }): Promise<Result<object>> {
+  const moved = await withLockRetry(() => git(input.repo, ['branch', '-m', input.from, input.to]));
+  if (moved.exitCode === 0) return { ok: true };
+  const msg = firstLine(moved.stderr);
+  return /already exists|cannot lock ref/.test(msg) ? fail('BRANCH_EXISTS', msg, '/branch') : fail('INTERNAL', `git branch -m failed: ${msg}`);
+}
+
+// Which of a claim's branches exist: after a stop mid-claim, the placeholder (`from`) still there
+// means the rename did not happen; only the task's (`to`) means it did.
+export async function claimLeft(input: { repo: string; from: string; to: string }): Promise<Result<{ from: boolean; to: boolean }>> {
+  const out = await git(input.repo, ['for-each-ref', '--format=%(refname)', `refs/heads/${input.from}`, `refs/heads/${input.to}`]);
+  if (out.exitCode !== 0) return fail('INTERNAL', `git for-each-ref failed in ${input.repo}: ${firstLine(out.stderr)}`);
+  const refs = new Set(out.stdout.split('\n').filter(Boolean));
+  return { ok: true, from: refs.has(`refs/heads/${input.from}`), to: refs.has(`refs/heads/${input.to}`) };
 }
