@@ -52,7 +52,7 @@ export function createProjectConfigs(opts: { log: Logger }) {
   const { log } = opts;
   const validate = compile(createAjv(), ProjectConfig);
   const roots = new Set<string>();
-  let watcher: FSWatcher | null = null;
+  const watchers = new Map<string, FSWatcher>();
   // A change looked at again once chokidar's throttle has passed, by file.
   const settling = new Map<string, NodeJS.Timeout>();
   // A project's .grove.json was written or removed (its root): the warm pool follows it.
@@ -128,24 +128,27 @@ export function createProjectConfigs(opts: { log: Logger }) {
     return parse(file, projectPath);
   }
 
-  function ensureWatcher(): FSWatcher {
-    if (watcher) return watcher;
-    watcher = watch([], {
+  const report = (event: string, p: string, root: string) => {
+    const v = read(root);
+    if (v instanceof GroveError) log.warn({ file: p, errors: v.errors }, `${CONFIG_FILE} is invalid; tasks of this project will be refused until it is fixed: ${v.detail}`);
+    else log.info({ file: p, event }, `${CONFIG_FILE} ${event === 'unlink' ? 'removed' : 'loaded'}`);
+    changes.changed(root);
+  };
+
+  // One watcher per project, so that its `ready` says when chokidar has the folder: a save made
+  // between `watch()` and that moment is not reported by chokidar (the file then counts as
+  // initial), so it is looked for at `ready`.
+  function watchRoot(root: string): FSWatcher {
+    const file = path.join(root, CONFIG_FILE);
+    const before = stamp(file);
+    const w = watch(root, {
       ignoreInitial: true,
       depth: 0,
-      // Only the project roots themselves and their .grove.json: never descend into worktrees.
-      ignored: (p: string) => !roots.has(p) && path.basename(p) !== CONFIG_FILE,
+      // Only the project root itself and its .grove.json: never descend into worktrees.
+      ignored: (p: string) => p !== root && path.basename(p) !== CONFIG_FILE,
     });
-    const report = (event: string, p: string, root: string) => {
-      const v = read(root);
-      if (v instanceof GroveError) log.warn({ file: p, errors: v.errors }, `${CONFIG_FILE} is invalid; tasks of this project will be refused until it is fixed: ${v.detail}`);
-      else log.info({ file: p, event }, `${CONFIG_FILE} ${event === 'unlink' ? 'removed' : 'loaded'}`);
-      changes.changed(root);
-    };
-    watcher.on('all', (event, p) => {
-      if (path.basename(p) !== CONFIG_FILE) return;
-      const root = path.dirname(p);
-      if (!roots.has(root)) return;
+    w.on('all', (event, p) => {
+      if (path.basename(p) !== CONFIG_FILE || path.dirname(p) !== root || !roots.has(root)) return;
       // chokidar drops a change that closely follows one it reported: a save read half-done
       // (truncated, not yet written) would be the last the warm pool heard of. The file is looked
       // at once more after that window, and reported again if it changed since.
@@ -160,8 +163,11 @@ export function createProjectConfigs(opts: { log: Logger }) {
         }, SETTLE_MS).unref(),
       );
     });
-    watcher.on('error', (err) => log.warn({ err }, 'config watcher error'));
-    return watcher;
+    w.once('ready', () => {
+      if (roots.has(root) && stamp(file) !== before) report('change', file, root);
+    });
+    w.on('error', (err) => log.warn({ err }, 'config watcher error'));
+    return w;
   }
 
   return {
@@ -175,16 +181,19 @@ export function createProjectConfigs(opts: { log: Logger }) {
     watch(projectPath: string): void {
       if (roots.has(projectPath)) return;
       roots.add(projectPath);
-      ensureWatcher().add(projectPath);
+      watchers.set(projectPath, watchRoot(projectPath));
     },
     unwatch(projectPath: string): void {
       if (!roots.delete(projectPath)) return;
-      watcher?.unwatch(projectPath);
+      const w = watchers.get(projectPath);
+      watchers.delete(projectPath);
+      void w?.close();
     },
     close: once(async () => {
       roots.clear();
       for (const t of settling.values()) clearTimeout(t);
-      await watcher?.close();
+      await Promise.all([...watchers.values()].map((w) => w.close()));
+      watchers.clear();
     }),
   };
 }

@@ -167,3 +167,12 @@ test('project config: saves close together (the last one truncated, then written
   }, 'the whole save reported', 5000);
   assert.deepEqual(c.load(project), { ports: [1] });
 });
+
+test('project config: a save made the moment a project is watched, before chokidar has listed its folder, is reported', async (t) => {
+  const { c, records, file } = watched(t);
+  // chokidar counts a file it finds at its first listing as initial and says nothing of it: this
+  // save happens before that listing, so only the look at `ready` can report it.
+  writeFileSync(file, '{"ports": [1]}');
+  await until(() => records.some((r) => r.file === file && r.msg === '.grove.json loaded'), 'the early save reported');
+  await c.close();
+});
