@@ -88,18 +88,29 @@ test('the host switcher: a saved host shown live through this daemon, kept on re
   // Before the outage the only failures are the unreachable host's, asked for its reason.
   assert.deepEqual([...failures].filter((f) => !f.startsWith('502 GET /api/hosts/gone/api/health ')), [], 'no other request failed');
   assert.deepEqual([...errors].filter((e) => !e.includes('status of 502')), [], 'no error in the page');
-  await projects.getByRole('link', { name: 'far-project' }).click();
-  await page.locator('.card[data-task="far task"]').waitFor();
 
-  // The host's daemon goes away: the page stays, saying it reconnects, and is live again when the
-  // daemon is back.
+  // The host's daemon goes away while a session of it runs: the page stays, saying it
+  // reconnects, and is live again when the daemon is back, the session's output included.
+  const held2 = gate(t);
+  const second = await remote.socket('POST', `/api/tasks/${farTask.id}/sessions`, { body: { prompt: 'echo:second after', args: ['echo:second before', `wait:${held2.path}`] } });
+  assert.equal(second.status, 201, second.text);
+  const turn2 = page.locator('.turn', { has: page.locator('.raw .row', { hasText: 'second before' }) });
+  await turn2.locator('.output[data-ended="false"]').waitFor();
   await remote.stop();
   const notice = page.locator('main .notice[role="status"]');
-  await notice.filter({ hasText: /^Reconnecting to box… / }).waitFor({ timeout: 30_000 });
-  assert.ok(await page.locator('.card[data-task="far task"]').isVisible(), 'what was shown stays');
+  // Past the browser's own reconnection: the forward refuses the stream, and the page says why.
+  await notice.filter({ hasText: /^Reconnecting to box… box: its daemon did not answer over the SSH forward .*\(HOST_UNREACHABLE\)$/ }).waitFor({ timeout: 30_000 });
+  assert.ok(await page.getByRole('heading', { name: 'far task' }).isVisible(), 'what was shown stays');
+  assert.ok(await turn2.locator('.raw .row', { hasText: 'second before' }).isVisible());
   remote = await startDaemon(t, { home: remote.home });
-  await notice.waitFor({ state: 'detached', timeout: 30_000 });
   ports.push(remote.port);
+  await notice.waitFor({ state: 'detached', timeout: 30_000 });
+  held2.release();
+  await turn2.locator('.raw .row', { hasText: 'second after' }).waitFor({ timeout: 30_000 });
+  await turn2.locator('.output[data-ended="true"]').waitFor({ timeout: 30_000 });
+  assert.equal(await turn2.locator('.raw .row').count(), 2, 'each line once');
+  await projects.getByRole('link', { name: 'far-project' }).click();
+  await page.locator('.card[data-task="far task"]').waitFor();
   const later = await remote.socket('POST', '/api/tasks', { body: { project_id: far.id, name: 'after the outage' } });
   assert.equal(later.status, 201, later.text);
   await page.locator('.card[data-task="after the outage"]').waitFor();
