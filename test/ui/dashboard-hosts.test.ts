@@ -35,7 +35,8 @@ test('the host switcher: a saved host shown live through this daemon, kept on re
 
   const here = (await local.socket('POST', '/api/projects', { body: { path: makeRepo(t, { files: { '.grove.json': GROVE } }), name: 'near-project' } })).json;
   await local.socket('POST', '/api/tasks', { body: { project_id: here.id, name: 'near task' } });
-  const far = (await remote.socket('POST', '/api/projects', { body: { path: makeRepo(t, { files: { '.grove.json': GROVE } }), name: 'far-project' } })).json;
+  const farRepo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture', ports: [3000] }) } });
+  const far = (await remote.socket('POST', '/api/projects', { body: { path: farRepo, name: 'far-project' } })).json;
   const farTask = (await remote.socket('POST', '/api/tasks', { body: { project_id: far.id, name: 'far task' } })).json;
   assert.equal(farTask.status, 'ready', JSON.stringify(farTask));
 
@@ -66,6 +67,10 @@ test('the host switcher: a saved host shown live through this daemon, kept on re
   assert.equal(await switcher.getByRole('link', { name: 'box' }).getAttribute('aria-current'), 'page');
   await page.locator('.card[data-task="far task"]').click();
   await page.getByRole('heading', { name: 'far task' }).waitFor();
+  // Its port is on the remote's loopback: named, not linked to this machine's.
+  const port = Object.values(farTask.ports)[0];
+  await page.locator('.facts .port', { hasText: `http://127.0.0.1:${port} on box` }).waitFor();
+  assert.equal(await page.locator('a.port').count(), 0);
 
   // A session started on the remote by its own API appears live, its output while it runs.
   const held = gate(t);
