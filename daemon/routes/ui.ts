@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
+import { HostName } from '../../schemas/host.ts';
 import { GroveError } from '../errors.ts';
 import { route, type Route } from '../http/route.ts';
 
@@ -44,7 +45,15 @@ export function uiRoutes(deps: { dir: string }): Route[] {
   };
   const page = { responses: { 200: null }, produces: 'text/html' };
   return [
-    route({ method: 'GET', path: '/', summary: 'The dashboard', ...page, handler: send('index.html', 'no-cache') }),
+    route({
+      method: 'GET',
+      path: '/',
+      summary: 'The dashboard',
+      // `?host=NAME`: the page shows that saved SSH host (DESIGN §14.1), and a reload stays there.
+      query: Type.Object({ host: Type.Optional(HostName) }, { additionalProperties: false }),
+      ...page,
+      handler: send('index.html', 'no-cache'),
+    }),
     route({ method: 'GET', path: '/favicon.svg', summary: "The dashboard's icon", ...page, handler: send('favicon.svg', 'max-age=86400') }),
     route({
       method: 'GET',

@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -15,7 +14,7 @@ import { until } from '../helpers/store.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { rawRequest } from '../helpers/raw.ts';
 import { agentHome, gate, readSse, type SseEvent } from '../helpers/sessions.ts';
-import { freePort, remoteBin, startSshd } from '../helpers/sshd.ts';
+import { freePort, remoteBin, startSshd, tapSocket } from '../helpers/sshd.ts';
 
 const setup = sharedForFile(async (c) => {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-f-')));
@@ -24,24 +23,7 @@ const setup = sharedForFile(async (c) => {
   // Between the forward and the remote daemon: every connection that reached the remote and
   // its bytes, so that a refused request can be shown to have reached nothing.
   const tapPath = path.join(dir, 'tap.sock');
-  const taps: Array<{ data: string; closed: boolean }> = [];
-  const conns: Socket[] = [];
-  const tap = createServer((client) => {
-    const seen = { data: '', closed: false };
-    taps.push(seen);
-    const up = createConnection(remote.socketPath);
-    conns.push(client, up);
-    client.on('data', (d) => (seen.data += d.toString('latin1')));
-    client.on('close', () => (seen.closed = true));
-    client.pipe(up).pipe(client);
-    client.on('error', () => up.destroy());
-    up.on('error', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => tap.listen(tapPath, resolve));
-  c.after(() => {
-    for (const s of conns) s.destroy();
-    tap.close();
-  });
+  const { taps, reached } = await tapSocket(c, tapPath, () => remote.socketPath);
   const sshd = await startSshd(c, { env: { PATH: `${remoteBin(c, remote.socketPath)}:/usr/bin:/bin`, GROVE_HOME: remote.home } });
   const runtime = path.join(dir, 'run');
   const env = { GROVE_SSH_CONFIG: sshd.clientConfig, XDG_RUNTIME_DIR: runtime };
@@ -59,7 +41,7 @@ const setup = sharedForFile(async (c) => {
   const ssh: ForwardOptions = { runtimeDir: path.join(runtime, 'grove', 'ssh'), env: { ...process.env, GROVE_SSH_CONFIG: sshd.clientConfig } };
   // First of the cleanups (they run in reverse): the master the daemon left for later use.
   c.after(() => closeMaster(parseSshUrl(hosts.box), ssh));
-  return { remote, local, sshd, hosts, ssh, taps, reached: () => taps.map((x) => x.data).join('') };
+  return { remote, local, sshd, hosts, ssh, taps, reached };
 });
 
 test('GET /api/hosts: this daemon, then each saved SSH host, reachable with its version or not, within a bound', async () => {

@@ -2,7 +2,7 @@
 // and an ssh config for the client side, all in a temporary folder, on a free loopback port.
 import { execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -203,4 +203,35 @@ export async function sshHostWorld(c: Cleanup, config: Record<string, unknown> =
   const full = { ...process.env, ...env };
   c.after(() => closeMaster(parseSshUrl(sshd.url()), { runtimeDir: sshDir(full, process.getuid!()), env: full }));
   return { remote, sshd, client, env };
+}
+
+export interface Tap {
+  /** each connection that went through, with its bytes from the client so far */
+  taps: Array<{ data: string; closed: boolean }>;
+  /** every byte any client sent through, in order of connections */
+  reached(): string;
+}
+
+// A unix socket at `at` in front of the daemon's socket that `target` names when a connection
+// comes (a restarted daemon's): what went through shows what reached that daemon, and by which way.
+export async function tapSocket(t: Cleanup, at: string, target: () => string): Promise<Tap> {
+  const taps: Tap['taps'] = [];
+  const conns: Socket[] = [];
+  const tap = createServer((client) => {
+    const seen = { data: '', closed: false };
+    taps.push(seen);
+    const up = createConnection(target());
+    conns.push(client, up);
+    client.on('data', (d) => (seen.data += d.toString('latin1')));
+    client.on('close', () => (seen.closed = true));
+    client.pipe(up).pipe(client);
+    client.on('error', () => up.destroy());
+    up.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => tap.listen(at, resolve));
+  t.after(() => {
+    for (const s of conns) s.destroy();
+    tap.close();
+  });
+  return { taps, reached: () => taps.map((x) => x.data).join('') };
 }

@@ -42,6 +42,15 @@ test("the dashboard's page and assets: same-origin CSP, never framed, no inline 
     assert.equal(r.status, 404, `${target}: ${r.body}`);
     assert.match(r.headers, /content-type: application\/problem\+json/i, target);
   }
+  // The page of a saved host (DESIGN §14.1) is the same page; a name no host could have is refused.
+  const onHost = await d.tcp('GET', '/?host=box-1');
+  assert.equal(onHost.status, 200, onHost.text);
+  assert.equal(onHost.text, (await d.tcp('GET', '/')).text);
+  for (const target of ['/?host=../x', '/?host=', '/?other=1']) {
+    const r = await d.tcp('GET', target);
+    assert.equal(r.status, 400, `${target}: ${r.text}`);
+    assert.equal(r.json.code, 'VALIDATION_FAILED', target);
+  }
   // The §6 guards are unchanged in front of the page.
   const rebound = await rawRequest({ port: d.port! }, `GET / HTTP/1.1\r\nHost: evil.example:${d.port}\r\nConnection: close\r\n\r\n`);
   assert.equal(rebound.status, 403);

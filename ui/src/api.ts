@@ -16,11 +16,35 @@ export class ApiError extends Error {
   }
 }
 
+// The saved SSH host the page shows (DESIGN §14.1), from the address's `?host=NAME`; null for
+// this machine. Read once: choosing another host loads the page anew, with nothing of this one's.
+export const HOST: string | null = new URLSearchParams(location.search).get('host') || null;
+
+// The one place that says where the page's API is: this daemon's own, or the chosen host's as
+// this daemon forwards it. Every call and every event stream of the page goes through it.
+export function apiUrl(path: string): string {
+  return HOST === null ? path : `/api/hosts/${encodeURIComponent(HOST)}${path}`;
+}
+
+// The address of the page for a host (null: this machine), on its board.
+export function hostHref(name: string | null): string {
+  return name === null ? '/#/' : `/?host=${encodeURIComponent(name)}#/`;
+}
+
 // One request's body as text; a problem answer (or a network failure) throws an ApiError.
-export async function apiText(method: string, path: string, body?: unknown): Promise<string> {
+export function apiText(method: string, path: string, body?: unknown): Promise<string> {
+  return request(method, apiUrl(path), body);
+}
+
+// A request to this machine's daemon whichever host the page shows: the saved hosts it knows.
+export async function localApi<T>(method: string, path: string): Promise<T> {
+  return JSON.parse(await request(method, path)) as T;
+}
+
+async function request(method: string, url: string, body?: unknown): Promise<string> {
   let res: Response;
   try {
-    res = await fetch(path, {
+    res = await fetch(url, {
       method,
       headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

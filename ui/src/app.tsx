@@ -2,10 +2,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { CreateProject, Project } from '../../schemas/project.ts';
 import type { CreateTask, Task, TaskStatus } from '../../schemas/task.ts';
-import { api } from './api.ts';
+import { api, HOST } from './api.ts';
 import { badgesOf } from './attention.ts';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useLive, useRoute } from './hooks.ts';
+import { HostSwitcher } from './hosts.tsx';
 import { hostOf, type Live } from './live.ts';
 import { TaskPage } from './task.tsx';
 
@@ -35,6 +36,7 @@ export function App({ live }: { live: Live }) {
           grove
         </a>
         <span class={state.connected ? 'dot on' : 'dot'} title={state.connected ? 'live' : 'not connected'} />
+        <HostSwitcher />
         <ul>
           <li>
             <a href="#/" aria-current={route.length === 0 ? 'page' : undefined}>
@@ -66,7 +68,14 @@ export function App({ live }: { live: Live }) {
           Add project
         </a>
       </nav>
-      <main tabIndex={-1}>{page}</main>
+      <main tabIndex={-1}>
+        {state.error !== null ? (
+          <p class="notice" role="status">
+            {`Reconnecting to ${HOST ?? 'the daemon'}… ${state.error}`}
+          </p>
+        ) : null}
+        {page}
+      </main>
     </div>
   );
 }
@@ -116,7 +125,7 @@ function Board({ live, projectId, repository }: { live: Live; projectId: string 
     return (
       <section class="empty">
         <h1>No projects yet</h1>
-        <p>A project is a git repository on this machine. Each task gets its own branch and worktree in it.</p>
+        <p>A project is a git repository on {HOST ?? 'this machine'}. Each task gets its own branch and worktree in it.</p>
         <a class="button primary" href="#/new-project">
           Add a project
         </a>
@@ -222,7 +231,7 @@ function NewProject() {
   return (
     <form class="form" onSubmit={submit} aria-label="Add project">
       <h1>Add a project</h1>
-      <Field label="Repository folder" name="path" error={pathError} hint="The absolute path of a git repository on this machine.">
+      <Field label="Repository folder" name="path" error={pathError} hint={`The absolute path of a git repository on ${HOST ?? 'this machine'}.`}>
         <input {...inputProps('path', pathError)} required autoFocus placeholder="/path/to/repository" />
       </Field>
       <Field label="Name" name="name" error={nameError} hint="Optional; the folder's name by default.">

@@ -8,7 +8,10 @@ import type { Host, TeamHost } from '../../schemas/host.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
-import { api } from './api.ts';
+import { api, apiUrl, messageOf } from './api.ts';
+
+// How long the page waits before asking again a daemon (or a host) that did not answer.
+export const RETRY_MS = 2000;
 
 export interface LiveState {
   projects: Map<string, Project>;
@@ -24,6 +27,8 @@ export interface LiveState {
   loaded: boolean;
   /** the event stream is open */
   connected: boolean;
+  /** why the last load or stream failed, while the page asks again; null once it is live */
+  error: string | null;
 }
 
 type Listener = () => void;
@@ -37,10 +42,11 @@ export function hostOf(state: LiveState, hostId: string): { name: string; online
 
 // One per page: the state, its listeners, and the stream that feeds it.
 export function createLive() {
-  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), shared: false, loaded: false, connected: false };
+  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), shared: false, loaded: false, connected: false, error: null };
   const listeners = new Set<Listener>();
   let version = 0;
   let source: EventSource | null = null;
+  let retry: ReturnType<typeof setTimeout> | undefined;
   const changed = () => {
     version++;
     for (const l of listeners) l();
@@ -81,14 +87,27 @@ export function createLive() {
     }
   }
 
+  // The first load, asked again until it succeeds: a host that cannot be reached shows why.
   async function load(): Promise<void> {
+    try {
+      await loadOnce();
+    } catch (err) {
+      state.error = messageOf(err);
+      changed();
+      retry = setTimeout(() => void load(), RETRY_MS);
+    }
+  }
+
+  async function loadOnce(): Promise<void> {
     const health = await api<Health>('GET', '/api/health');
+    // The team's hosts name each row's host on a shared store only; not asked otherwise, as the
+    // list also waits on the saved SSH hosts' answers.
     const [projects, tasks, sessions, approvals, hosts] = await Promise.all([
       api<Project[]>('GET', '/api/projects'),
       api<Task[]>('GET', '/api/tasks'),
       api<Session[]>('GET', '/api/sessions'),
       api<Approval[]>('GET', '/api/approvals?status=pending'),
-      api<Host[]>('GET', '/api/hosts'),
+      health.shared ? api<Host[]>('GET', '/api/hosts') : ([] as Host[]),
     ]);
     state.projects = new Map(projects.map((p) => [p.id, p]));
     state.tasks = new Map(tasks.map((t) => [t.id, t]));
@@ -97,6 +116,7 @@ export function createLive() {
     state.hosts = new Map(hosts.filter((h): h is TeamHost => h.kind === 'team').map((h) => [h.id, h]));
     state.shared = health.shared;
     state.loaded = true;
+    state.error = null;
     changed();
     // Every event after the one noted before loading: a change made meanwhile is applied again,
     // in order, and the last one wins.
@@ -105,17 +125,33 @@ export function createLive() {
 
   function follow(after: number): void {
     source?.close();
-    // EventSource resumes after the last id it saw by itself when the connection drops.
-    source = new EventSource(`/api/events?after=${after}`);
-    source.onopen = () => {
+    // EventSource resumes after the last id it saw by itself when the connection drops; an
+    // answer that is not a stream (a host's forward refused while it is away) closes it for good,
+    // so it is opened again here, after the last event applied.
+    const here = (source = new EventSource(apiUrl(`/api/events?after=${after}`)));
+    here.onopen = () => {
       state.connected = true;
+      state.error = null;
       changed();
     };
-    source.onerror = () => {
+    here.onerror = () => {
       state.connected = false;
+      state.error ??= 'the event stream was interrupted';
+      if (here.readyState === EventSource.CLOSED && source === here) {
+        // The stream's refusal is not readable here: the same daemon's health says why.
+        void api('GET', '/api/health').then(
+          () => {},
+          (err: unknown) => {
+            if (state.connected) return;
+            state.error = messageOf(err);
+            changed();
+          },
+        );
+        retry = setTimeout(() => follow(lastSeq), RETRY_MS);
+      }
       changed();
     };
-    source.addEventListener('end', () => {
+    here.addEventListener('end', () => {
       // Dropped as too slow (DESIGN §11): resume from the last event applied.
       follow(lastSeq);
     });
@@ -127,7 +163,7 @@ export function createLive() {
       apply(e);
       changed();
     };
-    for (const type of EVENT_TYPES) source.addEventListener(type, onEvent as EventListener);
+    for (const type of EVENT_TYPES) here.addEventListener(type, onEvent as EventListener);
   }
 
   return {
@@ -149,6 +185,7 @@ export function createLive() {
       changed();
     },
     close(): void {
+      clearTimeout(retry);
       source?.close();
       source = null;
     },

@@ -3,13 +3,16 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Session } from '../../schemas/session.ts';
+import { apiUrl } from './api.ts';
+import { RETRY_MS } from './live.ts';
 import { isStructured, itemsOf } from './turns.ts';
 
 const ROW = 18; // px, the raw view's fixed line height (style.css .raw)
 const HEIGHT = 360; // px, fixed: streaming output never moves the page around it
 const SHOWN_ITEMS = 500;
 
-// Follows GET /api/sessions/:id/output as SSE until its end; EventSource resumes by itself.
+// Follows GET /api/sessions/:id/output as SSE until its end. EventSource resumes by itself after a
+// dropped connection; a refused one (its host away) is opened again after the last line shown.
 function useOutput(sessionId: string): { lines: OutputLine[]; n: number; ended: boolean } {
   const lines = useRef<OutputLine[]>([]);
   const [n, setN] = useState(0);
@@ -18,24 +21,36 @@ function useOutput(sessionId: string): { lines: OutputLine[]; n: number; ended: 
     lines.current = [];
     setN(0);
     setEnded(false);
-    const src = new EventSource(`/api/sessions/${sessionId}/output`);
+    let src: EventSource;
     let frame = 0;
+    let retry: ReturnType<typeof setTimeout> | undefined;
     // One render per frame however fast lines come.
     const flush = () => {
       frame = 0;
       setN(lines.current.length);
     };
-    src.addEventListener('line', (m) => {
-      lines.current.push(JSON.parse((m as MessageEvent<string>).data) as OutputLine);
-      frame ||= requestAnimationFrame(flush);
-    });
-    src.addEventListener('end', () => {
-      src.close();
-      setN(lines.current.length);
-      setEnded(true);
-    });
+    const open = () => {
+      const after = lines.current.at(-1)?.seq ?? 0;
+      src = new EventSource(apiUrl(`/api/sessions/${sessionId}/output?after=${after}`));
+      src.addEventListener('line', (m) => {
+        const line = JSON.parse((m as MessageEvent<string>).data) as OutputLine;
+        if (line.seq <= (lines.current.at(-1)?.seq ?? 0)) return;
+        lines.current.push(line);
+        frame ||= requestAnimationFrame(flush);
+      });
+      src.addEventListener('end', () => {
+        src.close();
+        setN(lines.current.length);
+        setEnded(true);
+      });
+      src.onerror = () => {
+        if (src.readyState === EventSource.CLOSED) retry = setTimeout(open, RETRY_MS);
+      };
+    };
+    open();
     return () => {
       src.close();
+      clearTimeout(retry);
       cancelAnimationFrame(frame);
     };
   }, [sessionId]);

@@ -7,7 +7,7 @@ import type { AgentList, ServiceList, Session } from '../../schemas/session.ts';
 import { isBusy } from '../../schemas/session-status.ts';
 import type { Changes, CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
 import type { Task, TaskSetup } from '../../schemas/task.ts';
-import { api, ApiError, apiText, messageOf } from './api.ts';
+import { api, ApiError, apiText, HOST, messageOf } from './api.ts';
 import { Approvals } from './approval.tsx';
 import { markSeen } from './attention.ts';
 import { DiffView } from './diff.tsx';
@@ -73,9 +73,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
             <dt>Ports</dt>
             <dd>
               {Object.entries(task.ports).map(([i, port]) => (
-                <a key={i} class="port" href={`http://127.0.0.1:${port}`} target="_blank" rel="noreferrer">
-                  {`http://127.0.0.1:${port}`}
-                </a>
+                <PortLink key={i} port={port} text={`http://127.0.0.1:${port}`} />
               ))}
             </dd>
           </>
@@ -93,6 +91,23 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
       </section>
       {task.status !== 'archived' ? !archiving && <Review task={task} sessions={sessions} /> : <Log title="Teardown" path={`/api/tasks/${task.id}/teardown`} open refresh={task.status} />}
     </article>
+  );
+}
+
+// A task's port: a link on this machine. A saved host's ports are on that host's loopback, which
+// this browser does not reach: named, with how to reach one, but not linked.
+function PortLink({ port, text }: { port: number; text: string }) {
+  if (HOST !== null) {
+    return (
+      <span class="port mono" title={`on ${HOST}'s loopback: ssh -L ${port}:127.0.0.1:${port} reaches it from here`}>
+        {text} on {HOST}
+      </span>
+    );
+  }
+  return (
+    <a class="port" href={`http://127.0.0.1:${port}`} target="_blank" rel="noreferrer">
+      {text}
+    </a>
   );
 }
 
@@ -242,9 +257,7 @@ function Services({ live, task, sessions }: { live: Live; task: Task; sessions: 
               <strong>{svc.name}</strong> <span class="mono small muted">{svc.command}</span>{' '}
               <span class={`status ${svc.session?.status ?? 'none'}`}>{svc.session?.status ?? 'not started'}</span>
               {Object.values(task.ports).map((p) => (
-                <a key={p} class="port" href={`http://127.0.0.1:${p}`} target="_blank" rel="noreferrer">
-                  :{p}
-                </a>
+                <PortLink key={p} port={p} text={`:${p}`} />
               ))}
               {running ? (
                 <button type="button" onClick={() => act(() => api('DELETE', `/api/sessions/${svc.session!.id}`))}>
