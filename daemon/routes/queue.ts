@@ -3,8 +3,9 @@ import { QueueBody, QueueEntry, QueueList, QueueTaskParams } from '../../schemas
 import { route, type Route } from '../http/route.ts';
 import type { MergeQueue } from '../tasks/queue.ts';
 
-// /api/projects/:id/queue: the merge queue (DESIGN §17). Its project's host lands it, so every
-// route is run there (DESIGN §14.2): an add wakes the lander of the host that lands.
+// /api/projects/:id/queue: the merge queue (DESIGN §17). Its project's host lands it, so adds and
+// removals run there (DESIGN §14.2): an add wakes the lander of the host that lands. The list is
+// the store's, answered anywhere.
 export function queueRoutes(deps: { queue: Pick<MergeQueue, 'add' | 'list' | 'remove'> }): Route[] {
   const { queue } = deps;
   return [
@@ -22,7 +23,6 @@ export function queueRoutes(deps: { queue: Pick<MergeQueue, 'add' | 'list' | 're
     route({
       method: 'GET',
       path: '/api/projects/:id/queue',
-      owner: 'project',
       summary: "A project's merge queue: its entries in order, per base branch",
       params: IdParams,
       responses: { 200: QueueList },

@@ -16,6 +16,8 @@ const OWNED = [
   'post /api/tasks/{id}/merge',
   'post /api/tasks/{id}/push',
   'get /api/projects/{id}/pool',
+  'post /api/projects/{id}/queue',
+  'delete /api/projects/{id}/queue/{task_id}',
   'get /api/tasks/{id}/services',
   'post /api/tasks/{id}/services/{name}',
   'post /api/tasks/{id}/sessions',
@@ -48,6 +50,7 @@ const ENDPOINTS = [
   'get /api/approvals',
   'get /api/approvals/{id}',
   'post /api/sessions/{id}/approvals',
+  'get /api/projects/{id}/queue',
   ...OWNED,
 ];
 const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDEN_ORIGIN NOT_FOUND METHOD_NOT_ALLOWED
@@ -55,7 +58,7 @@ const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
   MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
   CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE
-  HOST_OFFLINE REMOTE_REFUSED`.split(/\s+/);
+  HOST_OFFLINE REMOTE_REFUSED ALREADY_QUEUED`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));
@@ -110,6 +113,9 @@ test('GET /api/openapi.json describes every endpoint, body, response and error, 
   check('get', '/api/projects', 200, (await d.socket('GET', '/api/projects')).json);
   const task = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'doc' } });
   check('post', '/api/tasks', 201, task.json);
+  const queued = await d.socket('POST', `/api/projects/${project.id}/queue`, { body: { task_id: task.json.id } });
+  check('post', '/api/projects/{id}/queue', 201, queued.json);
+  check('get', '/api/projects/{id}/queue', 200, (await d.socket('GET', `/api/projects/${project.id}/queue`)).json);
   check('get', '/api/tasks/{id}/setup', 200, (await d.socket('GET', `/api/tasks/${task.json.id}/setup`)).json);
   check('get', '/api/health', 200, (await d.socket('GET', '/api/health')).json);
   check('get', '/api/hosts', 200, (await d.socket('GET', '/api/hosts')).json);
