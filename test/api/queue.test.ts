@@ -171,3 +171,37 @@ test('bad input: unknown ids, another project, archived, queued twice, removing 
   assert.deepEqual((await d.socket('GET', `/api/projects/${p.id}/queue`)).json, []);
   assert.deepEqual((await queueEvents(d, b.id)).map((e) => e.type), ['queue.added']);
 });
+
+test('fix: after 3 follow-ups that fix nothing the task stays out, tries spent; a task with no conversation is out at once', async (t) => {
+  const d = await daemon();
+  const { repo, p } = await project(t, d, ['echo "still broken"; exit 1']);
+  const task = await newTask(d, p.id, repo, 'hopeless');
+  const first = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'begin' } })).json;
+  await waitSessionEnd(d, first.id);
+  commitFile(task.wt, 'h.txt', 'h\n');
+  await enqueue(d, p.id, { task_id: task.id, fix: true });
+  const last = await waitQueueEvent(d, task.id, 'queue.failed', 4);
+  assert.equal(last.data.state, 'out');
+  assert.equal(last.data.tries, 4);
+  assert.match(last.data.note, /tries are spent: 3 follow-ups/);
+  const failures = (await queueEvents(d, task.id)).filter((e) => e.type === 'queue.failed');
+  assert.deepEqual(
+    failures.map((e) => [e.data.state, e.data.tries]),
+    [
+      ['fixing', 1],
+      ['fixing', 2],
+      ['fixing', 3],
+      ['out', 4],
+    ],
+  );
+  const sessions = (await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json;
+  assert.equal(sessions.length, 4, 'the first session and three follow-ups');
+  assert.ok(sessions.every((s: any) => s.conversation_id === first.id));
+  assert.deepEqual((await d.socket('GET', `/api/projects/${p.id}/queue`)).json, []);
+
+  const lone = await newTask(d, p.id, repo, 'no conversation');
+  await enqueue(d, p.id, { task_id: lone.id, fix: true });
+  const out = await waitQueueEvent(d, lone.id, 'queue.failed');
+  assert.equal(out.data.state, 'out');
+  assert.match(out.data.note, /no conversation/);
+});
