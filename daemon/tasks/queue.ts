@@ -11,7 +11,7 @@ import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import type { Listen } from '../runtime/signal.ts';
 import type { Failure, QueueTable } from '../store/queue.ts';
-import { retryWhenUnreachable } from '../store/store.ts';
+import { retryWhenUnreachable, StoreUnreachableError } from '../store/store.ts';
 import { taskEnv } from './env.ts';
 import type { Pool } from './pool.ts';
 import type { TaskReader } from './read.ts';
@@ -144,6 +144,7 @@ export function createMergeQueue(deps: QueueDeps) {
       const project = await projectOf(entry.project_id);
       log.info({ task: id, base: entry.base, try: entry.tries }, 'landing a queued task');
       await deps.review.rebase(id);
+      if (closed) return; // cut short: its landing waits for the next start
       const failedCheck = await check(project, await deps.read.get(id));
       if (closed) return; // cut short: its landing waits for the next start
       if (failedCheck) {
@@ -155,9 +156,10 @@ export function createMergeQueue(deps: QueueDeps) {
         return;
       }
     } catch (err) {
-      if (!(err instanceof GroveError)) throw err;
-      if (err.code === 'STORE_UNAVAILABLE' || closed) throw err;
-      failure = { reason: err.detail, ...(err.files ? { files: err.files } : {}) };
+      // A store out of reach, or a stop: the entry stays `landing`, tried again at the next start.
+      if (closed || err instanceof StoreUnreachableError || (err instanceof GroveError && err.code === 'STORE_UNAVAILABLE')) throw err;
+      if (!(err instanceof GroveError)) log.error({ err, task: id }, 'landing a queued task failed');
+      failure = err instanceof GroveError ? { reason: err.detail, ...(err.files ? { files: err.files } : {}) } : { reason: 'grove failed while landing it (see the daemon log)' };
     }
     await failed(entry, failure);
   }
