@@ -145,11 +145,21 @@ export function queueTable(db: Db, events: EventsTable) {
         return e;
       });
     },
+    // The check that runs now for the entry: its process group, or none.
+    async setCheckPid(taskId: string, pid: number | null, pidStart: string | null): Promise<void> {
+      await db.query('UPDATE queue_entries SET check_pid = $2, check_pid_start = $3 WHERE task_id = $1', [taskId, pid, pidStart]);
+    },
     // At start: landings a stopped daemon cut short wait their turn again (first in their queue:
-    // their place is kept), once the landing journal has put their git right.
-    async resetLanding(projectIds: string[]): Promise<number> {
-      const res = await db.query(`UPDATE queue_entries SET state = 'waiting' WHERE state = 'landing' AND project_id = ANY($1::uuid[])`, [projectIds]);
-      return res.affectedRows ?? 0;
+    // their place is kept), once the landing journal has put their git right; the checks they
+    // were running are returned, to be stopped.
+    async resetLanding(projectIds: string[]): Promise<Array<{ pid: number | null; pid_start: string | null }>> {
+      const { rows } = await db.query<{ pid: number | null; pid_start: string | null }>(
+        `UPDATE queue_entries q SET state = 'waiting', check_pid = NULL, check_pid_start = NULL
+         FROM (SELECT task_id, check_pid, check_pid_start FROM queue_entries WHERE state = 'landing' AND project_id = ANY($1::uuid[]) FOR UPDATE) old
+         WHERE q.task_id = old.task_id RETURNING old.check_pid AS pid, old.check_pid_start AS pid_start`,
+        [projectIds],
+      );
+      return rows;
     },
     async fixing(projectIds: string[]): Promise<Array<{ task_id: string; fix_session: string }>> {
       const { rows } = await db.query<{ task_id: string; fix_session: string }>(

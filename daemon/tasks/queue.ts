@@ -7,6 +7,7 @@ import type { Task } from '../../schemas/task.ts';
 import type { SetupMessage } from '../../workers/setup.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import { GroveError } from '../errors.ts';
+import { stopOrphanGroup } from '../proc/orphan.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import type { Listen } from '../runtime/signal.ts';
@@ -102,8 +103,13 @@ export function createMergeQueue(deps: QueueDeps) {
     let failed: string | null = null;
     let sawDone: () => void = () => {};
     const lastMessage = new Promise<void>((resolve) => (sawDone = resolve));
+    // The check's process group is kept while it runs: a start after a kill stops what is left.
+    let pids: Promise<void> = Promise.resolve();
+    const keepPid = (pid: number | null, start: string | null) =>
+      (pids = pids.then(() => queue.setCheckPid(task.id, pid, start)).catch((err: unknown) => log.warn({ err, task: task.id }, 'recording a check\'s process failed')));
     port1.on('message', (m: SetupMessage) => {
       if (m.type === 'done') return sawDone();
+      if (m.type === 'spawned') keepPid(m.pid, m.pid_start);
       if (m.type === 'lines') {
         for (const l of m.lines) tail.push(l.text);
         tail.splice(0, Math.max(0, tail.length - OUTPUT_TAIL));
@@ -131,6 +137,8 @@ export function createMergeQueue(deps: QueueDeps) {
     } finally {
       checks.delete(task.id);
       port1.close();
+      keepPid(null, null);
+      await pids;
     }
   }
 
@@ -231,7 +239,8 @@ export function createMergeQueue(deps: QueueDeps) {
     async start(): Promise<void> {
       const ids = (await deps.localProjects()).map((p) => p.id);
       const reset = await queue.resetLanding(ids);
-      if (reset > 0) log.warn({ entries: reset }, 'landings of the merge queue cut short by a stop are tried again');
+      await Promise.all(reset.map((r) => stopOrphanGroup(r.pid, r.pid_start)));
+      if (reset.length > 0) log.warn({ entries: reset.length }, 'landings of the merge queue cut short by a stop are tried again');
       for (const f of await queue.fixing(ids)) {
         const s = await deps.sessions.get(f.fix_session).catch(() => null);
         if (!s || !deps.sessions.isBusy(s)) await requeue(f.task_id, f.fix_session);

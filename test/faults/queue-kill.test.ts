@@ -7,12 +7,12 @@ import { addProject, startDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
 import { gate, killAll, slowRepo } from '../helpers/kill.ts';
 import { commitFile, enqueue, newTask, settledCheckouts, waitQueueEvent } from '../helpers/queue.ts';
-import { consistentState } from '../helpers/state.ts';
+import { consistentState, pidsWorkingIn, waitPidGone } from '../helpers/state.ts';
 
 const porcelain = (dir: string) => execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' });
 const gitPath = (dir: string, what: string) => git(dir, 'rev-parse', '--path-format=absolute', '--git-path', what);
 
-test('daemon and check killed with SIGKILL mid-check: the entry keeps its place, and lands cleanly after the restart', async (t) => {
+test('daemon killed with SIGKILL mid-check: the next start stops the check it left, the entry keeps its place and lands cleanly', async (t) => {
   const g = gate(t, 'true', 'exit 0');
   const repo = makeRepo(t, { files: { 'f.txt': 'f\n', '.grove.json': JSON.stringify({ check: [`'${g.script}'`] }) } });
   const d1 = await startDaemon(t);
@@ -27,10 +27,14 @@ test('daemon and check killed with SIGKILL mid-check: the entry keeps its place,
   await enqueue(d1, project.id, { task_id: first.id });
   await enqueue(d1, project.id, { task_id: second.id });
   await g.entered();
-  await killAll(d1, repo);
+  const check = pidsWorkingIn(path.resolve(first.wt));
+  assert.ok(check.length > 0, 'the check runs in the worktree');
+  assert.equal(await d1.stop('SIGKILL'), 'SIGKILL');
+  assert.ok(check.every((pid) => existsSync(`/proc/${pid}`)), 'the check outlived the daemon');
   assert.equal(git(repo, 'rev-parse', 'main'), before, 'nothing merged yet');
 
   const d2 = await startDaemon(t, { home: d1.home });
+  await Promise.all(check.map((pid) => waitPidGone(pid)));
   const landed = [await waitQueueEvent(d2, first.id, 'queue.landed'), await waitQueueEvent(d2, second.id, 'queue.landed')];
   assert.ok(landed[0].seq < landed[1].seq, 'the entry cut short kept its place');
   assert.equal(landed[0].data.tries, 2, 'its landing was begun again');

@@ -16,6 +16,9 @@ CREATE TABLE queue_entries (
   files jsonb,
   output jsonb,
   fix_session uuid,
+  -- The running check's process group, stopped at the next start if a killed daemon left it.
+  check_pid integer,
+  check_pid_start text,
   added_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX queue_entries_order ON queue_entries (project_id, base, pos);
