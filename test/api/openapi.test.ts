@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { Ajv } from 'ajv';
 import { addProject, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
+import { waitQueueEvent } from '../helpers/queue.ts';
 
 // DESIGN §14.2: the endpoints that act on a host's worktrees or processes, run by their owner
 // (the one refused elsewhere, take-over, included); every other one the store answers anywhere.
@@ -116,6 +117,7 @@ test('GET /api/openapi.json describes every endpoint, body, response and error, 
   const queued = await d.socket('POST', `/api/projects/${project.id}/queue`, { body: { task_id: task.json.id } });
   check('post', '/api/projects/{id}/queue', 201, queued.json);
   check('get', '/api/projects/{id}/queue', 200, (await d.socket('GET', `/api/projects/${project.id}/queue`)).json);
+  await waitQueueEvent(d, task.json.id, 'queue.landed'); // its landing ends before the daemon stops
   check('get', '/api/tasks/{id}/setup', 200, (await d.socket('GET', `/api/tasks/${task.json.id}/setup`)).json);
   check('get', '/api/health', 200, (await d.socket('GET', '/api/health')).json);
   check('get', '/api/hosts', 200, (await d.socket('GET', '/api/hosts')).json);
