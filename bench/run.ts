@@ -11,6 +11,7 @@ import { benchApi } from './api.ts';
 import { benchCli } from './cli.ts';
 import { benchReview } from './review.ts';
 import { benchTurns } from './turns.ts';
+import { benchQueue } from './queue.ts';
 import { benchDashboard } from './dashboard.ts';
 import { approvalRows, benchApprovals } from './approvals.ts';
 import { benchTeam, teamOptions, teamRows } from './team.ts';
@@ -44,6 +45,7 @@ try {
     cli: await timed('cli', () => benchCli({ template, runs: 20 })),
     review: await timed('review', () => benchReview({ template, files: 5000, modified: 1000, tasks: 20, rounds: quick ? 3 : 7 })),
     turns: await timed('turns', () => benchTurns({ files: 5000, changed: 1000, rounds: quick ? 3 : 7 })),
+    queue: await timed('queue', () => benchQueue({ template, files: 5000, tasks: 10, rounds: quick ? 2 : 5 })),
     start: await timed('start', () => benchStart(quick ? { template, runs: 3, newStoreRuns: 1 } : { template, runs: 10, newStoreRuns: 3 })),
     dashboard: await timed('dashboard', () => benchDashboard({ template, tasks: 50, lines: 100_000, rounds: quick ? 2 : 5 })),
     approvals: await timed('approvals', () => benchApprovals({ template, rounds: quick ? 30 : 200 })),
@@ -51,7 +53,7 @@ try {
     elapsed_s,
   };
 
-  const { tasks, pool, start, output, api, cli, review, turns, dashboard: ui, approvals, team } = results;
+  const { tasks, pool, start, output, api, cli, review, turns, queue, dashboard: ui, approvals, team } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -112,6 +114,14 @@ try {
       ratio: review.conflicts_ms.ratio,
       target: le(1.5, review.conflicts_ms.grove <= 2000),
     },
+    {
+      what: `the merge queue landing ${queue.tasks} tasks of a ${queue.files}-file repository, empty check, vs the same rebases and fast-forwards by hand with git in a loop (ms, median)`,
+      grove: queue.grove_ms,
+      base: queue.raw_ms,
+      ratio: queue.ratio,
+      target: le(1.5),
+    },
+    { what: `the same queue vs POST rebase and POST merge of each task in turn by the API (ms, median)`, grove: queue.grove_ms, base: queue.review_api_ms, ratio: queue.ratio_review_api },
     { what: `grove status vs node -e 0 (ms, p50 of ${cli.grove_status_ms.n})`, grove: cli.grove_status_ms.median, base: cli.node_e0_ms.median, ratio: cli.ratio_p50, target: le(3) },
     {
       what: `grove --host X status over a warm ssh master (loopback sshd) vs local grove status (ms, p50 of ${cli.host_status_ms.n}; ssh X true over the master alone: ${round(cli.ssh_true_ms.median)} ms)`,

@@ -13,6 +13,7 @@ import { openApiRoute } from './routes/openapi.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { poolRoutes } from './routes/pool.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import { queueRoutes } from './routes/queue.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { createApprovalService } from './approvals/service.ts';
@@ -30,6 +31,8 @@ import { patientReads } from './store/store.ts';
 import { portLeasesTable } from './store/port-leases.ts';
 import { projectsTable } from './store/projects.ts';
 import { sessionsTable } from './store/sessions.ts';
+import { queueTable } from './store/queue.ts';
+import { createMergeQueue } from './tasks/queue.ts';
 import { eventsTable } from './store/events.ts';
 import { hostsTable } from './store/hosts.ts';
 import { hostIdOf, startHeartbeat } from './hosts/host.ts';
@@ -192,6 +195,21 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     await approvals.recover();
     // After recovery: slots a stop left half made are failed by then, and are made again.
     await tasks.warm.start();
+    // After the landing journal put right what a stop cut short: the merge queues go on (DESIGN §17).
+    const mergeQueue = createMergeQueue({
+      queue: queueTable(store.db, eventRows),
+      read,
+      getProject: projects.get,
+      localProjects: () => projectRows.listOfHost(hostId),
+      configs,
+      review: tasks.review,
+      pool,
+      sessions,
+      setupTimeoutS: settings.setupTimeoutS,
+      log: child('queue'),
+    });
+    started.push({ name: 'merge queue', close: () => mergeQueue.close() });
+    await mergeQueue.start();
 
     // Open streams wait while the store is unreachable, and read on once it is back.
     const streamReads = patientReads(createLimiter(STREAM_READS));
@@ -227,6 +245,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
         },
       }),
       ...poolRoutes({ warm: tasks.warm }),
+      ...queueRoutes({ queue: mergeQueue }),
       ...taskRoutes({ tasks, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalRoutes({ approvals }),

@@ -28,6 +28,10 @@ export const ERRORS = {
   APPROVAL_STALE: { status: 409, title: "The nonce is not the approval's: the decision was made on an out-of-date view" },
   // A session of the conversation runs (or waits its turn): grove takeover waits for it to end.
   SESSION_RUNNING: { status: 409, title: 'A session of the conversation is running' },
+  // A task is in at most one merge queue (DESIGN §17).
+  ALREADY_QUEUED: { status: 409, title: 'The task is already queued' },
+  // Not in DESIGN §4's table: a task the merge queue is landing now leaves it once the landing ends.
+  QUEUE_LANDING: { status: 409, title: 'The task is being landed' },
   RESUME_UNAVAILABLE: { status: 409, title: "The agent's session id is not known, so its conversation cannot be continued" },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
@@ -40,6 +44,8 @@ export const ERRORS = {
   MODE_UNSUPPORTED: { status: 422, title: 'The agent cannot run in this mode' },
   NO_REMOTE: { status: 422, title: 'The repository has no such remote' },
   REMOTE_FAILED: { status: 502, title: 'The remote refused or could not be reached' },
+  // Not in DESIGN §4's table: a task queued in another project's queue, or archived (DESIGN §17).
+  TASK_NOT_QUEUEABLE: { status: 422, title: 'The task cannot be queued here' },
   RESUME_UNSUPPORTED: { status: 422, title: 'The agent cannot continue a conversation' },
   // Not in DESIGN §4's table: grove takeover on an agent with no interactive resume (or a session
   // that is no agent's conversation), or an end reported for a session that is not interactive.

@@ -14,6 +14,9 @@ export const EVENT_TYPES = [
   'session.waiting',
   'approval.requested',
   'approval.decided',
+  'queue.added',
+  'queue.landed',
+  'queue.failed',
   'host.online',
   'host.offline',
 ] as const;

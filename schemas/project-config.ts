@@ -54,6 +54,9 @@ export const ProjectConfig = Type.Object(
     allow: Type.Optional(AllowRules),
     approval_timeout_s: Type.Optional(ApprovalTimeoutS),
     pool: Type.Optional(PoolConfig),
+    check: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, pattern: COMMAND }), { description: "the merge queue's checks (DESIGN §17): run in order in the task's worktree after its rebase; the first failure takes it out" }),
+    ),
   },
   { additionalProperties: false, $id: 'ProjectConfig' },
 );

@@ -17,8 +17,10 @@ const SETTLE_MS = 100;
 // (a setup command runs as `sh -c <command>`); past MAX_ARG_BYTES it could never run.
 function argLimitIssues(config: ProjectConfig): Array<{ path: string; message: string }> {
   const out: Array<{ path: string; message: string }> = [];
-  for (const [i, command] of (config.setup ?? []).entries()) {
-    if (Buffer.byteLength(command) > MAX_ARG_BYTES) out.push({ path: `/setup/${i}`, message: `is longer than ${MAX_ARG_BYTES} bytes, the most one command may hold` });
+  for (const key of ['setup', 'check'] as const) {
+    for (const [i, command] of (config[key] ?? []).entries()) {
+      if (Buffer.byteLength(command) > MAX_ARG_BYTES) out.push({ path: `/${key}/${i}`, message: `is longer than ${MAX_ARG_BYTES} bytes, the most one command may hold` });
+    }
   }
   for (const [name, value] of Object.entries(config.env ?? {})) {
     if (Buffer.byteLength(`${name}=${value}`) > MAX_ARG_BYTES) {

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { Ajv } from 'ajv';
 import { addProject, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
+import { waitQueueEvent } from '../helpers/queue.ts';
 
 // DESIGN §14.2: the endpoints that act on a host's worktrees or processes, run by their owner
 // (the one refused elsewhere, take-over, included); every other one the store answers anywhere.
@@ -18,6 +19,8 @@ const OWNED = [
   'get /api/tasks/{id}/turns',
   'post /api/tasks/{id}/restore',
   'get /api/projects/{id}/pool',
+  'post /api/projects/{id}/queue',
+  'delete /api/projects/{id}/queue/{task_id}',
   'get /api/tasks/{id}/services',
   'post /api/tasks/{id}/services/{name}',
   'post /api/tasks/{id}/sessions',
@@ -50,6 +53,7 @@ const ENDPOINTS = [
   'get /api/approvals',
   'get /api/approvals/{id}',
   'post /api/sessions/{id}/approvals',
+  'get /api/projects/{id}/queue',
   ...OWNED,
 ];
 const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDEN_ORIGIN NOT_FOUND METHOD_NOT_ALLOWED
@@ -57,7 +61,7 @@ const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
   MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
   CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE
-  HOST_OFFLINE REMOTE_REFUSED`.split(/\s+/);
+  HOST_OFFLINE REMOTE_REFUSED ALREADY_QUEUED`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));
@@ -112,6 +116,10 @@ test('GET /api/openapi.json describes every endpoint, body, response and error, 
   check('get', '/api/projects', 200, (await d.socket('GET', '/api/projects')).json);
   const task = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'doc' } });
   check('post', '/api/tasks', 201, task.json);
+  const queued = await d.socket('POST', `/api/projects/${project.id}/queue`, { body: { task_id: task.json.id } });
+  check('post', '/api/projects/{id}/queue', 201, queued.json);
+  check('get', '/api/projects/{id}/queue', 200, (await d.socket('GET', `/api/projects/${project.id}/queue`)).json);
+  await waitQueueEvent(d, task.json.id, 'queue.landed'); // its landing ends before the daemon stops
   check('get', '/api/tasks/{id}/setup', 200, (await d.socket('GET', `/api/tasks/${task.json.id}/setup`)).json);
   check('get', '/api/health', 200, (await d.socket('GET', '/api/health')).json);
   check('get', '/api/hosts', 200, (await d.socket('GET', '/api/hosts')).json);

@@ -1,56 +1,15 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import test, { type TestContext } from 'node:test';
+import test from 'node:test';
 import { addProject, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
-import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
-import { consistentState, pidsWorkingIn, waitPidGone } from '../helpers/state.ts';
+import { git, makeRepo } from '../helpers/git.ts';
+import { consistentState } from '../helpers/state.ts';
+import { gate, killAll, slowRepo } from '../helpers/kill.ts';
 
 const porcelain = (dir: string) => execFileSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' });
 const gitPath = (dir: string, what: string) => git(dir, 'rev-parse', '--path-format=absolute', '--git-path', what);
-
-// A point inside a landing where git waits until the test kills it: a script (a smudge filter, a
-// hook) that, while armed, says it is in and then blocks on a fifo that nobody writes.
-function gate(t: TestContext, blockIf: string, after: string) {
-  const dir = makeTempDir(t);
-  const armed = path.join(dir, 'armed');
-  const started = path.join(dir, 'started');
-  execFileSync('mkfifo', [started, path.join(dir, 'never')]);
-  const script = path.join(dir, 'gate.sh');
-  writeFileSync(script, `#!/bin/sh\nif [ -e '${armed}' ] && ${blockIf}; then echo in > '${started}'; read x < '${path.join(dir, 'never')}'; fi\n${after}\n`);
-  chmodSync(script, 0o755);
-  return {
-    script,
-    arm: () => writeFileSync(armed, ''),
-    // Resolves once git is inside the script; disarmed then, so that recovery's git passes.
-    async entered() {
-      await readFile(started, 'utf8');
-      rmSync(armed);
-    },
-  };
-}
-
-// A repository whose slow.txt goes through a smudge filter that blocks while armed: git is caught
-// writing that file (a rebase's or a merge's checkout), its index lock held, files half-written.
-function slowRepo(t: TestContext) {
-  const repo = makeRepo(t, { files: { 'slow.txt': 'a\n', 'f.txt': 'f\n', '.gitattributes': 'slow.txt filter=slow\n' } });
-  const g = gate(t, 'true', 'exec cat');
-  git(repo, 'config', 'filter.slow.smudge', g.script);
-  git(repo, 'config', 'filter.slow.clean', 'cat');
-  return { repo, gate: g };
-}
-
-// kill -9 of the daemon and of every git (with its hooks and filters) it runs in the repository.
-async function killAll(d: TestDaemon | null, repo: string): Promise<void> {
-  const stopped = d?.stop('SIGKILL');
-  const pids = pidsWorkingIn(repo);
-  assert.ok(pids.length > 0, 'a git of grove was running');
-  for (const pid of pids) process.kill(pid, 'SIGKILL');
-  if (stopped) assert.equal(await stopped, 'SIGKILL');
-  await Promise.all(pids.map((pid) => waitPidGone(pid)));
-}
 
 function commitFile(dir: string, file: string, text: string): string {
   writeFileSync(path.join(dir, file), text);

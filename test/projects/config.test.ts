@@ -31,8 +31,8 @@ test('project config: none is an empty config; a valid one is read afresh at eve
   const c = configs(t);
   const project = makeTempDir(t);
   assert.deepEqual(c.load(project), {});
-  writeFileSync(path.join(project, CONFIG_FILE), JSON.stringify({ setup: ['npm ci'], ports: [3000] }));
-  assert.deepEqual(c.load(project), { setup: ['npm ci'], ports: [3000] });
+  writeFileSync(path.join(project, CONFIG_FILE), JSON.stringify({ setup: ['npm ci'], ports: [3000], check: ['npm test'] }));
+  assert.deepEqual(c.load(project), { setup: ['npm ci'], ports: [3000], check: ['npm test'] });
   writeFileSync(path.join(project, CONFIG_FILE), JSON.stringify({ env: { A: 'b' } }));
   assert.deepEqual(c.load(project), { env: { A: 'b' } }, 'the edit applies at once, no watcher needed');
 });
@@ -47,8 +47,12 @@ test('project config: bad JSON, a bad field or a command too long for an argumen
   assert.equal(broken.code, 'CONFIG_INVALID');
   assert.match(broken.detail, /^<file> is not valid JSON: /);
   assert.deepEqual(broken.errors, [{ path: '/', message: 'is not valid JSON' }]);
-  writeFileSync(file, JSON.stringify({ setup: ['   '], ports: [0], colour: 'red' }));
-  assert.deepEqual((refusal(load, file).errors as Array<{ path: string }>).map((e) => e.path).sort(), ['/colour', '/ports/0', '/setup/0']);
+  writeFileSync(file, JSON.stringify({ setup: ['   '], ports: [0], colour: 'red', check: ['npm test', '  '] }));
+  assert.deepEqual((refusal(load, file).errors as Array<{ path: string }>).map((e) => e.path).sort(), ['/check/1', '/colour', '/ports/0', '/setup/0']);
+  writeFileSync(file, JSON.stringify({ check: 'npm test' }));
+  assert.deepEqual((refusal(load, file).errors as Array<{ path: string }>).map((e) => e.path), ['/check']);
+  writeFileSync(file, JSON.stringify({ check: ['x'.repeat(MAX_ARG_BYTES + 1)] }));
+  assert.deepEqual((refusal(load, file).errors as Array<{ path: string }>).map((e) => e.path), ['/check/0']);
   writeFileSync(file, JSON.stringify({ setup: ['x'.repeat(MAX_ARG_BYTES + 1)] }));
   assert.deepEqual(refusal(load, file), {
     code: 'CONFIG_INVALID',

@@ -1,0 +1,90 @@
+// The merge queue (DESIGN §17) landing `tasks` tasks with an empty check, against the same
+// rebases and merges done by hand with git in a loop (rebase each branch onto main in its
+// worktree, then fast-forward the checked-out main), and against POST rebase and POST merge of
+// each task in turn (the review's landings the queue runs), on copies of one repository.
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, cpSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { call, startBenchDaemon } from './daemon.ts';
+import { round, summarize } from './stats.ts';
+import { GIT_ENV, makeBigRepo, repoRoot } from './tasks.ts';
+
+const git = (cwd: string, args: string[]) => execFileSync('git', ['-C', cwd, ...args], { env: GIT_ENV, encoding: 'utf8' }).trim();
+
+export async function benchQueue(opts: { template: string; files: number; tasks: number; rounds: number }) {
+  const root = repoRoot();
+  const d = await startBenchDaemon({ template: opts.template, env: { GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@grove.invalid', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@grove.invalid' } });
+  const grove: number[] = [];
+  const raw: number[] = [];
+  const api: number[] = [];
+  try {
+    const pristine = makeBigRepo(root, opts.files);
+    const fileOf = (k: number, r: number) => {
+      const i = k + r * opts.tasks;
+      return path.join(`dir${i % 50}`, `file${i}.txt`);
+    };
+    for (let r = 0; r < opts.rounds + 1; r++) {
+      // grove: tasks each with one commit that touches its own file, queued, until all have landed.
+      const made = async (name: string) => {
+        const repo = path.join(root, `${name}-${r}`);
+        cpSync(pristine, repo, { recursive: true });
+        const project = await call(d.api, 'POST', '/api/projects', { path: repo });
+        const tasks = [];
+        for (let k = 0; k < opts.tasks; k++) {
+          const t = await call(d.api, 'POST', '/api/tasks', { project_id: project.id, name: `q${k}` });
+          const wt = path.join(repo, t.worktree_path);
+          appendFileSync(path.join(wt, fileOf(k, r)), `task ${k}\n`);
+          git(wt, ['commit', '-q', '-am', `task ${k}`]);
+          tasks.push(t);
+        }
+        return { project, tasks };
+      };
+      const { project, tasks } = await made('grove');
+      const t0 = performance.now();
+      for (const t of tasks) await call(d.api, 'POST', `/api/projects/${project.id}/queue`, { task_id: t.id });
+      // No event stream here: polling the list at a short interval costs at most one interval.
+      while ((await call(d.api, 'GET', `/api/projects/${project.id}/queue`)).length > 0) await delay(5);
+      const g = performance.now() - t0;
+      const landed = (await call(d.api, 'GET', `/api/tasks?project_id=${project.id}`)).filter((t: any) => t.merged_at !== null).length;
+      if (landed !== opts.tasks) throw new Error(`the queue landed ${landed} of ${opts.tasks} tasks`);
+
+      // The review API by hand: POST rebase then POST merge of each task in turn (what the queue runs).
+      const byApi = await made('api');
+      const ta = performance.now();
+      for (const t of byApi.tasks) {
+        await call(d.api, 'POST', `/api/tasks/${t.id}/rebase`);
+        await call(d.api, 'POST', `/api/tasks/${t.id}/merge`, {});
+      }
+      const a = performance.now() - ta;
+
+      // By hand: the same worktrees and commits, then rebase and merge each in turn.
+      const hand = path.join(root, `hand-${r}`);
+      cpSync(pristine, hand, { recursive: true });
+      const wts = [];
+      for (let k = 0; k < opts.tasks; k++) {
+        const wt = path.join(hand, '.wt', `${k}`);
+        git(hand, ['worktree', 'add', '-q', '-b', `hand-${k}`, wt, 'main']);
+        appendFileSync(path.join(wt, fileOf(k, r)), `task ${k}\n`);
+        git(wt, ['commit', '-q', '-am', `task ${k}`]);
+        wts.push(wt);
+      }
+      const t1 = performance.now();
+      for (const [k, wt] of wts.entries()) {
+        git(wt, ['rebase', '--quiet', 'main']);
+        git(hand, ['merge', '--quiet', '--ff-only', `hand-${k}`]);
+      }
+      const h = performance.now() - t1;
+      if (r === 0) continue; // warm-up
+      grove.push(g);
+      raw.push(h);
+      api.push(a);
+    }
+    const ms = (x: number[]) => round(summarize(x).median, 1);
+    const ratio = (x: number[]) => round(summarize(grove).median / summarize(x).median);
+    return { tasks: opts.tasks, files: opts.files, grove_ms: ms(grove), raw_ms: ms(raw), ratio: ratio(raw), review_api_ms: ms(api), ratio_review_api: ratio(api) };
+  } finally {
+    await d.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
