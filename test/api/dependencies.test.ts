@@ -6,6 +6,7 @@ import { addProject, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
 import { agentHome, allEvents, allLines, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
+import { grove } from '../helpers/cli.ts';
 
 const daemon = sharedAgentDaemon();
 
@@ -185,4 +186,18 @@ test('across a restart: a waiting session stays queued through it, and starts wh
   await landed(d, a, 'a.txt');
   await waitSessionEnd(d, id);
   assert.equal((await session(d, id)).status, 'exited');
+});
+
+test('grove task new --after ID --prompt P: the task and its waiting session; --after without --prompt is a usage error', async (t) => {
+  const d = await daemon();
+  const { p, task } = await project(t, d);
+  const a = await task('first');
+  const made = await grove(d.home, ['task', 'new', p.id, 'from the cli', '--after', a.id, '--prompt', 'echo:cli', '--agent', 'fixture']);
+  assert.equal(made.code, 0, made.stderr);
+  assert.match(made.stdout, new RegExp(`^task from the cli \\(.+\\) is ready: .*\\nsession (\\S+) \\(fixture\\) queued until ${a.id} merged\\n$`));
+  const id = /session (\S+)/.exec(made.stdout)![1]!;
+  assert.equal((await session(d, id)).status, 'queued');
+  const bad = await grove(d.home, ['task', 'new', p.id, 'no prompt', '--after', a.id]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--after needs --prompt/);
 });
