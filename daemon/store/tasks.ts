@@ -132,13 +132,15 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
     async recordRestored(id: string): Promise<void> {
       await events.tx((tx, record) => recordTask(tx, record, view, 'task.status', id));
     },
-    // Tasks of this host stacked on a task that has merged (DESIGN §17): their base is its branch.
+    // Tasks of this host stacked on a task that has merged since they were made (DESIGN §17): their
+    // base is its branch. One made on a task that had merged already was stacked there on purpose.
     async stackedOnMerged(hostId: string): Promise<{ id: string; parent: string; parent_branch: string; parent_base: string; merged_commit: string }[]> {
       const { rows } = await db.query<{ id: string; parent: string; parent_branch: string; parent_base: string; merged_commit: string }>(
         `SELECT s.id, p.id AS parent, p.branch AS parent_branch, p.base AS parent_base, p.merged_commit
          FROM tasks s JOIN tasks p ON p.project_id = s.project_id AND p.id <> s.id AND p.slot IS NULL
            AND (s.base = p.branch OR s.base = 'refs/heads/' || p.branch)
          WHERE s.host_id = $1 AND s.status IN ('ready', 'setup_failed') AND s.slot IS NULL AND p.merged_commit IS NOT NULL
+           AND p.merged_at > s.created_at
          ORDER BY s.created_at, s.id`,
         [hostId],
       );

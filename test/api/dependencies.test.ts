@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { addProject, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
-import { agentHome, allEvents, allLines, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
+import { agentHome, allEvents, allLines, gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 import { grove } from '../helpers/cli.ts';
 
@@ -194,10 +194,33 @@ test('grove task new --after ID --prompt P: the task and its waiting session; --
   const a = await task('first');
   const made = await grove(d.home, ['task', 'new', p.id, 'from the cli', '--after', a.id, '--prompt', 'echo:cli', '--agent', 'fixture']);
   assert.equal(made.code, 0, made.stderr);
-  assert.match(made.stdout, new RegExp(`^task from the cli \\(.+\\) is ready: .*\\nsession (\\S+) \\(fixture\\) queued until ${a.id} merged\\n$`));
+  assert.match(made.stdout, new RegExp(`^task from the cli \\(.+\\) is ready(?: on host \\S+)?: .*\\nsession (\\S+) \\(fixture\\) queued until ${a.id} merged\\n$`));
   const id = /session (\S+)/.exec(made.stdout)![1]!;
   assert.equal((await session(d, id)).status, 'queued');
   const bad = await grove(d.home, ['task', 'new', p.id, 'no prompt', '--after', a.id]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--after needs --prompt/);
+});
+
+test('a restack waits for the agent session of the stacked task to end, then happens', async (t) => {
+  const d = await daemon();
+  const { repo, task } = await project(t, d);
+  const a = await task('bottom');
+  commitFile(a.wt, 'a.txt', 'a\n');
+  const s = await task('stacked', { base: a.branch });
+  const tip = commitFile(s.wt, 's.txt', 's\n');
+  const g = gate(t);
+  const run = await d.socket('POST', `/api/tasks/${s.id}/sessions`, { body: { prompt: `wait:${g.path}` } });
+  assert.equal(run.status, 201, run.text);
+  await landed(d, a, 'a2.txt');
+  // The merge's sweep has passed the stacked task by: a task made after it is swept after it.
+  const later = await d.socket('POST', '/api/tasks', { body: { project_id: a.project_id, name: 'later', session: { prompt: 'echo:x' } } });
+  assert.equal(later.status, 201, later.text);
+  assert.equal(git(s.wt, 'rev-parse', 'HEAD'), tip, 'not while its agent runs');
+  assert.equal((await d.socket('GET', `/api/tasks/${s.id}`)).json.base, a.branch);
+  g.release();
+  await waitSessionEnd(d, run.json.id);
+  const ev = await until(async () => (await allEvents(d, `&task_id=${s.id}`)).find((e) => e.type === 'task.status' && e.data.restack), 'the restack event', 30_000);
+  assert.equal(ev.data.restack.status, 'restacked');
+  assert.equal(git(s.wt, 'rev-parse', 'HEAD^'), git(repo, 'rev-parse', 'main'));
 });

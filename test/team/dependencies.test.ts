@@ -35,3 +35,27 @@ test("a task on beta waiting for a task on alpha: alpha's merge wakes beta, whic
   assert.equal(git(path.join(b.clone, waits.json.worktree_path), 'status', '--porcelain'), '?? done.txt', "it ran in beta's worktree");
   assert.ok(!a.daemon.logs.some((l: any) => l.msg === 'session started' && l.session === s.id), 'alpha started nothing');
 });
+
+test('merged while the waiting task\'s host was down: it starts the session when it comes back', async (t) => {
+  const team = await startTeam(t, { hosts: ['alpha', 'beta'], files: TEAM_FILES, config: () => ({ agents: TEAM_AGENTS }) });
+  const [a, b] = team.hosts as [any, any];
+  const A = (m: string, p: string, body?: unknown) => a.daemon.socket(m, p, body === undefined ? {} : { body });
+  const first = await A('POST', '/api/tasks', { project_id: a.project.id, name: 'first' });
+  assert.equal(first.status, 201, first.text);
+  const waits = await A('POST', '/api/tasks', { project_id: b.project.id, name: 'waits', after: [first.json.id], session: { prompt: 'echo:back' } });
+  assert.equal(waits.status, 201, waits.text);
+  const s = waits.json.session;
+  await b.daemon.stop();
+
+  const wt = path.join(a.clone, first.json.worktree_path);
+  writeFileSync(path.join(wt, 'a.txt'), 'a\n');
+  git(wt, 'add', 'a.txt');
+  git(wt, 'commit', '-qm', 'a');
+  const merged = await A('POST', `/api/tasks/${first.json.id}/merge`, {});
+  assert.equal(merged.status, 200, merged.text);
+  assert.equal((await A('GET', `/api/sessions/${s.id}`)).json.status, 'queued', 'alpha does not start what beta owns');
+
+  const back = await team.start('beta');
+  await waitSessionEnd(back.daemon, s.id);
+  assert.equal((await A('GET', `/api/sessions/${s.id}`)).json.status, 'exited');
+});
