@@ -39,6 +39,20 @@ async function landed(d: TestDaemon, task: { id: string; wt: string }, file: str
   assert.equal(m.status, 200, m.text);
 }
 
+// A task with a commit, and a task stacked on its branch with a commit of its own.
+async function stackedPair(t: test.TestContext, d: TestDaemon, bottomFile: [string, string], stackedFile: [string, string]) {
+  const { repo, task } = await project(t, d);
+  const a = await task('bottom');
+  commitFile(a.wt, ...bottomFile);
+  const s = await task('stacked', { base: a.branch });
+  const tip = commitFile(s.wt, ...stackedFile);
+  return { repo, a, s, tip };
+}
+
+// The task.status event of the stacked task's restack.
+const restackEvent = (d: TestDaemon, id: string) =>
+  until(async () => (await allEvents(d, `&task_id=${id}`)).find((e) => e.type === 'task.status' && e.data.restack), 'the restack event', 30_000);
+
 const session = async (d: TestDaemon, id: string) => (await d.socket('GET', `/api/sessions/${id}`)).json;
 
 // The daemon's sweep after the given merge looked at the session and left it waiting for `pending`.
@@ -128,16 +142,12 @@ test('bad input: unknown or archived-unmerged tasks in after 422, after without 
 
 test('a stacked task is restacked onto its base once the task it stacks on merges: on the base tip, its own commits kept, its base now that base', async (t) => {
   const d = await daemon();
-  const { repo, task } = await project(t, d);
-  const a = await task('bottom');
-  commitFile(a.wt, 'a.txt', 'a\n');
-  const s = await task('stacked', { base: a.branch });
+  const { repo, a, s, tip: own } = await stackedPair(t, d, ['a.txt', 'a\n'], ['s.txt', 's\n']);
   assert.equal(s.base, a.branch);
-  const own = commitFile(s.wt, 's.txt', 's\n');
   // Squashed: the bottom's own commit is not on main, so only the stacked task's commit may be replayed.
   const m = await d.socket('POST', `/api/tasks/${a.id}/merge`, { body: { strategy: 'squash' } });
   assert.equal(m.status, 200, m.text);
-  const ev = await until(async () => (await allEvents(d, `&task_id=${s.id}`)).find((e) => e.type === 'task.status' && e.data.restack), 'the restack event', 30_000);
+  const ev = await restackEvent(d, s.id);
   assert.equal(ev.data.restack.status, 'restacked', JSON.stringify(ev.data.restack));
   assert.equal(ev.data.restack.task_id, a.id);
   const main = git(repo, 'rev-parse', 'main');
@@ -152,15 +162,11 @@ test('a stacked task is restacked onto its base once the task it stacks on merge
 
 test('a restack that conflicts: a task.status event with the files, the branch and base as they were, no rebase left', async (t) => {
   const d = await daemon();
-  const { repo, task } = await project(t, d);
-  const a = await task('bottom');
-  commitFile(a.wt, 'g.txt', 'g of the bottom\n');
-  const s = await task('stacked', { base: a.branch });
-  const tip = commitFile(s.wt, 'f.txt', 'stacked\ntwo\nthree\n');
+  const { repo, a, s, tip } = await stackedPair(t, d, ['g.txt', 'g of the bottom\n'], ['f.txt', 'stacked\ntwo\nthree\n']);
   commitFile(repo, 'f.txt', 'main\ntwo\nthree\n');
   const m = await d.socket('POST', `/api/tasks/${a.id}/merge`, { body: {} });
   assert.equal(m.status, 200, m.text);
-  const ev = await until(async () => (await allEvents(d, `&task_id=${s.id}`)).find((e) => e.type === 'task.status' && e.data.restack), 'the restack event', 30_000);
+  const ev = await restackEvent(d, s.id);
   assert.equal(ev.data.restack.status, 'failed');
   assert.equal(ev.data.restack.code, 'CONFLICT');
   assert.deepEqual(ev.data.restack.files, ['f.txt']);
@@ -204,11 +210,7 @@ test('grove task new --after ID --prompt P: the task and its waiting session; --
 
 test('a restack waits for the agent session of the stacked task to end, then happens', async (t) => {
   const d = await daemon();
-  const { repo, task } = await project(t, d);
-  const a = await task('bottom');
-  commitFile(a.wt, 'a.txt', 'a\n');
-  const s = await task('stacked', { base: a.branch });
-  const tip = commitFile(s.wt, 's.txt', 's\n');
+  const { repo, a, s, tip } = await stackedPair(t, d, ['a.txt', 'a\n'], ['s.txt', 's\n']);
   const g = gate(t);
   const run = await d.socket('POST', `/api/tasks/${s.id}/sessions`, { body: { prompt: `wait:${g.path}` } });
   assert.equal(run.status, 201, run.text);
@@ -220,7 +222,7 @@ test('a restack waits for the agent session of the stacked task to end, then hap
   assert.equal((await d.socket('GET', `/api/tasks/${s.id}`)).json.base, a.branch);
   g.release();
   await waitSessionEnd(d, run.json.id);
-  const ev = await until(async () => (await allEvents(d, `&task_id=${s.id}`)).find((e) => e.type === 'task.status' && e.data.restack), 'the restack event', 30_000);
+  const ev = await restackEvent(d, s.id);
   assert.equal(ev.data.restack.status, 'restacked');
   assert.equal(git(s.wt, 'rev-parse', 'HEAD^'), git(repo, 'rev-parse', 'main'));
 });
