@@ -8,7 +8,7 @@ import { once } from '../runtime/once.ts';
 import type { Listen } from '../runtime/signal.ts';
 import type { Ask } from '../sessions/start.ts';
 import type { SessionRecord } from '../store/sessions.ts';
-import { retryWhenUnreachable } from '../store/store.ts';
+import { retryWhenUnreachable, StoreUnreachableError } from '../store/store.ts';
 import type { StoredTask, TasksTable } from '../store/tasks.ts';
 import type { Result } from '../../workers/result.ts';
 
@@ -54,20 +54,36 @@ function lost(t: StoredTask | null): boolean {
 export function createDependencies(deps: DependenciesDeps) {
   const { tasks, sessions, hostId, log } = deps;
   // A restack that failed, by task, with the parent's merge it was tried after: it is tried
-  // again after that parent's next merge or a restart, not on every event.
+  // again after that parent's next merge, the task's next session end (its work may be committed
+  // or fixed by then) or a restart, not on every event.
   const failed = new Map<string, string>();
   let dirty = false;
   let sweeping: Promise<void> | null = null;
   let closed = false;
 
+  // One task's restack or one session's start: its failure is logged and is no other's; only an
+  // unreachable store ends the sweep (it is tried again once the store answers).
+  async function alone(what: object, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      if (err instanceof StoreUnreachableError) throw err;
+      log.error({ err, ...what }, 'a dependency step failed');
+    }
+  }
+
   async function restackAll(): Promise<void> {
     for (const s of await tasks.stackedOnMerged(hostId)) {
       if (failed.get(s.id) === s.merged_commit) continue;
-      const res = await deps.restack(s.id, { id: s.parent, branch: s.parent_branch, base: s.parent_base }).catch((err: unknown) => {
-        if (!(err instanceof GroveError)) throw err;
-        return { ok: false as const, code: err.code, message: err.detail };
+      await alone({ task: s.id, after: s.parent }, async () => {
+        // Failed until it goes through: a throw is not tried again on every event either.
+        failed.set(s.id, s.merged_commit);
+        const res = await deps.restack(s.id, { id: s.parent, branch: s.parent_branch, base: s.parent_base }).catch((err: unknown) => {
+          if (!(err instanceof GroveError)) throw err;
+          return { ok: false as const, code: err.code, message: err.detail };
+        });
+        if (res === 'running' || res.ok) failed.delete(s.id);
       });
-      if (res !== 'running' && !res.ok) failed.set(s.id, s.merged_commit);
     }
   }
 
@@ -93,7 +109,7 @@ export function createDependencies(deps: DependenciesDeps) {
 
   async function sweepOnce(): Promise<void> {
     await restackAll();
-    for (const rec of await sessions.waitingForTasks(hostId)) await settle(rec);
+    for (const rec of await sessions.waitingForTasks(hostId)) await alone({ session: rec.id }, () => settle(rec));
   }
 
   // One sweep at a time; a wake during one makes one more.
@@ -142,7 +158,9 @@ export function createDependencies(deps: DependenciesDeps) {
   }
 
   const stop = deps.committed.onAnyChange((e) => {
-    if (wakes(e)) void sweep();
+    if (!wakes(e)) return;
+    if (e.type === 'session.status' && e.task_id !== null) failed.delete(e.task_id);
+    void sweep();
   });
 
   return {
