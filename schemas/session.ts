@@ -69,6 +69,9 @@ export const Session = Type.Object(
     timed_out: Type.Boolean({ description: 'killed because it ran longer than timeout_s' }),
     waiting: Type.Union([Type.Literal('approval'), Type.Null()], { description: 'approval: one of its approvals waits for the person (DESIGN §15)' }),
     turn: Type.Union([TurnRef, Type.Null()], { description: "the turn recorded at its end (DESIGN §17): an agent session's whose worktree was there; else null" }),
+    after: Type.Union([Type.Array(Id), Type.Null()], {
+      description: 'a first session made with its task (DESIGN §17): the tasks it waits for to merge while queued ([]: its task\'s setup only); else null',
+    }),
   },
   { $id: 'Session' },
 );

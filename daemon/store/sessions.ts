@@ -51,8 +51,6 @@ export interface SessionRecord extends Session {
   deadline: string | null;
   /** the request's approval_timeout_s (DESIGN §15), or null: the project's or the user's applies */
   approval_timeout_s: number | null;
-  /** a first session made with its task (DESIGN §17): the tasks it waits for while queued; else null */
-  after: string[] | null;
 }
 
 function toRecord(r: Row): SessionRecord {
@@ -94,7 +92,7 @@ function toRecord(r: Row): SessionRecord {
 
 // The API's view of a session: the bookkeeping columns stay inside.
 export function publicSession(s: SessionRecord): Session {
-  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, args: _e, deadline: _f, approval_timeout_s: _g, after: _h, ...pub } = s;
+  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, args: _e, deadline: _f, approval_timeout_s: _g, ...pub } = s;
   return pub;
 }
 

@@ -71,6 +71,7 @@ test('a task after two others: made at once, its session queued until both merge
   const s = c.json.session;
   assert.equal(s.status, 'queued');
   assert.equal(s.task_id, c.json.id);
+  assert.deepEqual(s.after, [a.id, b.id], 'what it waits for');
   assert.equal((await session(d, s.id)).status, 'queued');
 
   await landed(d, a, 'a.txt');
