@@ -227,3 +227,18 @@ test('a restack waits for the agent session of the stacked task to end, then hap
   assert.equal(ev.data.restack.status, 'restacked');
   assert.equal(git(s.wt, 'rev-parse', 'HEAD^'), git(repo, 'rev-parse', 'main'));
 });
+
+test('wait:false with a setup: 202, the session queued while the task sets up, started once it is ready', async (t) => {
+  const d = await daemon();
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture', setup: ['echo prepared > prepared.txt'] }) } });
+  const p = await addProject(d, repo);
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: p.id, name: 'set up first', wait: false, session: { prompt: 'echo:after setup' } } });
+  assert.equal(r.status, 202, r.text);
+  assert.equal(r.json.status, 'setting_up');
+  assert.equal(r.json.session.status, 'queued');
+  assert.deepEqual(r.json.session.after, []);
+  await waitSessionEnd(d, r.json.session.id);
+  assert.equal((await session(d, r.json.session.id)).status, 'exited');
+  assert.ok(existsSync(path.join(repo, r.json.worktree_path, 'prepared.txt')), 'its setup ran');
+  assert.deepEqual((await allLines(d, r.json.session.id)).map((l) => l.text), ['after setup']);
+});
