@@ -101,7 +101,7 @@ export function createDependencies(deps: DependenciesDeps) {
     }
     const waiting = after.filter((a) => a.task!.merged_at === null).map((a) => a.id);
     if (waiting.length > 0 || task.status === 'setting_up') {
-      log.info({ session: rec.id, task: rec.task_id, waiting, setting_up: task.status === 'setting_up' }, 'session still waits');
+      log.debug({ session: rec.id, task: rec.task_id, waiting, setting_up: task.status === 'setting_up' }, 'session still waits');
       return;
     }
     await sessions.startWaiting(rec);
