@@ -48,9 +48,10 @@ function lost(t: StoredTask | null): boolean {
 
 // Dependencies between tasks (DESIGN §17): a task made with its first session, which waits
 // `queued` until every task of `after` has merged; and stacked tasks restacked once the task
-// they are stacked on merges. "Merged" is the task's `merged_at`, which every landing sets
-// (merge, a landing recovered at start, the merge queue) with its `task.merged` event. The
-// owner of the waiting task (its worktree's host) acts; every host's events wake it.
+// they are stacked on merges. "Merged" is the task's `merged_at`, which a landing sets through
+// tasks.markMerged with its `task.merged` event (merge, a landing recovered at start; the merge
+// queue lands through it too). The owner of the waiting task (its worktree's host) acts; every
+// host's events wake it.
 export function createDependencies(deps: DependenciesDeps) {
   const { tasks, sessions, hostId, log } = deps;
   // A restack that failed, by task, with the parent's merge it was tried after: it is tried
