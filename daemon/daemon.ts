@@ -45,6 +45,7 @@ import { createPlacement } from './hosts/placement.ts';
 import { commandsTable } from './store/commands.ts';
 import { hostname } from 'node:os';
 import { createEventBus } from './events/bus.ts';
+import { createDependencies } from './tasks/dependencies.ts';
 import { createEventFeed } from './events/feed.ts';
 import { createTeamReader, type TeamReader } from './events/team.ts';
 import { createTeamWakes } from './store/wakes.ts';
@@ -193,6 +194,20 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     await tasks.recover(hostId);
     await sessions.reattach(hostId);
     await approvals.recover();
+    // Waiting first sessions and stacked tasks (DESIGN §17): what merged or was archived while
+    // this daemon was down is acted on now, and every host's events wake it from here on.
+    const dependencies = createDependencies({
+      tasks: taskRows,
+      getProject: projects.get,
+      create: tasks.create,
+      restack: tasks.review.restack,
+      sessions,
+      committed: bus.committed,
+      hostId,
+      log: child('dependencies'),
+    });
+    started.push({ name: 'dependencies', close: () => dependencies.close() });
+    await dependencies.start();
     // After recovery: slots a stop left half made are failed by then, and are made again.
     await tasks.warm.start();
     // After the landing journal put right what a stop cut short: the merge queues go on (DESIGN §17).
@@ -246,7 +261,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       }),
       ...poolRoutes({ warm: tasks.warm }),
       ...queueRoutes({ queue: mergeQueue }),
-      ...taskRoutes({ tasks, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
+      ...taskRoutes({ tasks, create: dependencies.create, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalRoutes({ approvals }),
       ...eventRoutes({ feed }),

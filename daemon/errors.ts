@@ -56,6 +56,9 @@ export const ERRORS = {
   UNSUPPORTED_FILE: { status: 409, title: 'The worktree holds a file git cannot read' },
   // Not in DESIGN §4's table (§17 asks a 404): a turn the task does not have, in ?from=/?to= or a restore.
   TURN_NOT_FOUND: { status: 404, title: 'The task has no such turn' },
+  // Not in DESIGN §4's table (§17 asks a 422): `after` names a task that does not exist or is
+  // archived unmerged; the detail names it.
+  AFTER_INVALID: { status: 422, title: 'A task to wait for cannot merge' },
   INTERNAL: { status: 500, title: 'Internal error' },
   // Not in DESIGN §4's table: a review or landing git ran past its bound (git_timeout_s, or
   // setup_timeout_s for a commit and its hooks) and was stopped; the detail names which.

@@ -69,6 +69,9 @@ export const Session = Type.Object(
     timed_out: Type.Boolean({ description: 'killed because it ran longer than timeout_s' }),
     waiting: Type.Union([Type.Literal('approval'), Type.Null()], { description: 'approval: one of its approvals waits for the person (DESIGN §15)' }),
     turn: Type.Union([TurnRef, Type.Null()], { description: "the turn recorded at its end (DESIGN §17): an agent session's whose worktree was there; else null" }),
+    after: Type.Union([Type.Array(Id), Type.Null()], {
+      description: 'a first session made with its task (DESIGN §17): the tasks it waits for to merge while queued ([]: its task\'s setup only); else null',
+    }),
   },
   { $id: 'Session' },
 );
@@ -87,8 +90,8 @@ export const MAX_SEQ = 2147483647;
 // A longer prompt could only make a session that fails to start (E2BIG). The route checks the
 // UTF-8 size; the character limit here is the same number. A blank prompt asks the agent nothing:
 // it is refused, not sent (a session without a prompt leaves the field out).
-const Prompt = Type.String({ maxLength: MAX_ARG_BYTES, pattern: '^\\s*[^\\u0000\\s][^\\u0000]*$', description: 'at most 128 KiB of UTF-8, not blank' });
-const Args = Type.Array(Type.String({ maxLength: 65536, pattern: '^[^\\u0000]*$' }), { maxItems: 256 });
+export const Prompt = Type.String({ maxLength: MAX_ARG_BYTES, pattern: '^\\s*[^\\u0000\\s][^\\u0000]*$', description: 'at most 128 KiB of UTF-8, not blank' });
+export const Args = Type.Array(Type.String({ maxLength: 65536, pattern: '^[^\\u0000]*$' }), { maxItems: 256 });
 
 export const CreateSession = Type.Object(
   {

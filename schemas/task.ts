@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, TEXT_PATTERN, UUID_PATTERN } from './common.ts';
 import { OutputLine } from './output.ts';
+import { CreateSession, Prompt, Session } from './session.ts';
 
 export const TaskStatus = Type.Union([
   Type.Literal('setting_up'),
@@ -38,6 +39,10 @@ export type Task = Static<typeof Task>;
 export const TaskList = Type.Array(Task);
 export type TaskList = Static<typeof TaskList>;
 
+// POST /api/tasks with `session` (DESIGN §17): the task and its first session as it then was.
+export const CreatedTask = Type.Object({ ...Task.properties, session: Type.Optional(Session) }, { $id: 'CreatedTask' });
+export type CreatedTask = Static<typeof CreatedTask>;
+
 // No leading '-' (never an option to git), no control characters or lone surrogates (as in
 // TEXT_PATTERN); git's own rules come after.
 const REF_INPUT = '^(?!-)[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$';
@@ -49,6 +54,15 @@ export const CreateTask = Type.Object(
     base: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: REF_INPUT })),
     branch: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: REF_INPUT })),
     wait: Type.Optional(Type.Boolean()),
+    after: Type.Optional(
+      Type.Array(Id, { minItems: 1, maxItems: 100, uniqueItems: true, description: 'with session: the tasks that must merge before that session starts (DESIGN §17)' }),
+    ),
+    session: Type.Optional(
+      Type.Object(
+        { ...CreateSession.properties, prompt: Prompt },
+        { additionalProperties: false, description: "the task's first session: queued at once, started once the task is ready and every task of `after` has merged" },
+      ),
+    ),
   },
   { additionalProperties: false, $id: 'CreateTask' },
 );

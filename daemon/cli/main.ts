@@ -54,6 +54,7 @@ const OPTIONS = {
   'acp-mode': { type: 'string' },
   repository: { type: 'string' },
   host: { type: 'string' },
+  after: { type: 'string' },
 } as const;
 
 // Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove

@@ -10,6 +10,9 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
   project rm <id|name>                     remove a project (its repository is untouched)
   task new <project> <name> [--base R] [--branch B] [--no-wait] [--progress]
                                            (setup progress is shown on a terminal, or with --progress)
+  task new <project> <name> --prompt P [--agent A] [--mode M] [--after ID[,ID…]]
+                                           with its first session, which waits until every task of
+                                           --after has merged
   task new --repository URL <name> [--host H] [--base R] [--branch B] [--no-wait]
                                            on a team: on the online host with that repository and
                                            the fewest running sessions, or on host H (this --host,

@@ -9,7 +9,7 @@ import type { ProjectPool } from '../../schemas/pool.ts';
 import type { CreateProject, Project } from '../../schemas/project.ts';
 import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult } from '../../schemas/review.ts';
 import { OUTPUT_PAGE_MAX, type AgentList, type CreateMessage, type CreateSession, type KillResult, type OutputPage, type Service, type Session } from '../../schemas/session.ts';
-import type { CreateTaskBody, Task, TaskSetup } from '../../schemas/task.ts';
+import type { CreatedTask, CreateTaskBody, Task, TaskSetup } from '../../schemas/task.ts';
 import { sse, type SseEvent } from './sse.ts';
 import type { Body, Transport } from './transport.ts';
 
@@ -53,7 +53,7 @@ export function calls(api: Transport) {
     pool: (projectId: string) => api.call<ProjectPool>('GET', `/api/projects/${q(projectId)}/pool`),
     conflicts: (projectId: string) => api.call<ConflictList>('GET', `/api/projects/${q(projectId)}/conflicts`),
     tasks: (filter: { project_id?: string } = {}) => api.call<Task[]>('GET', `/api/tasks${query(filter)}`),
-    createTask: (body: CreateTaskBody) => api.call<Task>('POST', '/api/tasks', body),
+    createTask: (body: CreateTaskBody) => api.call<CreatedTask>('POST', '/api/tasks', body),
     task: (id: string) => api.call<Task>('GET', `/api/tasks/${q(id)}`),
     setup: (taskId: string) => api.call<TaskSetup>('GET', `/api/tasks/${q(taskId)}/setup`),
     services: (taskId: string) => api.call<Service[]>('GET', `/api/tasks/${q(taskId)}/services`),

@@ -1,7 +1,7 @@
 import { IdParams } from '../../schemas/common.ts';
 import { Type } from '@sinclair/typebox';
 import { Changes, ChangesQuery, CommitBody, CommitResult, ConflictList, DiffQuery, MergeBody, MergeResult, parseSide, PushBody, PushResult, RestoreBody, RestoreResult, TurnList } from '../../schemas/review.ts';
-import { CreateTaskBody, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
+import { CreatedTask, type CreateTask, CreateTaskBody, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
 import { route, type Route } from '../http/route.ts';
 import { wantsEventStream, writeSse } from '../http/sse.ts';
 import type { TaskService } from '../tasks/service.ts';
@@ -14,7 +14,13 @@ function rangeOf(q: { from?: string | undefined; to?: string | undefined }) {
 }
 
 // /api/tasks: thin adapters from HTTP to the task service.
-export function taskRoutes(deps: { tasks: TaskService; setupWakes: Pick<TeamWakes, 'watch'>; place: (body: CreateTaskBody) => Promise<CreateTaskBody> }): Route[] {
+export function taskRoutes(deps: {
+  tasks: TaskService;
+  /** creation with a first session that may wait for other tasks (DESIGN §17) */
+  create: (input: CreateTask) => Promise<{ status: 201 | 202; task: CreatedTask }>;
+  setupWakes: Pick<TeamWakes, 'watch'>;
+  place: (body: CreateTaskBody) => Promise<CreateTaskBody>;
+}): Route[] {
   const { tasks, setupWakes } = deps;
   return [
     route({
@@ -30,15 +36,15 @@ export function taskRoutes(deps: { tasks: TaskService; setupWakes: Pick<TeamWake
       path: '/api/tasks',
       owner: 'project',
       ownerIn: 'body',
-      summary: 'Create a task: branch, worktree, ports, setup; by project_id, or by repository on the host placement picks (DESIGN §14.2)',
+      summary: 'Create a task: branch, worktree, ports, setup; by project_id, or by repository on the host placement picks (DESIGN §14.2); with `session` its first session, queued until every task of `after` has merged (DESIGN §17)',
       body: CreateTaskBody,
-      responses: { 201: Task, 202: Task },
-      errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND', 'REPO_LOCKED', 'GIT_TIMEOUT'],
+      responses: { 201: CreatedTask, 202: CreatedTask },
+      errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND', 'REPO_LOCKED', 'GIT_TIMEOUT', 'AFTER_INVALID', 'AGENT_REQUIRED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED'],
       place: deps.place,
       handler: async ({ body }) => {
         // place() gave a project_id to a body that had a repository instead.
         const { repository: _r, host: _h, project_id, ...rest } = body;
-        const { status, task } = await tasks.create({ ...rest, project_id: project_id! });
+        const { status, task } = await deps.create({ ...rest, project_id: project_id! });
         return { status, body: task };
       },
     }),

@@ -45,7 +45,8 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
       const conversation = await sessions.listConversation(conversationId);
       if (conversation.some((s) => isLive(s.status))) return;
       const head = conversation.find((s) => s.status === 'queued');
-      if (!head) return;
+      // A first session that waits for tasks to merge is started by the dependencies (DESIGN §17).
+      if (!head || head.after !== null) return;
       const wait = head.not_before !== null ? Date.parse(head.not_before) - Date.now() : 0;
       if (wait > 0) {
         const timer = setTimeout(() => void next(conversationId), Math.min(wait, MAX_DELAY_MS));
@@ -123,6 +124,7 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
   return {
     send,
     next,
+    fail,
     // Runs `fn` in the conversation's turn: decisions that look at its busy sessions (a take-over).
     turn: <T>(conversationId: string, fn: () => Promise<T>) => turns.run(conversationId, fn),
     resumeAll,

@@ -13,7 +13,7 @@ import { createKill } from './kill.ts';
 import { createLive, type SessionSignals } from './live.ts';
 import { createReattach } from './reattach.ts';
 import { findSession } from './record.ts';
-import { createStart } from './start.ts';
+import { createStart, type Ask } from './start.ts';
 
 // Agent sessions for the routes and the daemon: reads here, each verb in its own module.
 export function createSessionService(deps: SessionServiceDeps) {
@@ -117,6 +117,29 @@ export function createSessionService(deps: SessionServiceDeps) {
     },
 
     create: starter.start,
+    planFirst: starter.planFirst,
+
+    // The first session of a task made with it (DESIGN §17): recorded `queued` at once, with the
+    // tasks it waits for; the dependencies start it (startWaiting) or end it (failWaiting).
+    async queueFirst(taskId: string, ask: Ask, after: string[]): Promise<Session> {
+      const { resume: _, ...fields } = ask;
+      const rec = await sessions.insert({ id: ask.conversation_id, task_id: taskId, command: [], ...fields, after }, 'queued');
+      log.info({ session: rec.id, task: taskId, after }, 'session queued until its tasks merge');
+      return publicSession(rec);
+    },
+    waitingForTasks: (hostId: string) => sessions.waitingForTasks(hostId),
+    async startWaiting(rec: SessionRecord): Promise<void> {
+      const { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id, parent_id } = rec;
+      try {
+        const at = await starter.place(rec.task_id);
+        await starter.launch(rec.id, at, { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id, parent_id, resume: null }, { queued: true });
+      } catch (err) {
+        if (!(err instanceof GroveError)) throw err;
+        if (await starter.archiving(rec.task_id)) return conversations.fail(rec, `cancelled: ${err.detail}`, 'killed');
+        return conversations.fail(rec, err.detail);
+      }
+    },
+    failWaiting: (rec: SessionRecord, reason: string) => conversations.fail(rec, reason),
     send: conversations.send,
     takeover: interactive.takeover,
     endInteractive: interactive.end,

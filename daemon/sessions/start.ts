@@ -187,17 +187,28 @@ export function createStart(deps: StartDeps) {
 
   // A new session, which starts a conversation: the agent and the mode named by the body, else by
   // .grove.json, else by the user config (the mode else `edit`); the time limit likewise.
-  async function start(taskId: string, input: CreateSession): Promise<Session> {
-    const at = await place(taskId);
-    const agent = input.agent ?? at.config.agent ?? deps.defaultAgent;
+  function askOf(config: ProjectConfig, input: CreateSession, id: string): Ask {
+    const agent = input.agent ?? config.agent ?? deps.defaultAgent;
     if (agent === undefined) {
       throw new GroveError('AGENT_REQUIRED', 'no agent given, and neither the project (.grove.json "agent") nor the user config ("default_agent") names one');
     }
+    const mode: Mode = input.mode ?? config.mode ?? deps.defaultMode ?? 'edit';
+    const timeout = input.timeout_s ?? config.timeout_s ?? deps.defaultTimeoutS ?? null;
+    return { agent, mode, prompt: input.prompt ?? null, args: input.args ?? [], timeout_s: timeout, approval_timeout_s: input.approval_timeout_s ?? null, conversation_id: id, parent_id: null, resume: null };
+  }
+
+  async function start(taskId: string, input: CreateSession): Promise<Session> {
+    const at = await place(taskId);
     const id = randomUUID();
-    const mode: Mode = input.mode ?? at.config.mode ?? deps.defaultMode ?? 'edit';
-    const timeout = input.timeout_s ?? at.config.timeout_s ?? deps.defaultTimeoutS ?? null;
-    const ask: Ask = { agent, mode, prompt: input.prompt ?? null, args: input.args ?? [], timeout_s: timeout, approval_timeout_s: input.approval_timeout_s ?? null, conversation_id: id, parent_id: null, resume: null };
-    return publicSession((await launch(id, at, ask, { queued: false }))!);
+    return publicSession((await launch(id, at, askOf(at.config, input, id), { queued: false }))!);
+  }
+
+  // The first session of a task made with it (DESIGN §17), checked against the project's config
+  // before anything is made: its agent named and installed, its mode one the agent has.
+  function planFirst(projectPath: string, input: CreateSession): Ask {
+    const ask = askOf(deps.configs.load(projectPath), input, randomUUID());
+    commandOf(ask);
+    return ask;
   }
 
   // Starts a service of the task's `.grove.json` (DESIGN §10): a session of kind `service`, its
@@ -219,7 +230,7 @@ export function createStart(deps: StartDeps) {
     });
   }
 
-  return { start, startService, launch, admit, archiving, place, commandOf };
+  return { start, planFirst, startService, launch, admit, archiving, place, commandOf };
 }
 
 export type Starter = ReturnType<typeof createStart>;

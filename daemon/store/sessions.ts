@@ -37,6 +37,7 @@ interface Row {
   approval_timeout_s: number | null;
   waiting: 'approval' | null;
   turn: TurnRef | null;
+  after_tasks: string[] | null;
 }
 
 export interface SessionRecord extends Session {
@@ -85,6 +86,7 @@ function toRecord(r: Row): SessionRecord {
     args: r.args,
     deadline: iso(r.deadline),
     approval_timeout_s: r.approval_timeout_s,
+    after: r.after_tasks,
   };
 }
 
@@ -110,6 +112,8 @@ export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 
   deadline?: string | null;
   not_before?: string | null;
   approval_timeout_s?: number | null;
+  /** queued until these tasks have merged (DESIGN §17) */
+  after?: string[];
 };
 
 // What a launched queued session gets: its command and process.
@@ -119,8 +123,8 @@ export type Launch = Pick<SessionRecord, 'command' | 'agent_session_id' | 'deadl
 const RETURNING = 'RETURNING *, (SELECT t.project_id FROM tasks t WHERE t.id = sessions.task_id) AS project_id';
 
 const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start, conversation_id, parent_id,
-  agent_session_id, args, timeout_s, deadline, not_before, kind, approval_timeout_s, host_id)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+  agent_session_id, args, timeout_s, deadline, not_before, kind, approval_timeout_s, after_tasks, host_id)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
     (SELECT host_id FROM tasks WHERE id = $2)) ${RETURNING}`;
 
 type Changed = Row & { project_id: string };
@@ -148,7 +152,7 @@ export type ReadingChange = Extract<EventType, 'session.result' | 'session.limit
 function insertParams(s: NewSession, status: SessionStatus): unknown[] {
   return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
     s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent',
-    s.approval_timeout_s ?? null];
+    s.approval_timeout_s ?? null, s.after === undefined ? null : JSON.stringify(s.after)];
 }
 
 // The sessions and session_lines tables and every query on them; every change of a session is
@@ -191,6 +195,11 @@ export function sessionsTable(db: Db, events: EventsTable) {
     async queuedConversations(hostId: string): Promise<string[]> {
       const { rows } = await db.query<{ conversation_id: string }>(`SELECT DISTINCT conversation_id FROM sessions WHERE status = 'queued' AND host_id = $1`, [hostId]);
       return rows.map((r) => r.conversation_id);
+    },
+    // A host's first sessions that wait for tasks to merge (DESIGN §17), oldest first.
+    async waitingForTasks(hostId: string): Promise<SessionRecord[]> {
+      const { rows } = await db.query<Row>(`SELECT * FROM sessions WHERE status = 'queued' AND after_tasks IS NOT NULL AND host_id = $1 ORDER BY created_at, id`, [hostId]);
+      return rows.map(toRecord);
     },
     async get(id: string): Promise<SessionRecord | null> {
       const { rows } = await db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);

@@ -79,14 +79,14 @@ function toTask(r: Row): StoredTask {
 export type NewTask = Omit<Task, 'host_id' | 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit' | 'pooled'>;
 
 // The task as the API shows it, read inside a transaction, and the event that says it changed.
-async function recordTask(tx: Db, record: RecordEvent, view: TaskView, type: Extract<EventType, `task.${string}`>, id: string): Promise<void> {
+async function recordTask(tx: Db, record: RecordEvent, view: TaskView, type: Extract<EventType, `task.${string}`>, id: string, extra: object = {}): Promise<void> {
   const { rows } = await tx.query<Row & { project_path: string }>(
     `${SELECT_WITH_PROJECT} WHERE t.id = $1 AND ${TASKS_ONLY}`,
     [id],
   );
   const row = rows[0];
   if (!row) return;
-  await record({ type, project_id: row.project_id, task_id: id, data: view(toTask(row), row.project_path) });
+  await record({ type, project_id: row.project_id, task_id: id, data: { ...view(toTask(row), row.project_path), ...extra } });
 }
 
 // The tasks table and every query on it; every change is recorded as an event with it (DESIGN §11).
@@ -134,6 +134,31 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
     // event, so that what shows its changes reads them again.
     async recordRestored(id: string): Promise<void> {
       await events.tx((tx, record) => recordTask(tx, record, view, 'task.status', id));
+    },
+    // Tasks of this host stacked on a task that has merged since they were made (DESIGN §17): their
+    // base is its branch. One made on a task that had merged already was stacked there on purpose.
+    async stackedOnMerged(hostId: string): Promise<{ id: string; parent: string; parent_branch: string; parent_base: string; merged_commit: string }[]> {
+      const { rows } = await db.query<{ id: string; parent: string; parent_branch: string; parent_base: string; merged_commit: string }>(
+        `SELECT s.id, p.id AS parent, p.branch AS parent_branch, p.base AS parent_base, p.merged_commit
+         FROM tasks s JOIN tasks p ON p.project_id = s.project_id AND p.id <> s.id AND p.slot IS NULL
+           AND (s.base = p.branch OR s.base = 'refs/heads/' || p.branch)
+         WHERE s.host_id = $1 AND s.status IN ('ready', 'setup_failed') AND s.slot IS NULL AND p.merged_commit IS NOT NULL
+           AND p.merged_at > s.created_at
+         ORDER BY s.created_at, s.id`,
+        [hostId],
+      );
+      return rows;
+    },
+    // A restack (DESIGN §17) moved the task onto its parent's base: the task's base is that base now.
+    async restacked(id: string, base: string, baseCommit: string, extra: object): Promise<void> {
+      await events.tx(async (tx, record) => {
+        await tx.query('UPDATE tasks SET base = $2, base_commit = $3 WHERE id = $1', [id, base, baseCommit]);
+        await recordTask(tx, record, view, 'task.status', id, extra);
+      });
+    },
+    // A restack that could not be done (a conflict): the task as it is, with what stopped it.
+    async recordRestackFailed(id: string, extra: object): Promise<void> {
+      await events.tx((tx, record) => recordTask(tx, record, view, 'task.status', id, extra));
     },
     async countLive(projectId: string): Promise<number> {
       const { rows } = await db.query<{ n: number }>(

@@ -7,7 +7,7 @@ import { GroveError } from '../errors.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import { createKeyedLimiter } from '../runtime/limiter.ts';
 import type { TasksTable } from '../store/tasks.ts';
-import type { Fail } from '../../workers/result.ts';
+import type { Fail, Result } from '../../workers/result.ts';
 import type { LandingJournal } from '../journal/landing.ts';
 import { touching, type Landings } from './landings.ts';
 import { fromWorker, timeBound, type Pool, type RunBound } from './pool.ts';
@@ -152,6 +152,31 @@ export function createReview(deps: ReviewDeps) {
           });
           if (!res.ok) throw fromWorker(res);
           return { base: res.base, commit: res.commit, strategy: res.strategy };
+        }),
+      );
+    },
+    // A restack (DESIGN §17): the task stacked on `parent`'s branch, which has merged, rebased
+    // onto parent's base with the rebase above (its commits only, not the parent's), and its base
+    // made that base. Not while an agent session of it runs ('running': it is done when that ends).
+    // A conflict leaves the branch as it was; both are told as a task.status event with `restack`.
+    async restack(id: string, parent: { id: string; branch: string; base: string }): Promise<'running' | Result<{ head: string; onto: string }>> {
+      const { project, worktree } = await worktreeOf(id);
+      return deps.gate.admit(id, () =>
+        deps.perTask.run(id, async () => {
+          if ((await deps.runningAgent(id)) !== null) return 'running' as const;
+          await landings.settle(touching(id, worktree));
+          const file = deps.landingJournal.fileFor(id, 'rebase');
+          const input = { worktree, base: parent.base, upstream: parent.branch, intent: { file, task: id, repo: project.path } };
+          const res = await landings.run(file, () => pool.run('rebaseTask', input, bound('the restack', undefined)), (r) => r.ok || r.code === 'CONFLICT');
+          const about = { task_id: parent.id, branch: parent.branch, onto: parent.base };
+          if (res.ok) {
+            await deps.tasks.restacked(id, parent.base, res.onto, { restack: { status: 'restacked', ...about, head: res.head } });
+            deps.log.info({ task: id, onto: parent.base, after: parent.id }, 'task restacked onto its merged parent\'s base');
+          } else {
+            await deps.tasks.recordRestackFailed(id, { restack: { status: 'failed', ...about, code: res.code, message: res.message, files: res.files ?? [] } });
+            deps.log.warn({ task: id, code: res.code, message: res.message }, 'restack failed; the branch is as it was');
+          }
+          return res;
         }),
       );
     },

@@ -8,6 +8,9 @@ import { dirtyFiles, gitOut, resolveBase } from './snapshot.ts';
 export interface RebaseInput {
   worktree: string;
   base: string;
+  /** a restack (DESIGN §17): only the commits not on this ref (the merged task's branch the task
+   * was stacked on) are replayed onto `base`, so a squashed or rebased landing of it is not replayed */
+  upstream?: string;
   /** where to record the rebase before git runs (daemon/journal/landing.ts); the daemon ends it */
   intent?: { file: string; task: string; repo: string };
 }
@@ -17,7 +20,7 @@ export const NO_EDITOR = { GIT_EDITOR: 'true', GIT_SEQUENCE_EDITOR: 'true' };
 
 // POST /api/tasks/:id/rebase: the task's branch onto its base's tip, in its worktree. A conflict
 // aborts the rebase: the branch, its worktree and index are as they were, and the files are named.
-export async function rebaseTask(input: RebaseInput, signal?: AbortSignal): Promise<Result<{ head: string }>> {
+export async function rebaseTask(input: RebaseInput, signal?: AbortSignal): Promise<Result<{ head: string; onto: string }>> {
   const { worktree } = input;
   const dirty = await dirtyFiles(worktree, { untracked: true, signal });
   if (!dirty.ok) return dirty;
@@ -35,10 +38,16 @@ export async function rebaseTask(input: RebaseInput, signal?: AbortSignal): Prom
     const unrecorded = recordIntent(file, intent);
     if (unrecorded) return unrecorded;
   }
-  const r = await git(worktree, ['rebase', '--quiet', '--no-autostash', tip.tip], { env: NO_EDITOR, signal });
+  let onto = [tip.tip];
+  if (input.upstream !== undefined) {
+    const upstream = await resolveBase(worktree, input.upstream, signal);
+    if (!upstream.ok) return upstream;
+    onto = ['--onto', tip.tip, upstream.tip];
+  }
+  const r = await git(worktree, ['rebase', '--quiet', '--no-autostash', ...onto], { env: NO_EDITOR, signal });
   if (r.exitCode === 0) {
     const head = await gitOut(worktree, ['rev-parse', 'HEAD'], { signal });
-    return head.ok ? { ok: true, head: head.out.trim() } : head;
+    return head.ok ? { ok: true, head: head.out.trim(), onto: tip.tip } : head;
   }
   // The abort runs under the same bound: it writes the files back, and a filter may hang there
   // too. A rebase that was stopped (its bound, its client gone) is not aborted here: its intent

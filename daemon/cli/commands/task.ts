@@ -21,6 +21,15 @@ export const commands: Record<string, Command> = {
     const body: CreateTaskBody = p ? { project_id: p.id, name } : { repository: repository as string, name, ...(typeof host === 'string' ? { host } : {}) };
     if (typeof c.values.base === 'string') body.base = c.values.base;
     if (typeof c.values.branch === 'string') body.branch = c.values.branch;
+    // Its first session (DESIGN §17), waiting for the tasks of --after to merge.
+    const after = str(c.values.after);
+    if (after !== undefined && typeof c.values.prompt !== 'string') usage('--after needs --prompt: the session that waits for those tasks');
+    if (typeof c.values.prompt === 'string') {
+      body.session = { prompt: c.values.prompt };
+      if (typeof c.values.agent === 'string') body.session.agent = c.values.agent;
+      if (typeof c.values.mode === 'string') body.session.mode = c.values.mode as NonNullable<CreateTaskBody['session']>['mode'];
+      if (after !== undefined) body.after = after.split(',').map((x) => x.trim()).filter(Boolean);
+    }
     // Progress (the setup's commands and output as they run) on a terminal, or when asked.
     const progress = !c.values['no-wait'] && !c.json && (process.stderr.isTTY || c.values.progress === true);
     if (c.values['no-wait'] || progress) body.wait = false;
@@ -33,7 +42,8 @@ export const commands: Record<string, Command> = {
       err(`task ${t.name}${on}: branch ${t.branch}, worktree ${path.join(where.path, t.worktree_path)}`);
       t = await followSetup(c, t.id, err);
     }
-    print(c, t, () => `task ${t.name} (${t.id}) is ${t.status}${on}: branch ${t.branch}, worktree ${path.join(where.path, t.worktree_path)}`);
+    const first = t.session ? `\nsession ${t.session.id} (${t.session.agent}) ${t.session.status}${body.after ? ` until ${body.after.join(', ')} merged` : ''}` : '';
+    print(c, t, () => `task ${t.name} (${t.id}) is ${t.status}${on}: branch ${t.branch}, worktree ${path.join(where.path, t.worktree_path)}${first}`);
     if (t.status === 'setup_failed') process.exitCode = EXIT.API;
   },
   async 'task ls'(c) {

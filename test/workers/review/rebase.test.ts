@@ -4,14 +4,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import { rebaseTask } from '../../../workers/review/rebase.ts';
-import { git, makeTempDir } from '../../helpers/git.ts';
+import { git, makeRepo, makeTempDir } from '../../helpers/git.ts';
 import { forkedTask } from '../../helpers/review.ts';
 
 test("rebase: the task's branch onto its base's tip, the intent recorded before git runs", async (t) => {
   const { repo, wt, head } = forkedTask(t, 'a.txt', 'b.txt');
   const file = path.join(makeTempDir(t), 'land', 'rebase-x.json');
   const res = await rebaseTask({ worktree: wt, base: 'main', intent: { file, task: 'x', repo } });
-  assert.deepEqual(res, { ok: true, head: git(wt, 'rev-parse', 'HEAD') });
+  assert.deepEqual(res, { ok: true, head: git(wt, 'rev-parse', 'HEAD'), onto: git(repo, 'rev-parse', 'main') });
   assert.equal(git(wt, 'rev-parse', 'HEAD~1'), git(repo, 'rev-parse', 'main'), 'on the tip');
   assert.equal(git(wt, 'rev-parse', '--abbrev-ref', 'HEAD'), 'grove/x');
   assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { kind: 'rebase', task: 'x', repo, worktree: wt, branch: 'refs/heads/grove/x', head, onto: git(repo, 'rev-parse', 'main') });
@@ -31,4 +31,32 @@ test('rebase: uncommitted work is WORKTREE_DIRTY; a conflict is aborted, named, 
   assert.equal(git(clash.wt, 'status', '--porcelain'), '');
   assert.equal(existsSync(git(clash.wt, 'rev-parse', '--path-format=absolute', '--git-path', 'rebase-merge')), false, 'no rebase left in progress');
   assert.deepEqual(await rebaseTask({ worktree: clash.wt, base: 'nope' }).then((r) => !r.ok && r.code), 'BASE_NOT_FOUND');
+});
+
+test('rebase with upstream (a restack): only the commits past upstream are replayed, so a squashed parent is not replayed', async (t) => {
+  const repo = makeRepo(t, { files: { 'a.txt': 'a\n' } });
+  // The parent: two commits on x.txt, landed on main as one squashed commit.
+  git(repo, 'checkout', '-q', '-b', 'parent');
+  for (const text of ['1\n', '2\n']) {
+    writeFileSync(path.join(repo, 'x.txt'), text);
+    git(repo, 'add', 'x.txt');
+    git(repo, 'commit', '-qm', `x ${text.trim()}`);
+  }
+  git(repo, 'checkout', '-q', 'main');
+  const wt = path.join(makeTempDir(t), 'wt');
+  git(repo, 'worktree', 'add', '-q', '-b', 'grove/stacked', wt, 'parent');
+  writeFileSync(path.join(wt, 's.txt'), 's\n');
+  git(wt, 'add', 's.txt');
+  git(wt, 'commit', '-qm', 'stacked work');
+  git(repo, 'merge', '-q', '--squash', 'parent');
+  git(repo, 'commit', '-qm', 'parent squashed');
+
+  // Without upstream the parent's first commit is replayed onto its squash, and conflicts.
+  const plain = await rebaseTask({ worktree: wt, base: 'main' });
+  assert.equal(!plain.ok && plain.code, 'CONFLICT');
+  const res = await rebaseTask({ worktree: wt, base: 'main', upstream: 'parent' });
+  assert.ok(res.ok, JSON.stringify(res));
+  assert.equal(git(wt, 'rev-parse', 'HEAD~1'), git(repo, 'rev-parse', 'main'));
+  assert.equal(git(wt, 'log', '--format=%s', 'main..HEAD'), 'stacked work');
+  assert.equal(git(wt, 'show', 'HEAD:x.txt'), '2');
 });
