@@ -148,7 +148,8 @@ export function createDependencies(deps: DependenciesDeps) {
     for (const id of after ?? []) {
       const t = await tasks.get(id);
       if (t === null) throw new GroveError('AFTER_INVALID', `after names task ${id}, which does not exist`);
-      if (lost(t)) throw new GroveError('AFTER_INVALID', `after names task ${t.name} (${id}), which is archived without having merged: it never will`);
+      // Archived, merged or not: an unmerged one never will merge, a merged one is nothing to wait for.
+      if (t.status === 'archived') throw new GroveError('AFTER_INVALID', `after names task ${t.name} (${id}), which is archived: only a live task can be waited for`);
     }
     const { status, task } = await deps.create(taskInput);
     const queued = await sessions.queueFirst(task.id, ask, after ?? []);

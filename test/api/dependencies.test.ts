@@ -114,16 +114,21 @@ test('one task of after archived unmerged: the waiting session ends failed, nami
   assert.match(line.text, new RegExp(`task abandoned one \\(${b.id}\\) was archived without being merged`));
 });
 
-test('bad input: unknown or archived-unmerged tasks in after 422, after without session 400, a bad agent 422; nothing made', async (t) => {
+test('bad input: unknown or archived tasks in after 422, after without session 400, a bad agent 422; nothing made', async (t) => {
   const d = await daemon();
   const { repo, p, task } = await project(t, d);
   const gone = await task('gone');
   assert.equal((await d.socket('DELETE', `/api/tasks/${gone.id}`)).status, 200);
+  // Merged, then archived: nothing to wait for, and the issue's bad input says 422 for it too.
+  const done = await task('done');
+  await landed(d, done, 'done.txt');
+  assert.equal((await d.socket('DELETE', `/api/tasks/${done.id}`)).status, 200);
   const before = { tasks: (await d.socket('GET', `/api/tasks?project_id=${p.id}`)).json.length, branches: git(repo, 'branch', '--list'), worktrees: readdirSync(path.join(repo, '.grove', 'worktrees')) };
   const unknown = '00000000-0000-4000-8000-00000000abcd';
   const cases: [object, number, string, RegExp?][] = [
     [{ after: [unknown], session: { prompt: 'echo:x' } }, 422, 'AFTER_INVALID', new RegExp(unknown)],
-    [{ after: [gone.id], session: { prompt: 'echo:x' } }, 422, 'AFTER_INVALID', /gone .*archived without having merged/],
+    [{ after: [gone.id], session: { prompt: 'echo:x' } }, 422, 'AFTER_INVALID', /gone .*is archived/],
+    [{ after: [done.id], session: { prompt: 'echo:x' } }, 422, 'AFTER_INVALID', /done .*is archived/],
     [{ after: [unknown] }, 400, 'VALIDATION_FAILED'],
     [{ after: [], session: { prompt: 'echo:x' } }, 400, 'VALIDATION_FAILED'],
     [{ session: {} }, 400, 'VALIDATION_FAILED'],
