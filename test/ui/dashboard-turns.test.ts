@@ -48,7 +48,11 @@ test('the task page in Chromium: turns appear live as sessions end; two turns or
   await changes.getByLabel('From').selectOption('base');
   await changes.getByRole('status').filter({ hasText: '1 files changed from the base to turn 1' }).waitFor();
   await changes.locator('.diff tr.add', { hasText: 'one' }).waitFor();
-  await changes.getByLabel('To').selectOption('work');
+  // One turn against the work as it is now.
+  await turns.getByRole('button', { name: 'Turn 1 vs the work' }).click();
+  await changes.getByRole('status').filter({ hasText: '1 files changed from turn 1 to the work' }).waitFor();
+  await changes.locator('.diff tr.add', { hasText: 'two' }).waitFor();
+  await changes.getByLabel('From').selectOption('base');
   await changes.getByRole('status').filter({ hasText: 'commits ahead of' }).waitFor();
 
   // While an agent runs, Restore is disabled and says why.
