@@ -13,6 +13,7 @@ import { commands as service } from './commands/service.ts';
 import { commands as session } from './commands/session.ts';
 import { commands as status } from './commands/status.ts';
 import { commands as task } from './commands/task.ts';
+import { commands as turns } from './commands/turns.ts';
 import { connect, endpoint, remoteUnreachable } from './connect.ts';
 import type { Command, TeamView } from './ctx.ts';
 import { CliError, EXIT } from './errors.ts';
@@ -20,7 +21,7 @@ import { teamView } from './lookup.ts';
 import { usage, USAGE } from './usage.ts';
 
 // The command table: words → handler.
-const COMMANDS: Record<string, Command> = { ...status, ...project, ...task, ...session, ...service, ...approvals, ...review, ...events, ...host };
+const COMMANDS: Record<string, Command> = { ...status, ...project, ...task, ...session, ...service, ...approvals, ...review, ...turns, ...events, ...host };
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -55,6 +56,8 @@ const OPTIONS = {
   repository: { type: 'string' },
   host: { type: 'string' },
   after: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
 } as const;
 
 // Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove

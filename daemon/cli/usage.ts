@@ -34,8 +34,13 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
   approve <id> [--remember session|project] [--answer TEXT]
                                            allow it (a question: answered with --answer)
   deny <id> [-m why]                       deny it, telling the agent why
-  changes <task>                           what the task changed: committed, uncommitted, untracked
-  diff <task> [path]                       its diff against the merge-base (paged and coloured on a terminal)
+  changes <task> [--from X] [--to Y]       what the task changed: committed, uncommitted, untracked; with
+                                           --from/--to between two ends: base, work, turn:N (or N)
+  diff <task> [--from X] [--to Y] [path]   its diff against the merge-base, or between X and Y (paged and
+                                           coloured on a terminal)
+  turns <task>                             its turns: the worktree's state saved as each agent session ended
+  restore <task> <n>                       its files and index as in turn n (the state before is saved as a
+                                           turn: restore that to undo); refused while an agent runs
   commit <task> -m <message>               commit everything uncommitted in its worktree
   rebase <task>                            its branch onto its base's tip
   merge <task> [--squash|--ff] [-m <msg>]  its branch into its base branch

@@ -7,7 +7,7 @@ import type { Host } from '../../schemas/host.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { CreateProject, Project } from '../../schemas/project.ts';
-import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult } from '../../schemas/review.ts';
+import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult, RestoreResult, TurnList } from '../../schemas/review.ts';
 import { OUTPUT_PAGE_MAX, type AgentList, type CreateMessage, type CreateSession, type KillResult, type OutputPage, type Service, type Session } from '../../schemas/session.ts';
 import type { CreatedTask, CreateTaskBody, Task, TaskSetup } from '../../schemas/task.ts';
 import { sse, type SseEvent } from './sse.ts';
@@ -19,6 +19,12 @@ const query = (values: Record<string, string | number | boolean | undefined>) =>
   const s = new URLSearchParams(Object.entries(values).flatMap(([k, v]): Array<[string, string]> => (v === undefined ? [] : [[k, String(v)]]))).toString();
   return s === '' ? '' : `?${s}`;
 };
+
+// The two ends changes and diff compare (DESIGN §17): base, work or turn:N; either left out is the default.
+export interface Range {
+  from?: string;
+  to?: string;
+}
 
 export interface EventFilter {
   project_id?: string;
@@ -57,14 +63,17 @@ export function calls(api: Transport) {
     task: (id: string) => api.call<Task>('GET', `/api/tasks/${q(id)}`),
     setup: (taskId: string) => api.call<TaskSetup>('GET', `/api/tasks/${q(taskId)}/setup`),
     services: (taskId: string) => api.call<Service[]>('GET', `/api/tasks/${q(taskId)}/services`),
-    changes: (taskId: string) => api.call<Changes>('GET', `/api/tasks/${q(taskId)}/changes`),
+    /** from the merge-base to the work, or between `from` and `to` (base, work, turn:N) */
+    changes: (taskId: string, range: Range = {}) => api.call<Changes>('GET', `/api/tasks/${q(taskId)}/changes${query({ ...range })}`),
+    turns: (taskId: string) => api.call<TurnList>('GET', `/api/tasks/${q(taskId)}/turns`),
+    restore: (taskId: string, turn: number) => api.call<RestoreResult>('POST', `/api/tasks/${q(taskId)}/restore`, { turn }),
     commit: (taskId: string, message: string) => api.call<CommitResult>('POST', `/api/tasks/${q(taskId)}/commit`, { message }),
     rebase: (taskId: string) => api.call<Task>('POST', `/api/tasks/${q(taskId)}/rebase`),
     merge: (taskId: string, body: MergeBody) => api.call<MergeResult>('POST', `/api/tasks/${q(taskId)}/merge`, body),
     push: (taskId: string, remote?: string) => api.call<PushResult>('POST', `/api/tasks/${q(taskId)}/push`, remote === undefined ? {} : { remote }),
     removeTask: (taskId: string, force = false) => api.call<Task>('DELETE', `/api/tasks/${q(taskId)}${force ? '?force=true' : ''}`),
     /** the diff's text as it comes; its headers say whether it was cut */
-    diff: (taskId: string, path?: string) => api.stream(`/api/tasks/${q(taskId)}/diff${query({ path })}`),
+    diff: (taskId: string, path?: string, range: Range = {}) => api.stream(`/api/tasks/${q(taskId)}/diff${query({ path, ...range })}`),
     sessions: (taskId: string, filter: { conversation_id?: string } = {}) => api.call<Session[]>('GET', `/api/tasks/${q(taskId)}/sessions${query(filter)}`),
     startSession: (taskId: string, body: CreateSession) => api.call<Session>('POST', `/api/tasks/${q(taskId)}/sessions`, body),
     /** a follow-up in the session's conversation: the session that runs it */

@@ -5,7 +5,7 @@ import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import { ApprovalDecision } from '../../schemas/approval.ts';
 import { UUID_PATTERN } from '../../schemas/common.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
-import { CommitBody, MergeBody } from '../../schemas/review.ts';
+import { ChangesQuery, CommitBody, MergeBody, RestoreBody } from '../../schemas/review.ts';
 import { CreateMessage, CreateSession, MAX_SEQ, OUTPUT_PAGE_MAX, type Session } from '../../schemas/session.ts';
 import { CreateTask } from '../../schemas/task.ts';
 import { denialSummary } from '../../schemas/denials.ts';
@@ -184,23 +184,44 @@ export const TOOLS: Tool[] = [
   },
   {
     name: 'get_changes',
-    description: "What a task changed since it branched from its base: files added, modified, deleted, renamed or untracked, committed or not, with line counts; commits ahead and behind.",
-    input: input({ task_id: TaskId }),
+    description:
+      "What a task changed since it branched from its base: files added, modified, deleted, renamed or untracked, committed or not, with line counts; commits ahead and behind. With from/to (base, work or turn:N from list_turns): the files changed between those two states.",
+    input: input({ task_id: TaskId, ...ChangesQuery.properties }),
     readOnly: true,
     destructive: false,
-    run: (api, a) => api.changes(a.task_id),
+    run: (api, { task_id, ...range }) => api.changes(task_id, range),
   },
   {
     name: 'get_diff',
-    description: "The unified diff of a task's changes against its merge-base (uncommitted and untracked included), or of one file with `path`.",
-    input: input({ task_id: TaskId, path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: "one file's path in the worktree" })) }),
+    description:
+      "The unified diff of a task's changes against its merge-base (uncommitted and untracked included), or of one file with `path`; with from/to (base, work or turn:N from list_turns), between those two states.",
+    input: input({ task_id: TaskId, path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: "one file's path in the worktree" })), ...ChangesQuery.properties }),
     readOnly: true,
     destructive: false,
-    run: async (api, a) => {
+    run: async (api, { task_id, path, ...range }) => {
       let text = '';
-      for await (const chunk of await api.diff(a.task_id, a.path)) text += chunk.toString('utf8');
+      for await (const chunk of await api.diff(task_id, path, range)) text += chunk.toString('utf8');
       return text;
     },
+  },
+  {
+    name: 'list_turns',
+    description:
+      "A task's turns, oldest first: the worktree's whole state (committed, uncommitted, untracked) saved when each agent session ended (session_id), or before a restore (restored: the turn it restored). n is what get_changes and get_diff take as turn:N and restore_turn takes; files: how many files differ from the turn before.",
+    input: input({ task_id: TaskId }),
+    readOnly: true,
+    destructive: false,
+    run: (api, a) => api.turns(a.task_id),
+  },
+  {
+    name: 'restore_turn',
+    description:
+      "Make a task's files and index those of turn `turn` (from list_turns). The state before is first saved as a new turn (answered as `saved`: restore it to undo); the branch never moves. Refused with SESSION_RUNNING while an agent of the task runs.",
+    input: input({ task_id: TaskId, ...RestoreBody.properties }),
+    readOnly: false,
+    // Undoable: what it replaces is saved as a turn first.
+    destructive: false,
+    run: (api, a) => api.restore(a.task_id, a.turn),
   },
   {
     name: 'commit_task',

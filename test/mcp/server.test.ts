@@ -4,39 +4,17 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { addProject, DAEMON_ENTRY, makeHome, ROOT, stopProcess } from '../helpers/daemon.ts';
+import { call, mcp } from '../helpers/mcp.ts';
 import { git, makeRepo } from '../helpers/git.ts';
 import { gate, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], interactive: [STREAM, '--resume', '{session}'], format: 'claude' } } };
-const CHANGING = ['create_task', 'start_session', 'send_message', 'commit_task', 'merge_task', 'archive_task', 'kill_session', 'respond_to_approval'];
-const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'list_approvals', 'conflicts'];
+const CHANGING = ['create_task', 'start_session', 'send_message', 'restore_turn', 'commit_task', 'merge_task', 'archive_task', 'kill_session', 'respond_to_approval'];
+const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'list_turns', 'list_approvals', 'conflicts'];
 // The tests that need a daemon share one, each with a project of its own.
 const daemon = sharedAgentDaemon(config);
-
-// `grove mcp` as a child process, driven by the SDK's own client over stdio.
-async function mcp(t: test.TestContext, home: string, args: string[] = []): Promise<Client> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [DAEMON_ENTRY, 'mcp', ...args], env: { ...(process.env as Record<string, string>), GROVE_HOME: home }, stderr: 'pipe' });
-  const client = new Client({ name: 'grove-test', version: '1' });
-  await client.connect(transport);
-  t.after(() => client.close());
-  return client;
-}
-
-// A tool's answer: its JSON (or text), or its error's code and detail.
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
-  const r: any = await client.callTool({ name, arguments: args });
-  const text = r.content.map((c: any) => c.text).join('');
-  if (r.isError) return { error: r.structuredContent, text };
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
 
 // First on the file's daemon: list_projects answers this test's project alone.
 test('grove mcp: the tools and their schemas; a task from creation to archive through them; errors with their codes', async (t) => {

@@ -5,16 +5,16 @@ import { deniedCount, describeDenial } from '../../schemas/denials.ts';
 import { MODES } from '../../schemas/modes.ts';
 import type { AgentList, ServiceList, Session } from '../../schemas/session.ts';
 import { isBusy } from '../../schemas/session-status.ts';
-import type { Changes, CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
+import type { CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
 import type { Task, TaskSetup } from '../../schemas/task.ts';
-import { api, ApiError, apiText, HOST, messageOf } from './api.ts';
+import { api, ApiError, HOST, messageOf } from './api.ts';
 import { Approvals } from './approval.tsx';
 import { markSeen } from './attention.ts';
-import { DiffView } from './diff.tsx';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useLive, useLoad } from './hooks.ts';
 import { hostOf, type Live } from './live.ts';
 import { OutputView } from './output.tsx';
+import { Review } from './review.tsx';
 
 
 export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
@@ -441,55 +441,6 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
         </button>
         <FormError error={error} fields={['prompt']} codes={['RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED']} />
       </form>
-    </section>
-  );
-}
-
-// What the task changed against its base, file by file, with the diff.
-function Review({ task, sessions }: { task: Task; sessions: Session[] }) {
-  return task.status === 'ready' ? <ChangesPanel task={task} sessions={sessions} /> : null;
-}
-
-function ChangesPanel({ task, sessions }: { task: Task; sessions: Session[] }) {
-  // Again after each session ends or a merge: that is when the worktree moves.
-  const key = `${task.merged_at}|${sessions.filter((s) => s.ended_at).length}`;
-  const changes = useLoad(() => api<Changes>('GET', `/api/tasks/${task.id}/changes`), [task.id, key]);
-  const diff = useLoad(() => apiText('GET', `/api/tasks/${task.id}/diff`), [task.id, key]);
-  const [split, setSplit] = useState(false);
-  const c = changes.value;
-  return (
-    <section class="panel changes" aria-busy={changes.loading || diff.loading}>
-      <h2>Changes</h2>
-      <div class="toolbar">
-        <button type="button" onClick={() => (changes.reload(), diff.reload())}>
-          Refresh
-        </button>
-        <label>
-          <input type="checkbox" checked={split} onChange={(e) => setSplit((e.currentTarget as HTMLInputElement).checked)} /> side by side
-        </label>
-      </div>
-      {changes.error ? <p class="form-error">{messageOf(changes.error)}</p> : null}
-      {c ? (
-        <>
-          <p class="muted small">
-            {c.ahead} commits ahead of {c.base}, {c.behind} behind; {c.uncommitted} uncommitted files
-          </p>
-          <table class="files">
-            <tbody>
-              {c.files.map((f) => (
-                <tr key={f.path}>
-                  <td class={`fstatus ${f.status}`}>{f.status}</td>
-                  <td class="mono">{f.old_path ? `${f.old_path} → ${f.path}` : f.path}</td>
-                  <td class="ok mono">+{f.additions}</td>
-                  <td class="bad mono">−{f.deletions}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {c.files.length === 0 ? <p class="muted">{task.merged_at ? 'Merged: nothing left to land.' : 'No changes yet.'}</p> : null}
-        </>
-      ) : null}
-      {diff.value ? <DiffView text={diff.value} split={split} /> : null}
     </section>
   );
 }

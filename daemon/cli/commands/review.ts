@@ -6,14 +6,19 @@ import { table } from '../format.ts';
 import { task } from '../lookup.ts';
 import { colourDiff, page } from '../render.ts';
 import { usage } from '../usage.ts';
+import { range } from './turns.ts';
 
 export const commands: Record<string, Command> = {
   async changes(c) {
     const t = await task(c, arg(c, 0, 'task'));
-    const ch = await c.api.changes(t.id);
+    const r = range(c);
+    const ch = await c.api.changes(t.id, r);
+    const between = r.from !== undefined || r.to !== undefined;
     print(c, ch, () =>
       [
-        `${t.branch}: ${ch.ahead} commit(s) ahead of ${ch.base}, ${ch.behind} behind; ${ch.uncommitted} uncommitted file(s)`,
+        between
+          ? `${t.branch}: ${ch.files.length} file(s) changed from ${r.from ?? 'base'} to ${r.to ?? 'work'}`
+          : `${t.branch}: ${ch.ahead} commit(s) ahead of ${ch.base}, ${ch.behind} behind; ${ch.uncommitted} uncommitted file(s)`,
         table(
           ch.files.map((f) => ({ ...f, path: f.old_path ? `${f.old_path} → ${f.path}` : f.path, lines: f.binary ? 'binary' : `+${f.additions} -${f.deletions}` })),
           ['status', 'lines', 'path'],
@@ -23,7 +28,7 @@ export const commands: Record<string, Command> = {
   },
   async diff(c) {
     const t = await task(c, arg(c, 0, 'task'));
-    const res = await c.api.diff(t.id, c.positionals[1] || undefined);
+    const res = await c.api.diff(t.id, c.positionals[1] || undefined, range(c));
     const chunks: Buffer[] = [];
     for await (const chunk of res) chunks.push(chunk);
     const text = Buffer.concat(chunks).toString('utf8');
