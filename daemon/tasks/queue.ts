@@ -106,7 +106,12 @@ export function createMergeQueue(deps: QueueDeps) {
     // The check's process group is kept while it runs: a start after a kill stops what is left.
     let pids: Promise<void> = Promise.resolve();
     const keepPid = (pid: number | null, start: string | null) =>
-      (pids = pids.then(() => queue.setCheckPid(task.id, pid, start)).catch((err: unknown) => log.warn({ err, task: task.id }, 'recording a check\'s process failed')));
+      (pids = pids
+        .then(() => queue.setCheckPid(task.id, pid, start))
+        .then(() => {
+          if (pid !== null) log.debug({ task: task.id, pid }, "a check's process is recorded");
+        })
+        .catch((err: unknown) => log.warn({ err, task: task.id }, 'recording a check\'s process failed')));
     port1.on('message', (m: SetupMessage) => {
       if (m.type === 'done') return sawDone();
       if (m.type === 'spawned') keepPid(m.pid, m.pid_start);

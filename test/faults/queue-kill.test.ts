@@ -27,6 +27,8 @@ test('daemon killed with SIGKILL mid-check: the next start stops the check it le
   await enqueue(d1, project.id, { task_id: first.id });
   await enqueue(d1, project.id, { task_id: second.id });
   await g.entered();
+  // A kill before the check's process is in the store would leave it to no one: wait for that.
+  await d1.waitForLog((l) => l.msg === "a check's process is recorded" && l.task === first.id);
   const check = pidsWorkingIn(path.resolve(first.wt));
   assert.ok(check.length > 0, 'the check runs in the worktree');
   assert.equal(await d1.stop('SIGKILL'), 'SIGKILL');
