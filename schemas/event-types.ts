@@ -17,6 +17,8 @@ export const EVENT_TYPES = [
   'queue.added',
   'queue.landed',
   'queue.failed',
+  // Not in DESIGN §17's list: a task taken out of the queue (DELETE), so that boards drop it.
+  'queue.removed',
   'host.online',
   'host.offline',
 ] as const;

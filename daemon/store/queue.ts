@@ -47,7 +47,7 @@ export interface Failure {
 }
 
 // The merge queue (DESIGN §17): every change is recorded with its event (queue.added,
-// queue.landed, queue.failed) in the same transaction.
+// queue.landed, queue.failed, queue.removed) in the same transaction.
 export function queueTable(db: Db, events: EventsTable) {
   async function entry(tx: Db, taskId: string): Promise<QueueEntry | null> {
     const { rows } = await tx.query<Row>(`${WITH_POSITION} WHERE q.task_id = $1`, [taskId]);
@@ -74,12 +74,15 @@ export function queueTable(db: Db, events: EventsTable) {
       });
     },
     // Takes the entry out unless it is landing: 'removed', 'landing', or null when not queued.
+    // Its event (queue.removed, with the entry as it was) lets the boards that show it drop it.
     async remove(taskId: string): Promise<'removed' | 'landing' | null> {
-      return db.transaction(async (tx) => {
+      return events.tx(async (tx, record) => {
         const { rows } = await tx.query<{ state: QueueState }>('SELECT state FROM queue_entries WHERE task_id = $1 FOR UPDATE', [taskId]);
         if (!rows[0]) return null;
         if (rows[0].state === 'landing') return 'landing';
+        const e = (await entry(tx, taskId))!;
         await tx.query('DELETE FROM queue_entries WHERE task_id = $1', [taskId]);
+        await record({ type: 'queue.removed', project_id: e.project_id, task_id: taskId, data: { ...e, state: 'removed' } });
         return 'removed';
       });
     },

@@ -169,7 +169,9 @@ test('bad input: unknown ids, another project, archived, queued twice, removing 
   g.release();
   await waitQueueEvent(d, a.id, 'queue.landed');
   assert.deepEqual((await d.socket('GET', `/api/projects/${p.id}/queue`)).json, []);
-  assert.deepEqual((await queueEvents(d, b.id)).map((e) => e.type), ['queue.added']);
+  const bEvents = await queueEvents(d, b.id);
+  assert.deepEqual(bEvents.map((e) => e.type), ['queue.added', 'queue.removed'], 'taken out, with its event');
+  assert.deepEqual([bEvents[1].data.task_id, bEvents[1].data.state, bEvents[1].data.base], [b.id, 'removed', 'main']);
 });
 
 test('fix: after 3 follow-ups that fix nothing the task stays out, tries spent; a task with no conversation is out at once', async (t) => {

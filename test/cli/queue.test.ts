@@ -89,6 +89,8 @@ test('grove queue: add prints the place, ls shows the queue in order, rm takes o
   const shown = await eventLines(d, tasks[1].id, /queue\.landed/);
   assert.match(shown, new RegExp(`queue\\.added task ${tasks[1].id.slice(0, 8)} queued on main at position 2 \\(merge\\)`));
   assert.match(shown, new RegExp(`queue\\.landed task ${tasks[1].id.slice(0, 8)} landed on main as ${landed[1].data.commit.slice(0, 12)} \\(merge, try 1\\)`));
+  const out = await eventLines(d, tasks[2].id, /queue\.removed/);
+  assert.match(out, new RegExp(`queue\\.removed task ${tasks[2].id.slice(0, 8)} taken out of the queue of main`));
 });
 
 test('grove queue: a failed check shows its reason and last line in queue ls and events; the fixed task lands', async (t) => {

@@ -24,7 +24,7 @@ async function queueFromPage(page: Page, base: string, task: any, strategy: stri
   return (await shown.textContent()) ?? '';
 }
 
-test('two tasks queued from their pages land in order on the board; a failing check shows its reason and output there', async (t) => {
+test('tasks queued from their pages land in order on the board, one taken out leaves it; a failing check shows its reason and output there', async (t) => {
   const d = await daemon();
   const held = gate(t);
   // `one` lands once the gate opens, so the board can be read meanwhile; `bad` fails its check.
@@ -32,7 +32,7 @@ test('two tasks queued from their pages land in order on the board; a failing ch
   const repo = makeRepo(t, { files: { 'f.txt': 'f\n', '.grove.json': JSON.stringify({ check: [check] }) } });
   const project = await addProject(d, repo);
   const tasks: Record<string, any> = {};
-  for (const name of ['one', 'two', 'bad']) {
+  for (const name of ['one', 'two', 'three', 'bad']) {
     tasks[name] = await newTask(d, project.id, repo, name);
     commitFile(tasks[name].wt, `${name}.txt`, `${name}\n`);
   }
@@ -50,15 +50,32 @@ test('two tasks queued from their pages land in order on the board; a failing ch
   assert.match(await queueFromPage(page, base, tasks.two, 'merge'), /^Queued: position 2 on main, waiting/);
   assert.equal(await page.getByRole('button', { name: 'Queue', exact: true }).isDisabled(), true, 'queued once');
 
-  // The board: both in order, the first landing (as loaded), the second waiting.
-  await page.goto(`${base}/#/projects/${project.id}`);
-  const board = page.locator('section.queue');
-  await board.locator('li[data-task="two"]').waitFor();
-  assert.deepEqual(await board.locator('ol li').evaluateAll((els) => els.map((e) => [(e as HTMLElement).dataset.task, (e as HTMLElement).dataset.state])), [
+  assert.match(await queueFromPage(page, base, tasks.three, 'ff'), /^Queued: position 3 on main/);
+
+  // The board, in a second page: in order, the first landing (as loaded), the others waiting.
+  const other = await openPage(t, await browser());
+  await other.page.goto(`${base}/#/projects/${project.id}`);
+  const rows = (p: Page) => p.locator('section.queue ol li').evaluateAll((els) => els.map((e) => [(e as HTMLElement).dataset.task, (e as HTMLElement).dataset.state]));
+  await other.page.locator('section.queue li[data-task="three"]').waitFor();
+  assert.deepEqual(await rows(other.page), [
+    ['one', 'landing'],
+    ['two', 'waiting'],
+    ['three', 'waiting'],
+  ]);
+  assert.match((await other.page.locator('section.queue li[data-task="one"]').textContent()) ?? '', /landing now.*squash, try 1/);
+  // Taken out on the task's page: the other page's board drops it (its queue.removed event).
+  await page.getByRole('button', { name: 'Leave the queue' }).click();
+  await page.getByRole('button', { name: 'Queue', exact: true }).and(page.locator(':enabled')).waitFor();
+  await other.page.locator('section.queue li[data-task="three"]').waitFor({ state: 'detached' });
+  assert.deepEqual(await rows(other.page), [
     ['one', 'landing'],
     ['two', 'waiting'],
   ]);
-  assert.match((await board.locator('li[data-task="one"]').textContent()) ?? '', /landing now.*squash, try 1/);
+  assert.deepEqual(other.errors, []);
+
+  await page.goto(`${base}/#/projects/${project.id}`);
+  const board = page.locator('section.queue');
+  await board.locator('li[data-task="two"]').waitFor();
 
   // Live: each leaves the board as it lands, and the queue is gone once empty.
   held.release();

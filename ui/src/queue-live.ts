@@ -45,7 +45,7 @@ export function queueFeed(state: () => QueueState, changed: () => void) {
     apply(e: GroveEvent): void {
       const failures = state().queueFailures;
       if (e.type === 'queue.failed') failures.set(e.task_id!, { ...(e.data as QueueFailure), at: e.at });
-      else if (e.type === 'queue.landed') failures.delete(e.task_id!);
+      else if (e.type === 'queue.landed' || e.type === 'queue.removed') failures.delete(e.task_id!);
       // Queued again after a fix: its failure stays shown until it lands or fails again.
       else if (e.type === 'queue.added' && failures.get(e.task_id!)?.state === 'out') failures.delete(e.task_id!);
       reload(e.project_id!);

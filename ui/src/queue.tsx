@@ -22,8 +22,6 @@ export function QueueAction({ live, task, disabled }: { live: Live; task: Task; 
   const [busy, setBusy] = useState(false);
   const [strategy, setStrategy] = useState('merge');
   const [fix, setFix] = useState(false);
-  // The removal has no event: the page is drawn again by hand.
-  const [, redraw] = useState(0);
   const entry = queuedOf(live, task);
   const failure = live.state.queueFailures.get(task.id);
   const queue = async () => {
@@ -44,9 +42,7 @@ export function QueueAction({ live, task, disabled }: { live: Live; task: Task; 
     if (!confirm(`Take ${task.name} out of the merge queue?`)) return;
     setError(undefined);
     try {
-      await api('DELETE', `/api/projects/${task.project_id}/queue/${task.id}`);
-      live.state.queues.set(task.project_id, (live.state.queues.get(task.project_id) ?? []).filter((e) => e.task_id !== task.id));
-      redraw((n) => n + 1);
+      await api('DELETE', `/api/projects/${task.project_id}/queue/${task.id}`); // its queue.removed event redraws
     } catch (err) {
       setError(err);
     }
