@@ -87,17 +87,16 @@ export function describeEvent(e: GroveEvent): string {
 }
 
 // A merge queue event's entry (DESIGN §17): where it waits, what it landed as, or why it failed
-// and what follows (out of the queue, or a follow-up session to fix it).
+// (a conflict's reason names its files) and what follows (out of the queue, or a follow-up session to fix it).
 function describeQueued(type: string, d: any): string {
   const t = `task ${shortId(d.task_id ?? '')}`;
   if (type === 'queue.added') return `${t} queued on ${d.base} at position ${d.position} (${d.strategy}${d.fix ? ', fix' : ''})`;
   if (type === 'queue.landed') return `${t} landed on ${d.base} as ${String(d.commit).slice(0, 12)} (${d.strategy}, try ${d.tries})`;
   if (type === 'queue.removed') return `${t} taken out of the queue of ${d.base}`;
   if (type !== 'queue.failed') return t;
-  const files = d.files?.length ? ` in ${d.files.join(', ')}` : '';
   const last = d.output?.length ? ` (last line: ${d.output.at(-1)})` : '';
   const then = d.state === 'fixing' ? `fixing in session ${shortId(d.fix_session ?? '')}` : `out of the queue${d.note ? `: ${d.note}` : ''}`;
-  return `${t} failed to land on ${d.base}: ${d.reason}${files}${last}; ${then}`;
+  return `${t} failed to land on ${d.base}: ${d.reason}${last}; ${then}`;
 }
 
 // A diff coloured as git colours it: headers bold, hunks cyan, removals red, additions green.

@@ -10,10 +10,10 @@ import { usage } from '../usage.ts';
 const STRATEGIES: MergeStrategy[] = ['merge', 'squash', 'ff'];
 export const QUEUE_COLS = ['position', 'task', 'base', 'state', 'tries', 'strategy', 'reason'];
 
-// An entry as a row: the task by name, and why its last landing failed (with the conflicting
-// files, or the check's last line) where it did.
+// An entry as a row: the task by name, and why its last landing failed (a conflict's reason names
+// its files; a check's last line is added) where it did.
 function queueRow(e: QueueEntry, names: Map<string, string>): Record<string, unknown> {
-  const why = e.reason === null ? null : [e.reason, e.files?.length ? `files: ${e.files.join(', ')}` : '', e.output?.length ? `last line: ${e.output.at(-1)}` : ''].filter(Boolean).join('; ');
+  const why = e.reason === null ? null : e.output?.length ? `${e.reason}; last line: ${e.output.at(-1)}` : e.reason;
   return { ...e, task: names.get(e.task_id) ?? shortId(e.task_id), strategy: e.fix ? `${e.strategy}, fix` : e.strategy, reason: why };
 }
 
