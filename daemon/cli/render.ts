@@ -92,6 +92,7 @@ function describeQueued(type: string, d: any): string {
   const t = `task ${shortId(d.task_id ?? '')}`;
   if (type === 'queue.added') return `${t} queued on ${d.base} at position ${d.position} (${d.strategy}${d.fix ? ', fix' : ''})`;
   if (type === 'queue.landed') return `${t} landed on ${d.base} as ${String(d.commit).slice(0, 12)} (${d.strategy}, try ${d.tries})`;
+  if (type === 'queue.landing') return `${t} landing on ${d.base} (try ${d.tries})`;
   if (type === 'queue.removed') return `${t} taken out of the queue of ${d.base}`;
   if (type !== 'queue.failed') return t;
   const last = d.output?.length ? ` (last line: ${d.output.at(-1)})` : '';

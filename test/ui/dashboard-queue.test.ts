@@ -7,7 +7,6 @@ import { addProject, sharedDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
 import { commitFile, newTask, waitQueueEvent } from '../helpers/queue.ts';
 import { gate } from '../helpers/sessions.ts';
-import { until } from '../helpers/store.ts';
 
 // The merge queue on the dashboard (DESIGN §17): queued from a task's page, watched on the board.
 const browser = sharedBrowser();
@@ -46,13 +45,15 @@ test('tasks queued from their pages land in order on the board, one taken out le
 
   assert.match(await queueFromPage(page, base, tasks.one, 'squash'), /^Queued: position 1 on main/);
   assert.match(confirms[0]!, /^Queue grove\/one to land on main \(squash\)\?/);
-  await until(async () => (await d.socket('GET', `/api/projects/${project.id}/queue`)).json[0]?.state === 'landing', 'the first task landing');
+  // Its landing begins (queue.landing): the page says so, live.
+  await page.locator('.queue-action [role="status"]', { hasText: 'landing now' }).waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Leave the queue' }).count(), 0, 'not while it lands');
   assert.match(await queueFromPage(page, base, tasks.two, 'merge'), /^Queued: position 2 on main, waiting/);
   assert.equal(await page.getByRole('button', { name: 'Queue', exact: true }).isDisabled(), true, 'queued once');
 
   assert.match(await queueFromPage(page, base, tasks.three, 'ff'), /^Queued: position 3 on main/);
 
-  // The board, in a second page: in order, the first landing (as loaded), the others waiting.
+  // The board, in a second page: in order, the first landing, the others waiting.
   const other = await openPage(t, await browser());
   await other.page.goto(`${base}/#/projects/${project.id}`);
   const rows = (p: Page) => p.locator('section.queue ol li').evaluateAll((els) => els.map((e) => [(e as HTMLElement).dataset.task, (e as HTMLElement).dataset.state]));
