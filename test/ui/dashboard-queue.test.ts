@@ -12,13 +12,17 @@ import { gate } from '../helpers/sessions.ts';
 const browser = sharedBrowser();
 const daemon = sharedDaemon();
 
-// Queues the task from its page: the strategy, the confirmation, then its place shown.
-async function queueFromPage(page: Page, base: string, task: any, strategy: string): Promise<string> {
+// Queues the task from its page: the strategy, the confirmation.
+async function queueFromPage(page: Page, base: string, task: any, strategy: string): Promise<void> {
   await page.goto(`${base}/#/tasks/${task.id}`);
   await page.getByRole('heading', { name: task.name }).waitFor();
   await page.getByLabel('Queue strategy').selectOption(strategy);
   await page.getByRole('button', { name: 'Queue', exact: true }).click();
-  const shown = page.locator('.queue-action [role="status"]');
+}
+
+// What the task's page says of its place in the queue, once it says `what`.
+async function placeShown(page: Page, what: string): Promise<string> {
+  const shown = page.locator('.queue-action [role="status"]', { hasText: what });
   await shown.waitFor();
   return (await shown.textContent()) ?? '';
 }
@@ -43,15 +47,17 @@ test('tasks queued from their pages land in order on the board, one taken out le
   });
   const base = `http://127.0.0.1:${d.port}`;
 
-  assert.match(await queueFromPage(page, base, tasks.one, 'squash'), /^Queued: position 1 on main/);
+  await queueFromPage(page, base, tasks.one, 'squash');
   assert.match(confirms[0]!, /^Queue grove\/one to land on main \(squash\)\?/);
   // Its landing begins (queue.landing): the page says so, live.
-  await page.locator('.queue-action [role="status"]', { hasText: 'landing now' }).waitFor();
+  assert.match(await placeShown(page, 'landing now'), /^Queued: position 1 on main, landing now/);
   assert.equal(await page.getByRole('button', { name: 'Leave the queue' }).count(), 0, 'not while it lands');
-  assert.match(await queueFromPage(page, base, tasks.two, 'merge'), /^Queued: position 2 on main, waiting/);
+  await queueFromPage(page, base, tasks.two, 'merge');
+  assert.match(await placeShown(page, 'waiting'), /^Queued: position 2 on main, waiting/);
   assert.equal(await page.getByRole('button', { name: 'Queue', exact: true }).isDisabled(), true, 'queued once');
 
-  assert.match(await queueFromPage(page, base, tasks.three, 'ff'), /^Queued: position 3 on main/);
+  await queueFromPage(page, base, tasks.three, 'ff');
+  assert.match(await placeShown(page, 'waiting'), /^Queued: position 3 on main/);
 
   // The board, in a second page: in order, the first landing, the others waiting.
   const other = await openPage(t, await browser());
@@ -86,14 +92,15 @@ test('tasks queued from their pages land in order on the board, one taken out le
   assert.ok(landed[0].seq < landed[1].seq, 'landed in the order queued');
   assert.equal(git(repo, 'rev-parse', 'main'), landed[1].data.commit);
 
-  // A failing check: queued from its page, it shows on the board with its reason and output.
-  assert.match(await queueFromPage(page, base, tasks.bad, 'merge'), /^Queued: position 1 on main/);
+  // A failing check: queued from its page, it shows there and on the board with its reason and output.
+  await queueFromPage(page, base, tasks.bad, 'merge');
+  await page.locator('.queue-action .queue-failure', { hasText: 'bad: 1 test failed' }).waitFor({ timeout: 60_000 });
   await page.goto(`${base}/#/projects/${project.id}`);
   const out = board.locator('li[data-task="bad"][data-state="out"]');
   await out.waitFor({ timeout: 60_000 });
   assert.match((await out.locator('.queue-failure .bad').textContent()) ?? '', /^Failed to land: the check .* exited with 2$/);
   assert.equal(await out.locator('pre').textContent(), 'checking bad\nbad: 1 test failed');
-  // And on its page, where it can be queued again.
+  // Back on its page, it can be queued again.
   await page.goto(`${base}/#/tasks/${tasks.bad.id}`);
   await page.locator('.queue-action .queue-failure', { hasText: 'bad: 1 test failed' }).waitFor();
   assert.equal(await page.getByRole('button', { name: 'Queue', exact: true }).isDisabled(), false);

@@ -10,7 +10,7 @@ import type { QueueFailure } from './queue-live.ts';
 
 const STATES: Record<string, string> = { waiting: 'waiting', landing: 'landing now', fixing: 'being fixed', out: 'failed' };
 
-// The task's place in its queue, or its last failure there.
+// The task's entry in its project's queue, if it is queued.
 function queuedOf(live: Live, task: Task): QueueEntry | undefined {
   return live.state.queues.get(task.project_id)?.find((e) => e.task_id === task.id);
 }
@@ -29,9 +29,8 @@ export function QueueAction({ live, task, disabled }: { live: Live; task: Task; 
     setBusy(true);
     setError(undefined);
     try {
-      const e = await api<QueueEntry>('POST', `/api/projects/${task.project_id}/queue`, { task_id: task.id, strategy, fix });
-      // Shown at once; the queue.added event brings the same.
-      if (!queuedOf(live, task)) live.state.queues.set(task.project_id, [...(live.state.queues.get(task.project_id) ?? []), e]);
+      // Its place is shown from the queue.added event, as every page sees it.
+      await api<QueueEntry>('POST', `/api/projects/${task.project_id}/queue`, { task_id: task.id, strategy, fix });
     } catch (err) {
       setError(err);
     } finally {
