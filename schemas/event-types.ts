@@ -15,8 +15,12 @@ export const EVENT_TYPES = [
   'approval.requested',
   'approval.decided',
   'queue.added',
+  // Not in DESIGN §17's list: an entry's landing begins (rebase, checks, merge), so boards show it.
+  'queue.landing',
   'queue.landed',
   'queue.failed',
+  // Not in DESIGN §17's list: a task taken out of the queue (DELETE), so that boards drop it.
+  'queue.removed',
   'host.online',
   'host.offline',
 ] as const;

@@ -8,6 +8,7 @@ import { commands as events } from './commands/events.ts';
 import { commands as host } from './commands/host.ts';
 import { PLUMBING } from './commands/plumbing.ts';
 import { commands as project } from './commands/project.ts';
+import { commands as queue } from './commands/queue.ts';
 import { commands as review } from './commands/review.ts';
 import { commands as service } from './commands/service.ts';
 import { commands as session } from './commands/session.ts';
@@ -21,7 +22,7 @@ import { teamView } from './lookup.ts';
 import { usage, USAGE } from './usage.ts';
 
 // The command table: words → handler.
-const COMMANDS: Record<string, Command> = { ...status, ...project, ...task, ...session, ...service, ...approvals, ...review, ...turns, ...events, ...host };
+const COMMANDS: Record<string, Command> = { ...status, ...project, ...task, ...session, ...service, ...approvals, ...review, ...turns, ...queue, ...events, ...host };
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -58,6 +59,8 @@ const OPTIONS = {
   after: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
+  strategy: { type: 'string' },
+  fix: { type: 'boolean' },
 } as const;
 
 // Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove

@@ -75,6 +75,7 @@ export function describeEvent(e: GroveEvent): string {
   // `data` is the project, task, session or approval the event is about (the schema leaves it open).
   const d: any = e.data ?? {};
   if (e.type.startsWith('host.')) return `${e.at} ${e.seq} ${e.type} host ${d.name} ${d.online ? 'online' : 'offline'}`;
+  if (e.type.startsWith('queue.')) return `${e.at} ${e.seq} ${e.type} ${describeQueued(e.type, d)}`;
   const what = e.type.startsWith('project.')
     ? `project ${d.name}`
     : e.type.startsWith('approval.')
@@ -83,6 +84,20 @@ export function describeEvent(e: GroveEvent): string {
         ? `task ${d.name} ${d.status}${e.type === 'task.merged' ? ` (merged as ${String(d.merged_commit).slice(0, 12)})` : ''}`
         : `session ${shortId(d.id ?? '')} ${who(d)} ${d.status}${e.type === 'session.result' ? `: ${sessionRow(d).result}` : ''}${e.type === 'session.limit' ? ` until ${d.limit_resets_at}` : ''}${e.type === 'session.waiting' ? ` waiting: ${d.waiting ?? 'no'}` : ''}`;
   return `${e.at} ${e.seq} ${e.type} ${what}`;
+}
+
+// A merge queue event's entry (DESIGN §17): where it waits, what it landed as, or why it failed
+// (a conflict's reason names its files) and what follows (out of the queue, or a follow-up session to fix it).
+function describeQueued(type: string, d: any): string {
+  const t = `task ${shortId(d.task_id ?? '')}`;
+  if (type === 'queue.added') return `${t} queued on ${d.base} at position ${d.position} (${d.strategy}${d.fix ? ', fix' : ''})`;
+  if (type === 'queue.landed') return `${t} landed on ${d.base} as ${String(d.commit).slice(0, 12)} (${d.strategy}, try ${d.tries})`;
+  if (type === 'queue.landing') return `${t} landing on ${d.base} (try ${d.tries})`;
+  if (type === 'queue.removed') return `${t} taken out of the queue of ${d.base}`;
+  if (type !== 'queue.failed') return t;
+  const last = d.output?.length ? ` (last line: ${d.output.at(-1)})` : '';
+  const then = d.state === 'fixing' ? `fixing in session ${shortId(d.fix_session ?? '')}` : `out of the queue${d.note ? `: ${d.note}` : ''}`;
+  return `${t} failed to land on ${d.base}: ${d.reason}${last}; ${then}`;
 }
 
 // A diff coloured as git colours it: headers bold, hunks cyan, removals red, additions green.

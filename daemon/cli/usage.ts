@@ -45,6 +45,12 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
   rebase <task>                            its branch onto its base's tip
   merge <task> [--squash|--ff] [-m <msg>]  its branch into its base branch
   push <task> [--remote R]                 its branch, with upstream set
+  queue add <task> [--strategy merge|squash|ff] [--fix]
+                                           queue it to land on its base: rebased, checked (.grove.json check),
+                                           merged, one at a time; --fix: on a failure its conversation is told
+                                           what failed and it is queued again when that turn ends
+  queue ls [<project>]                     the merge queue in order (every project's without one)
+  queue rm <task>                          take it out of the merge queue (not while it lands)
   conflicts <project>                      which live tasks would conflict, with each other or their base
   pool <project>                           its warm pool: the tasks prepared ahead (.grove.json pool)
   events [--project P] [--task T]          every change as it happens (the last 10, then live)

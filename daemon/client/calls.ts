@@ -7,6 +7,7 @@ import type { Host } from '../../schemas/host.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { CreateProject, Project } from '../../schemas/project.ts';
+import type { QueueBody, QueueEntry } from '../../schemas/queue.ts';
 import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult, RestoreResult, TurnList } from '../../schemas/review.ts';
 import { OUTPUT_PAGE_MAX, type AgentList, type CreateMessage, type CreateSession, type KillResult, type OutputPage, type Service, type Session } from '../../schemas/session.ts';
 import type { CreatedTask, CreateTaskBody, Task, TaskSetup } from '../../schemas/task.ts';
@@ -58,6 +59,9 @@ export function calls(api: Transport) {
     project: (id: string) => api.call<Project>('GET', `/api/projects/${q(id)}`),
     pool: (projectId: string) => api.call<ProjectPool>('GET', `/api/projects/${q(projectId)}/pool`),
     conflicts: (projectId: string) => api.call<ConflictList>('GET', `/api/projects/${q(projectId)}/conflicts`),
+    queue: (projectId: string) => api.call<QueueEntry[]>('GET', `/api/projects/${q(projectId)}/queue`),
+    enqueue: (projectId: string, body: QueueBody) => api.call<QueueEntry>('POST', `/api/projects/${q(projectId)}/queue`, body),
+    dequeue: (projectId: string, taskId: string) => api.call<void>('DELETE', `/api/projects/${q(projectId)}/queue/${q(taskId)}`),
     tasks: (filter: { project_id?: string } = {}) => api.call<Task[]>('GET', `/api/tasks${query(filter)}`),
     createTask: (body: CreateTaskBody) => api.call<CreatedTask>('POST', '/api/tasks', body),
     task: (id: string) => api.call<Task>('GET', `/api/tasks/${q(id)}`),

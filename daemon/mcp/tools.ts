@@ -5,6 +5,7 @@ import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import { ApprovalDecision } from '../../schemas/approval.ts';
 import { UUID_PATTERN } from '../../schemas/common.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
+import { QueueBody } from '../../schemas/queue.ts';
 import { ChangesQuery, CommitBody, MergeBody, RestoreBody } from '../../schemas/review.ts';
 import { CreateMessage, CreateSession, MAX_SEQ, OUTPUT_PAGE_MAX, type Session } from '../../schemas/session.ts';
 import { CreateTask } from '../../schemas/task.ts';
@@ -238,6 +239,23 @@ export const TOOLS: Tool[] = [
     readOnly: false,
     destructive: true,
     run: (api, { task_id, ...body }) => api.merge(task_id, body),
+  },
+  {
+    name: 'queue_task',
+    description:
+      "Queue a task to land on its base branch through the project's merge queue: one at a time, each rebased onto the base's tip, checked with the project's check commands, then merged (strategy merge, squash or ff). Answers its place at once; a conflict or failed check takes it out (see list_queue and the queue.failed event), and with fix: true its latest conversation is told what failed and it is queued again when that turn ends. Refused with ALREADY_QUEUED.",
+    input: input({ task_id: TaskId, ...(({ task_id: _t, ...rest }) => rest)(QueueBody.properties) }),
+    readOnly: false,
+    destructive: true,
+    run: async (api, a) => api.enqueue((await api.task(a.task_id)).project_id, a),
+  },
+  {
+    name: 'list_queue',
+    description: "A project's merge queue in order, per base branch: each task's position, state (waiting, landing, fixing), tries, and why its last landing failed (the reason, the files in conflict or the check's last lines).",
+    input: input({ project_id: ProjectId }),
+    readOnly: true,
+    destructive: false,
+    run: (api, a) => api.queue(a.project_id),
   },
   {
     name: 'archive_task',

@@ -47,7 +47,7 @@ export interface Failure {
 }
 
 // The merge queue (DESIGN §17): every change is recorded with its event (queue.added,
-// queue.landed, queue.failed) in the same transaction.
+// queue.landing, queue.landed, queue.failed, queue.removed) in the same transaction.
 export function queueTable(db: Db, events: EventsTable) {
   async function entry(tx: Db, taskId: string): Promise<QueueEntry | null> {
     const { rows } = await tx.query<Row>(`${WITH_POSITION} WHERE q.task_id = $1`, [taskId]);
@@ -74,12 +74,15 @@ export function queueTable(db: Db, events: EventsTable) {
       });
     },
     // Takes the entry out unless it is landing: 'removed', 'landing', or null when not queued.
+    // Its event (queue.removed, with the entry as it was) lets the boards that show it drop it.
     async remove(taskId: string): Promise<'removed' | 'landing' | null> {
-      return db.transaction(async (tx) => {
+      return events.tx(async (tx, record) => {
         const { rows } = await tx.query<{ state: QueueState }>('SELECT state FROM queue_entries WHERE task_id = $1 FOR UPDATE', [taskId]);
         if (!rows[0]) return null;
         if (rows[0].state === 'landing') return 'landing';
+        const e = (await entry(tx, taskId))!;
         await tx.query('DELETE FROM queue_entries WHERE task_id = $1', [taskId]);
+        await record({ type: 'queue.removed', project_id: e.project_id, task_id: taskId, data: { ...e, state: 'removed' } });
         return 'removed';
       });
     },
@@ -93,17 +96,22 @@ export function queueTable(db: Db, events: EventsTable) {
       const { rows } = await db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM queue_entries WHERE state = 'waiting' AND project_id = ANY($1::uuid[])`, [projectIds]);
       return rows.map((r) => r.project_id);
     },
-    // The first waiting entry of a queue, now `landing`, its tries counted; null when none
-    // waits. The row lock makes the claim one even if two landers asked at once.
+    // The first waiting entry of a queue, now `landing`, its tries counted (queue.landing); null
+    // when none waits. The row lock makes the claim one even if two landers asked at once.
     async claim(projectId: string, base: string): Promise<QueueEntry | null> {
-      const { rows } = await db.query<{ task_id: string }>(
-        `UPDATE queue_entries SET state = 'landing', tries = tries + 1 WHERE task_id = (
-           SELECT task_id FROM queue_entries WHERE project_id = $1 AND base = $2 AND state = 'waiting'
-           ORDER BY pos LIMIT 1 FOR UPDATE SKIP LOCKED
-         ) AND state = 'waiting' RETURNING task_id`,
-        [projectId, base],
-      );
-      return rows[0] ? entry(db, rows[0].task_id) : null;
+      return events.tx(async (tx, record) => {
+        const { rows } = await tx.query<{ task_id: string }>(
+          `UPDATE queue_entries SET state = 'landing', tries = tries + 1 WHERE task_id = (
+             SELECT task_id FROM queue_entries WHERE project_id = $1 AND base = $2 AND state = 'waiting'
+             ORDER BY pos LIMIT 1 FOR UPDATE SKIP LOCKED
+           ) AND state = 'waiting' RETURNING task_id`,
+          [projectId, base],
+        );
+        if (!rows[0]) return null;
+        const claimed = (await entry(tx, rows[0].task_id))!;
+        await record({ type: 'queue.landing', project_id: projectId, task_id: claimed.task_id, data: claimed });
+        return claimed;
+      });
     },
     async landed(e: QueueEntry, result: { commit: string; strategy: MergeStrategy }): Promise<void> {
       await events.tx(async (tx, record) => {

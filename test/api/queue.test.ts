@@ -54,7 +54,7 @@ test('three queued tasks land in order, each rebased onto the one before; the ch
   assert.deepEqual((await d.socket('GET', `/api/projects/${p.id}/queue`)).json, []);
   const merged = (await d.socket('GET', `/api/tasks/${tasks[2].id}`)).json;
   assert.equal(merged.merged_commit, landed[2].data.commit);
-  assert.equal((await queueEvents(d, tasks[0].id)).map((e) => e.type).join(), 'queue.added,queue.landed');
+  assert.equal((await queueEvents(d, tasks[0].id)).map((e) => e.type).join(), 'queue.added,queue.landing,queue.landed');
 });
 
 test('a failed check without fix takes the task out with its last lines; main does not move', async (t) => {
@@ -92,7 +92,7 @@ test('a failed check with fix: the conversation is told its last lines, the fix 
   assert.equal(readFileSync(path.join(repo, 'ok.txt'), 'utf8'), 'ok\n');
   assert.deepEqual(
     (await queueEvents(d, task.id)).map((e) => e.type),
-    ['queue.added', 'queue.failed', 'queue.added', 'queue.landed'],
+    ['queue.added', 'queue.landing', 'queue.failed', 'queue.added', 'queue.landing', 'queue.landed'],
   );
 });
 
@@ -169,7 +169,9 @@ test('bad input: unknown ids, another project, archived, queued twice, removing 
   g.release();
   await waitQueueEvent(d, a.id, 'queue.landed');
   assert.deepEqual((await d.socket('GET', `/api/projects/${p.id}/queue`)).json, []);
-  assert.deepEqual((await queueEvents(d, b.id)).map((e) => e.type), ['queue.added']);
+  const bEvents = await queueEvents(d, b.id);
+  assert.deepEqual(bEvents.map((e) => e.type), ['queue.added', 'queue.removed'], 'taken out, with its event');
+  assert.deepEqual([bEvents[1].data.task_id, bEvents[1].data.state, bEvents[1].data.base], [b.id, 'removed', 'main']);
 });
 
 test('fix: after 3 follow-ups that fix nothing the task stays out, tries spent; a task with no conversation is out at once', async (t) => {

@@ -11,8 +11,8 @@ import { gate, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], interactive: [STREAM, '--resume', '{session}'], format: 'claude' } } };
-const CHANGING = ['create_task', 'start_session', 'send_message', 'restore_turn', 'commit_task', 'merge_task', 'archive_task', 'kill_session', 'respond_to_approval'];
-const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'list_turns', 'list_approvals', 'conflicts'];
+const CHANGING = ['create_task', 'start_session', 'send_message', 'restore_turn', 'commit_task', 'merge_task', 'queue_task', 'archive_task', 'kill_session', 'respond_to_approval'];
+const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'list_turns', 'list_approvals', 'conflicts', 'list_queue'];
 // The tests that need a daemon share one, each with a project of its own.
 const daemon = sharedAgentDaemon(config);
 
@@ -29,7 +29,7 @@ test('grove mcp: the tools and their schemas; a task from creation to archive th
   for (const tool of tools) {
     assert.equal(tool.inputSchema.type, 'object', tool.name);
     assert.ok((tool.description ?? '').length > 40, `${tool.name} says what it does`);
-    assert.equal(tool.annotations?.destructiveHint, ['merge_task', 'archive_task', 'kill_session'].includes(tool.name), tool.name);
+    assert.equal(tool.annotations?.destructiveHint, ['merge_task', 'queue_task', 'archive_task', 'kill_session'].includes(tool.name), tool.name);
     assert.equal(tool.annotations?.readOnlyHint, READING.includes(tool.name), tool.name);
   }
   // The daemon's own schemas: the task's name rule, the session's modes.
@@ -162,6 +162,32 @@ test('grove mcp: wait_for_session and get_session say the calls the agent denied
   assert.equal('denied' in ok, false);
   assert.deepEqual(ok.result.denials, []);
   assert.equal((await call(client, 'get_session', { session_id: crypto.randomUUID() })).error.code, 'NOT_FOUND');
+});
+
+test('grove mcp: queue_task queues a task in its project\'s merge queue, list_queue shows it in order, and it lands', async (t) => {
+  const d = await daemon();
+  const held = gate(t);
+  // The check waits for the gate: the entry can be read while it lands.
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'stream', check: [`read x < '${held.path}'`] }) } });
+  const project = await addProject(d, repo);
+  const client = await mcp(t, d.home);
+  const task = await call(client, 'create_task', { project_id: project.id, name: 'queued by an agent' });
+  const session = await call(client, 'start_session', { task_id: task.id, prompt: 'write:q.txt=queued' });
+  await call(client, 'wait_for_session', { session_id: session.id, timeout_s: 60 });
+  await call(client, 'commit_task', { task_id: task.id, message: 'q' });
+
+  const entry = await call(client, 'queue_task', { task_id: task.id, strategy: 'squash' });
+  assert.deepEqual([entry.task_id, entry.project_id, entry.base, entry.position, entry.strategy, entry.fix], [task.id, project.id, 'main', 1, 'squash', false]);
+  assert.equal((await call(client, 'queue_task', { task_id: task.id })).error.code, 'ALREADY_QUEUED');
+  assert.equal((await call(client, 'queue_task', { task_id: task.id, strategy: 'rebase' })).error.code, 'VALIDATION_FAILED');
+  assert.equal((await call(client, 'queue_task', { task_id: crypto.randomUUID() })).error.code, 'NOT_FOUND');
+  const listed = await call(client, 'list_queue', { project_id: project.id });
+  assert.deepEqual(listed.map((e: any) => [e.task_id, e.position]), [[task.id, 1]]);
+  held.release();
+  await d.waitForLog((l) => l.msg === 'landed a queued task' && l.task === task.id, 60_000);
+  assert.deepEqual(await call(client, 'list_queue', { project_id: project.id }), []);
+  assert.equal(readFileSync(path.join(repo, 'q.txt'), 'utf8'), 'queued\n');
+  assert.equal(git(repo, 'rev-list', '--count', 'main'), '2', 'one squashed commit on main');
 });
 
 test('grove mcp: a JSON-RPC line over 10 MiB is answered with an error and the next request is served', async (t) => {

@@ -8,6 +8,7 @@ import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx'
 import { useLive, useRoute } from './hooks.ts';
 import { HostSwitcher } from './hosts.tsx';
 import { hostOf, type Live } from './live.ts';
+import { QueueBoard } from './queue.tsx';
 import { TaskPage } from './task.tsx';
 
 export function App({ live }: { live: Live }) {
@@ -152,6 +153,7 @@ function Board({ live, projectId, repository }: { live: Live; projectId: string 
           </a>
         )}
       </header>
+      {project ? <QueueBoard live={live} projectId={project.id} /> : null}
       <div class="board">
         {COLUMNS.map((col) => {
           const here = tasks.filter((t) => t.status === col.status);

@@ -67,3 +67,15 @@ export function useSubmit(send: (fields: FormData) => Promise<void>) {
   };
   return { error, busy, onSubmit };
 }
+
+// An action's refusal (a button, not a form): the API's message, with the files it names (a
+// conflict's).
+export function ActionError({ error }: { error: unknown }) {
+  if (error === undefined) return null;
+  return (
+    <p class="form-error" role="alert">
+      {messageOf(error)}
+      {error instanceof ApiError && error.problem.files ? ` — ${error.problem.files.join(', ')}` : ''}
+    </p>
+  );
+}

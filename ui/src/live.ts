@@ -9,11 +9,12 @@ import type { Project } from '../../schemas/project.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { api, apiUrl, messageOf } from './api.ts';
+import { emptyQueues, isQueueEvent, loadQueues, queueFeed, type QueueState } from './queue-live.ts';
 
 // How long the page waits before asking again a daemon (or a host) that did not answer.
 export const RETRY_MS = 2000;
 
-export interface LiveState {
+export interface LiveState extends QueueState {
   projects: Map<string, Project>;
   tasks: Map<string, Task>;
   sessions: Map<string, Session>;
@@ -42,7 +43,7 @@ export function hostOf(state: LiveState, hostId: string): { name: string; online
 
 // One per page: the state, its listeners, and the stream that feeds it.
 export function createLive() {
-  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), shared: false, loaded: false, connected: false, error: null };
+  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), ...emptyQueues(), shared: false, loaded: false, connected: false, error: null };
   const listeners = new Set<Listener>();
   let version = 0;
   let source: EventSource | null = null;
@@ -52,7 +53,10 @@ export function createLive() {
     for (const l of listeners) l();
   };
 
+  const queue = queueFeed(() => state, changed);
+
   function apply(e: GroveEvent): void {
+    if (isQueueEvent(e)) return queue.apply(e);
     switch (e.type) {
       case 'project.added':
         state.projects.set(e.project_id!, e.data as Project);
@@ -114,6 +118,7 @@ export function createLive() {
     state.sessions = new Map(sessions.map((s) => [s.id, s]));
     state.approvals = new Map(approvals.map((a) => [a.id, a]));
     state.hosts = new Map(hosts.filter((h): h is TeamHost => h.kind === 'team').map((h) => [h.id, h]));
+    state.queues = await loadQueues(projects.map((p) => p.id));
     state.shared = health.shared;
     state.loaded = true;
     state.error = null;

@@ -10,10 +10,11 @@ import type { Task, TaskSetup } from '../../schemas/task.ts';
 import { api, ApiError, HOST, messageOf } from './api.ts';
 import { Approvals } from './approval.tsx';
 import { markSeen } from './attention.ts';
-import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
+import { ActionError, Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useLive, useLoad } from './hooks.ts';
 import { hostOf, type Live } from './live.ts';
 import { OutputView } from './output.tsx';
+import { QueueAction } from './queue.tsx';
 import { Review } from './review.tsx';
 
 
@@ -80,6 +81,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
         ) : null}
       </dl>
       <Actions live={live} task={task} onArchiving={setArchiving} />
+      {task.status === 'archived' ? null : <QueueAction live={live} task={task} disabled={archiving || task.status !== 'ready'} />}
       <Log title="Setup" path={`/api/tasks/${task.id}/setup`} open={task.status !== 'ready'} refresh={task.status} />
       {task.status === 'ready' ? <Services live={live} task={task} sessions={sessions} /> : null}
       <section class="panel">
@@ -200,12 +202,7 @@ function Actions({ live, task, onArchiving }: { live: Live; task: Task; onArchiv
           {note}
         </span>
       ) : null}
-      {error !== undefined ? (
-        <p class="form-error" role="alert">
-          {messageOf(error)}
-          {error instanceof ApiError && error.problem.files ? ` — ${error.problem.files.join(', ')}` : ''}
-        </p>
-      ) : null}
+      <ActionError error={error} />
     </div>
   );
 }
