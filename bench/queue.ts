@@ -3,10 +3,11 @@
 // worktree, then fast-forward the checked-out main), and against POST rebase and POST merge of
 // each task in turn (the review's landings the queue runs), on copies of one repository.
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { call, startBenchDaemon } from './daemon.ts';
+import { call, ROOT, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 import { GIT_ENV, makeBigRepo, repoRoot } from './tasks.ts';
 
@@ -86,5 +87,22 @@ export async function benchQueue(opts: { template: string; files: number; tasks:
   } finally {
     await d.stop();
     rmSync(root, { recursive: true, force: true });
+  }
+}
+
+// `npm run build && node --import tsx bench/queue.ts [--quick] [--tasks N] [--files N]`: this part alone, as in the full run.
+if (process.argv[1] && path.resolve(process.argv[1]) === path.join(ROOT, 'bench', 'queue.ts')) {
+  const { makeMigratedStore } = await import('./daemon.ts');
+  const arg = (name: string, dflt: number) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? Number(process.argv[i + 1]) : dflt;
+  };
+  const tpl = mkdtempSync(path.join(tmpdir(), 'grove-bench-tpl-'));
+  try {
+    await makeMigratedStore(path.join(tpl, 'pgdata'));
+    const result = await benchQueue({ template: path.join(tpl, 'pgdata'), files: arg('--files', 5000), tasks: arg('--tasks', 10), rounds: process.argv.includes('--quick') ? 2 : arg('--rounds', 5) });
+    console.log(JSON.stringify(result, null, 2));
+  } finally {
+    rmSync(tpl, { recursive: true, force: true });
   }
 }
