@@ -3,10 +3,12 @@
 // worktree, then fast-forward the checked-out main), and against POST rebase and POST merge of
 // each task in turn (the review's landings the queue runs), on copies of one repository.
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
-import { call, startBenchDaemon } from './daemon.ts';
+import { sse } from '../daemon/client/sse.ts';
+import { call, ROOT, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 import { GIT_ENV, makeBigRepo, repoRoot } from './tasks.ts';
 
@@ -28,7 +30,9 @@ export async function benchQueue(opts: { template: string; files: number; tasks:
       // grove: tasks each with one commit that touches its own file, queued, until all have landed.
       const made = async (name: string) => {
         const repo = path.join(root, `${name}-${r}`);
-        cpSync(pristine, repo, { recursive: true });
+        // Not cpSync: a copy that blocks for seconds keeps the client from seeing the daemon close
+        // its idle connections, and the next request is written to a closed socket (EPIPE).
+        await cp(pristine, repo, { recursive: true });
         const project = await call(d.api, 'POST', '/api/projects', { path: repo });
         const tasks = [];
         for (let k = 0; k < opts.tasks; k++) {
@@ -41,11 +45,19 @@ export async function benchQueue(opts: { template: string; files: number; tasks:
         return { project, tasks };
       };
       const { project, tasks } = await made('grove');
+      // The project's events, followed from before the first entry: polling the list instead
+      // would keep the daemon's store busy answering it while the queue needs it.
+      const stream = await d.api.request({ method: 'GET', path: `/api/events?project_id=${project.id}`, headers: { accept: 'text/event-stream' } });
+      const ended = (async () => {
+        let n = 0;
+        for await (const { data } of sse(stream.body)) if ((data.type === 'queue.landed' || data.type === 'queue.failed') && ++n === opts.tasks) return;
+      })();
       const t0 = performance.now();
       for (const t of tasks) await call(d.api, 'POST', `/api/projects/${project.id}/queue`, { task_id: t.id });
-      // No event stream here: polling the list at a short interval costs at most one interval.
-      while ((await call(d.api, 'GET', `/api/projects/${project.id}/queue`)).length > 0) await delay(5);
+      await ended;
       const g = performance.now() - t0;
+      stream.body.destroy();
+      if ((await call(d.api, 'GET', `/api/projects/${project.id}/queue`)).length > 0) throw new Error('the queue is not empty once every task has left it');
       const landed = (await call(d.api, 'GET', `/api/tasks?project_id=${project.id}`)).filter((t: any) => t.merged_at !== null).length;
       if (landed !== opts.tasks) throw new Error(`the queue landed ${landed} of ${opts.tasks} tasks`);
 
@@ -86,5 +98,22 @@ export async function benchQueue(opts: { template: string; files: number; tasks:
   } finally {
     await d.stop();
     rmSync(root, { recursive: true, force: true });
+  }
+}
+
+// `npm run build && node --import tsx bench/queue.ts [--quick] [--tasks N] [--files N]`: this part alone, as in the full run.
+if (process.argv[1] && path.resolve(process.argv[1]) === path.join(ROOT, 'bench', 'queue.ts')) {
+  const { makeMigratedStore } = await import('./daemon.ts');
+  const arg = (name: string, dflt: number) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? Number(process.argv[i + 1]) : dflt;
+  };
+  const tpl = mkdtempSync(path.join(tmpdir(), 'grove-bench-tpl-'));
+  try {
+    await makeMigratedStore(path.join(tpl, 'pgdata'));
+    const result = await benchQueue({ template: path.join(tpl, 'pgdata'), files: arg('--files', 5000), tasks: arg('--tasks', 10), rounds: process.argv.includes('--quick') ? 2 : arg('--rounds', 5) });
+    console.log(JSON.stringify(result, null, 2));
+  } finally {
+    rmSync(tpl, { recursive: true, force: true });
   }
 }

@@ -4,7 +4,7 @@ import type { MergeIntent } from '../../schemas/journal.ts';
 import { recordIntent } from '../../daemon/journal/intents.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
-import { dirtyFiles, gitOut } from './snapshot.ts';
+import { dirtyFiles, gitOut, SHA } from './snapshot.ts';
 
 export interface MergeInput {
   repo: string;
@@ -32,6 +32,19 @@ async function checkoutOf(repo: string, ref: string, signal?: AbortSignal): Prom
   return { ok: true, path: null };
 }
 
+// The commits of the base branch and the task's, in one git call when both are there.
+async function tipsOf(repo: string, baseRef: string, branchRef: string, base: string, signal?: AbortSignal): Promise<Result<{ old: string; tip: string }>> {
+  const both = await git(repo, ['rev-parse', `${baseRef}^{commit}`, `${branchRef}^{commit}`], { signal });
+  const [old, tip, ...rest] = both.stdout.split('\n');
+  if (both.exitCode === 0 && rest.length === 0 && SHA.test(old!) && SHA.test(tip!)) return { ok: true, old: old!, tip: tip! };
+  // One is missing: each alone, for the answer it gives.
+  const oldTip = await git(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`], { signal });
+  if (oldTip.exitCode !== 0) return fail('BASE_NOT_FOUND', `the task's base ${JSON.stringify(base)} is not a branch to merge into`);
+  const head = await gitOut(repo, ['rev-parse', '--verify', `${branchRef}^{commit}`], { signal });
+  if (!head.ok) return head;
+  return { ok: true, old: oldTip.stdout.trim(), tip: head.out.trim() };
+}
+
 // The merged tree of two commits, computed without a checkout; the files when they conflict.
 async function mergeTree(repo: string, ours: string, theirs: string, signal?: AbortSignal): Promise<Result<{ tree: string }>> {
   const r = await git(repo, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs], { signal });
@@ -55,12 +68,9 @@ export async function mergeTask(input: MergeInput, signal?: AbortSignal): Promis
   if (dirty.files.length > 0) {
     return fail('WORKTREE_DIRTY', `the task's worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); commit them first`);
   }
-  const oldTip = await git(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`], { signal });
-  if (oldTip.exitCode !== 0) return fail('BASE_NOT_FOUND', `the task's base ${JSON.stringify(input.base)} is not a branch to merge into`);
-  const old = oldTip.stdout.trim();
-  const head = await gitOut(repo, ['rev-parse', '--verify', `refs/heads/${input.branch}^{commit}`], { signal });
-  if (!head.ok) return head;
-  const tip = head.out.trim();
+  const tips = await tipsOf(repo, baseRef, `refs/heads/${input.branch}`, input.base, signal);
+  if (!tips.ok) return tips;
+  const { old, tip } = tips;
   const mb = await git(repo, ['merge-base', old, tip], { signal });
   const mergeBase = mb.exitCode === 0 ? mb.stdout.trim() : null;
   if (mergeBase === tip) return { ok: true, base: input.base, commit: old, strategy }; // already in the base

@@ -3,7 +3,7 @@ import type { RebaseIntent } from '../../schemas/journal.ts';
 import { recordIntent } from '../../daemon/journal/intents.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
-import { dirtyFiles, gitOut, resolveBase } from './snapshot.ts';
+import { dirtyFiles, gitOut, rebaseStart, resolveBase } from './snapshot.ts';
 
 export interface RebaseInput {
   worktree: string;
@@ -27,14 +27,11 @@ export async function rebaseTask(input: RebaseInput, signal?: AbortSignal): Prom
   if (dirty.files.length > 0) {
     return fail('WORKTREE_DIRTY', `the worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); commit them first`);
   }
-  const tip = await resolveBase(worktree, input.base, signal);
+  const tip = await rebaseStart(worktree, input.base, signal);
   if (!tip.ok) return tip;
-  const before = await gitOut(worktree, ['rev-parse', 'HEAD'], { signal });
-  if (!before.ok) return before;
   if (input.intent) {
-    const branch = await git(worktree, ['symbolic-ref', '--quiet', 'HEAD'], { signal });
     const { file, task, repo } = input.intent;
-    const intent: RebaseIntent = { kind: 'rebase', task, repo, worktree, branch: branch.exitCode === 0 ? branch.stdout.trim() : null, head: before.out.trim(), onto: tip.tip };
+    const intent: RebaseIntent = { kind: 'rebase', task, repo, worktree, branch: tip.branch, head: tip.head, onto: tip.tip };
     const unrecorded = recordIntent(file, intent);
     if (unrecorded) return unrecorded;
   }

@@ -52,6 +52,24 @@ export async function resolveBase(worktree: string, base: string, signal?: Abort
   return fail('BASE_NOT_FOUND', `the task's base ${JSON.stringify(base)} no longer names a commit`);
 }
 
+// What a rebase starts from: the commit `base` names (as resolveBase), the worktree's HEAD and
+// the branch checked out there (null when detached), in one git call when the base is a branch.
+export async function rebaseStart(worktree: string, base: string, signal?: AbortSignal): Promise<Result<{ tip: string; head: string; branch: string | null }>> {
+  const r = await git(worktree, ['rev-parse', `refs/heads/${base}^{commit}`, 'HEAD', '--symbolic-full-name', 'HEAD'], { signal });
+  const [tip, head, name, ...rest] = r.stdout.split('\n');
+  if (r.exitCode === 0 && rest.length === 0 && SHA.test(tip!) && SHA.test(head!) && name) return { ok: true, tip: tip!, head: head!, branch: name === 'HEAD' ? null : name };
+  // Not a branch (a tag, a commit), or no HEAD: one at a time, for the answer each gives.
+  const t = await resolveBase(worktree, base, signal);
+  if (!t.ok) return t;
+  const before = await gitOut(worktree, ['rev-parse', 'HEAD'], { signal });
+  if (!before.ok) return before;
+  const branch = await git(worktree, ['symbolic-ref', '--quiet', 'HEAD'], { signal });
+  return { ok: true, tip: t.tip, head: before.out.trim(), branch: branch.exitCode === 0 ? branch.stdout.trim() : null };
+}
+
+// A full object name, as rev-parse prints one.
+export const SHA = /^[0-9a-f]{40,64}$/;
+
 // A worktree's HEAD, HEAD's tree and index file, in one git call.
 export async function headOf(worktree: string, signal?: AbortSignal): Promise<Result<{ head: string; headTree: string; index: string }>> {
   const r = await gitOut(worktree, ['rev-parse', '--path-format=absolute', 'HEAD', 'HEAD^{tree}', '--git-path', 'index'], { signal });

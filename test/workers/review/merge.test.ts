@@ -57,4 +57,8 @@ test('merge: a conflict, a moved base for ff, a dirty worktree or base checkout 
   assert.equal(git(busy.repo, 'rev-parse', 'main'), busy.old);
   assert.equal(readFileSync(path.join(busy.repo, 'b.txt'), 'utf8'), 'being edited\n', "the user's edit is kept");
   assert.equal(await mergeTask({ ...busy.input('merge'), base: 'nope' }).then((r) => !r.ok && r.code), 'BASE_NOT_FOUND');
+  git(busy.repo, 'checkout', '-q', '--', 'b.txt');
+  const gone = await mergeTask({ ...busy.input('merge'), branch: 'grove/gone' });
+  assert.equal(!gone.ok && gone.code, 'INTERNAL', 'the task branch is gone');
+  assert.equal(git(busy.repo, 'rev-parse', 'main'), busy.old);
 });

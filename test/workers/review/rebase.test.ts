@@ -60,3 +60,17 @@ test('rebase with upstream (a restack): only the commits past upstream are repla
   assert.equal(git(wt, 'log', '--format=%s', 'main..HEAD'), 'stacked work');
   assert.equal(git(wt, 'show', 'HEAD:x.txt'), '2');
 });
+
+test('rebase: a base that names a tag or commit rather than a branch, and a detached HEAD, are rebased and recorded as such', async (t) => {
+  const { repo, wt, head } = forkedTask(t, 'a.txt', 'b.txt');
+  git(repo, 'tag', 'v1', 'main');
+  git(wt, 'checkout', '-q', '--detach');
+  const file = path.join(makeTempDir(t), 'land', 'rebase-x.json');
+  const res = await rebaseTask({ worktree: wt, base: 'v1', intent: { file, task: 'x', repo } });
+  assert.deepEqual(res, { ok: true, head: git(wt, 'rev-parse', 'HEAD'), onto: git(repo, 'rev-parse', 'v1^{commit}') });
+  assert.equal(git(wt, 'rev-parse', 'HEAD~1'), git(repo, 'rev-parse', 'v1^{commit}'), 'on the tag');
+  assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { kind: 'rebase', task: 'x', repo, worktree: wt, branch: null, head, onto: git(repo, 'rev-parse', 'v1^{commit}') });
+  const rebased = git(wt, 'rev-parse', 'HEAD');
+  assert.deepEqual(await rebaseTask({ worktree: wt, base: 'main', intent: { file, task: 'x', repo } }), { ok: true, head: rebased, onto: git(repo, 'rev-parse', 'main') }, 'already on the tip of main');
+  assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { kind: 'rebase', task: 'x', repo, worktree: wt, branch: null, head: rebased, onto: git(repo, 'rev-parse', 'main') });
+});
