@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
-import { grove } from '../helpers/cli.ts';
+import { grove, running } from '../helpers/cli.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { AGENT, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
@@ -43,6 +43,12 @@ test("three hosts whose clones are all called app: host ls, HOST columns, this h
   const tasks = await run(gamma, 'task', 'ls');
   assert.match(tasks.stdout, /^ID\s+NAME\s+STATUS\s+BRANCH\s+PORTS\s+HOST\n/);
   assert.deepEqual(rowsOf(tasks.stdout).map((r) => [r.split(/\s+/)[1], r.split(/\s+/).at(-1)]).sort(), [['twin', 'alpha'], ['twin', 'beta']]);
+  // grove watch names each task's host too (its last column).
+  const watch = running(gamma.daemon.home, ['watch'], true);
+  t.after(watch.stop);
+  await watch.waitFor(/TASK\s+STATUS\s+BRANCH\s+SESSION\s+AGENT\s+STATE\s+RESULT\s+HOST\r?\n/);
+  await watch.waitFor(/twin\s+ready\s+grove\/twin\s+alpha\r?\n[^]*twin\s+ready\s+grove\/twin\s+beta\r?\n|twin\s+ready\s+grove\/twin\s+beta\r?\n[^]*twin\s+ready\s+grove\/twin\s+alpha\r?\n/);
+  await watch.stop();
   const sessions = await run(gamma, 'session', 'ls', made.get('beta').id);
   assert.match(sessions.stdout, new RegExp(`^${s.json.id.slice(0, 8)}\\s.*\\sbeta$`, 'm'));
   const projects = await run(gamma, 'project', 'ls');

@@ -5,7 +5,7 @@ import type { Command } from '../ctx.ts';
 import { str } from '../ctx.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { table } from '../format.ts';
-import { project, task } from '../lookup.ts';
+import { project, task, withHost } from '../lookup.ts';
 import { describeEvent, sessionRow, who } from '../render.ts';
 
 export const commands: Record<string, Command> = {
@@ -28,16 +28,18 @@ export const commands: Record<string, Command> = {
     const draw = async () => {
       const tasks = (await c.api.tasks()).filter((x) => x.status !== 'archived');
       const rows: Array<Record<string, unknown>> = [];
-      for (const x of tasks) {
-        rows.push({ task: x.name, status: x.status, branch: x.branch, session: '', agent: '', state: '', result: '' });
+      // On a team, a task's row names its host (a last column, as in the lists).
+      const [hosted, columns] = await withHost(c, tasks, ['task', 'status', 'branch', 'session', 'agent', 'state', 'result']);
+      for (const x of hosted) {
+        rows.push({ task: x.name, status: x.status, branch: x.branch, session: '', agent: '', state: '', result: '', host: x.host ?? '' });
         for (const s of await c.api.sessions(x.id)) {
           // Sessions that run or wait, and those that ended in the last hour.
           if (s.ended_at && Date.now() - Date.parse(s.ended_at) > 3600_000) continue;
           const r = sessionRow(s);
-          rows.push({ task: '', status: '', branch: '', session: r.id, agent: who(s), state: s.status, result: r.result });
+          rows.push({ task: '', status: '', branch: '', session: r.id, agent: who(s), state: s.status, result: r.result, host: '' });
         }
       }
-      const text = `grove watch — ${new Date().toLocaleTimeString()} — Ctrl-C leaves\n\n${table(rows, ['task', 'status', 'branch', 'session', 'agent', 'state', 'result'])}\n`;
+      const text = `grove watch — ${new Date().toLocaleTimeString()} — Ctrl-C leaves\n\n${table(rows, columns)}\n`;
       process.stdout.write(process.stdout.isTTY ? `\x1b[H\x1b[2J${text}` : text);
     };
     await draw();
