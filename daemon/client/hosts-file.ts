@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HOST_NAME_PATTERN, HostsFile, type SavedHost } from '../../schemas/host.ts';
 import type { Paths } from '../runtime/paths.ts';
-import { compile, createAjv } from '../runtime/validation.ts';
+import { compile, createAjv, type Validator } from '../runtime/validation.ts';
 
 export type HostsErrorCode = 'HOST_NAME_INVALID' | 'HOST_URL_INVALID' | 'HOST_EXISTS' | 'HOST_UNKNOWN' | 'HOSTS_FILE_INVALID';
 
@@ -59,7 +59,12 @@ export function parseSshUrl(url: string): SshTarget {
   return { destination: user === '' ? host : `${user}@${host}`, ...(u.port === '' ? {} : { port: Number(u.port) }), ...(socket === undefined ? {} : { socket }) };
 }
 
-export async function readHosts(file: string): Promise<SavedHost[]> {
+// hosts.json's validator: a long-lived reader (the daemon's forwarder) compiles it once.
+export function hostsFileValidator(): Validator<HostsFile> {
+  return compile(createAjv(), HostsFile);
+}
+
+export async function readHosts(file: string, valid: Validator<HostsFile> = hostsFileValidator()): Promise<SavedHost[]> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -73,7 +78,6 @@ export async function readHosts(file: string): Promise<SavedHost[]> {
   } catch (err) {
     throw new HostsError('HOSTS_FILE_INVALID', `${file}: ${(err as Error).message}`);
   }
-  const valid = compile(createAjv(), HostsFile);
   if (!valid(json)) throw new HostsError('HOSTS_FILE_INVALID', `${file}: ${valid.issues().map((i) => `${i.path} ${i.message}`).join('; ')}`);
   return json.hosts;
 }

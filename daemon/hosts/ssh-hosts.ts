@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool } from 'undici';
 import type { SavedHost, SshHost } from '../../schemas/host.ts';
-import { HostsError, isHostName, parseSshUrl, readHosts } from '../client/hosts-file.ts';
+import { HostsError, hostsFileValidator, isHostName, parseSshUrl, readHosts } from '../client/hosts-file.ts';
 import { openForward, SshError, type ForwardOptions } from '../client/ssh.ts';
 import { GroveError } from '../errors.ts';
 import { writeProblem } from '../http/api.ts';
@@ -35,9 +35,11 @@ export function createSshHosts(deps: { hostsFile: string; ssh: ForwardOptions; l
   // One connection pool per forward socket, kept while the daemon runs.
   const pools = new Map<string, Pool>();
 
+  // The file is read at every use (`grove host add` does not tell the daemon); its schema once.
+  const valid = hostsFileValidator();
   async function saved(): Promise<SavedHost[]> {
     try {
-      return await readHosts(deps.hostsFile);
+      return await readHosts(deps.hostsFile, valid);
     } catch (err) {
       if (err instanceof HostsError) throw new GroveError('HOSTS_FILE_INVALID', err.message);
       throw err;
