@@ -108,7 +108,7 @@ test('a task it waits for archived unmerged: its card and its page say so, namin
   assert.deepEqual(errors, [], `no console errors; failed requests: ${failures.join('\n')}`);
 });
 
-test('a stacked task restacked when the task under it merges: its page says onto what, after which task, at which commit', async (t) => {
+test('a stacked task restacked when the task under it merges: its page says onto what, after which task, at which commit, live and when opened later', async (t) => {
   const d = await daemon();
   const { repo, task } = await project(t, d);
   const a = await task('bottom');
@@ -129,6 +129,9 @@ test('a stacked task restacked when the task under it merges: its page says onto
   assert.deepEqual(await links(page, '.restack'), [['bottom', `#/tasks/${a.id}`]]);
   // The task's base moved with it, from the same event.
   assert.equal(await page.locator('dl.facts dt:text-is("Base") + dd').textContent(), 'main');
+  // A page opened afterwards reads it from the task's events.
+  await page.reload();
+  await page.locator('.restack.ok', { hasText: head.slice(0, 12) }).waitFor();
   assert.deepEqual(errors, [], `no console errors; failed requests: ${failures.join('\n')}`);
 });
 
@@ -155,5 +158,7 @@ test('a restack that conflicts: its page names the files and how to finish it by
   );
   assert.equal(git(s.wt, 'rev-parse', 'HEAD'), tip, 'the branch as it was');
   assert.equal(await page.locator('dl.facts dt:text-is("Base") + dd').textContent(), a.branch);
+  await page.reload();
+  await page.locator('.restack.failed .files', { hasText: 'Conflicts in: f.txt' }).waitFor();
   assert.deepEqual(errors, [], `no console errors; failed requests: ${failures.join('\n')}`);
 });

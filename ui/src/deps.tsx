@@ -2,9 +2,13 @@
 // `after` have merged, why it did not start when one was archived unmerged, and the last restack
 // of a task stacked on another's branch. All of it read from the live state the events keep.
 import { Fragment } from 'preact';
+import type { EventPage } from '../../schemas/event.ts';
+import type { Restack } from '../../schemas/restack.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
-import type { Live, LiveState } from './live.ts';
+import { api } from './api.ts';
+import { useLoad } from './hooks.ts';
+import type { Live, LiveState, SeenRestack } from './live.ts';
 
 type Named = { id: string; name: string };
 
@@ -57,23 +61,40 @@ export function WaitLine({ wait, links }: { wait: Wait; links: boolean }) {
   );
 }
 
-// The task's last restack seen since the page loaded: onto what after which task merged, or why it
-// failed, the files in conflict and how to finish it by hand. The Rebase action cannot: it
-// rebases onto the task's base, which is still the merged task's branch.
+// The task's last restack in the event log, for a page opened after it: read once from the
+// oldest of the task's events (its own and its sessions', never output lines), page by page.
+async function lastRestack(taskId: string): Promise<SeenRestack | null> {
+  let last: SeenRestack | null = null;
+  for (let after = 0; ; ) {
+    const page = await api<EventPage>('GET', `/api/events?task_id=${taskId}&after=${after}`);
+    if (page.events.length === 0) return last;
+    for (const e of page.events) {
+      const r = (e.data as { restack?: Restack } | null)?.restack;
+      if (e.type === 'task.status' && r) last = { ...r, seq: e.seq, at: e.at };
+    }
+    after = page.next;
+  }
+}
+
+// The task's last restack, from the log or, newer, the stream: onto what after which task merged,
+// or why it failed, the files in conflict and how to finish it by hand. The Rebase action cannot:
+// it rebases onto the task's base, which is still the merged task's branch.
 export function RestackNote({ live, task }: { live: Live; task: Task }) {
-  const r = live.state.restacks.get(task.id);
+  const { value: logged } = useLoad(() => lastRestack(task.id), [task.id]);
+  const seen = live.state.restacks.get(task.id);
+  const r = logged && (!seen || logged.seq > seen.seq) ? logged : seen;
   if (!r) return null;
   const after = <a href={`#/tasks/${r.task_id}`}>{live.state.tasks.get(r.task_id)?.name ?? r.task_id.slice(0, 8)}</a>;
   if (r.status === 'restacked') {
     return (
-      <p class="restack ok" role="status">
+      <p class="restack ok" role="status" title={r.at}>
         Restacked onto {r.onto} after {after} merged: {task.branch} is now at {r.head.slice(0, 12)}.
       </p>
     );
   }
   const conflict = r.code === 'CONFLICT';
   return (
-    <div class="restack failed" role="status">
+    <div class="restack failed" role="status" title={r.at}>
       <p class="bad">
         Restack onto {r.onto} after {after} merged failed: {conflict ? `its commits conflict with ${r.onto}` : r.message}
       </p>

@@ -23,8 +23,8 @@ export interface LiveState extends QueueState {
   approvals: Map<string, Approval>;
   /** the store's hosts (DESIGN §14.2), online or not as their host.online/host.offline events say */
   hosts: Map<string, TeamHost>;
-  /** each stacked task's last restack seen on the stream (DESIGN §17), with its event's time */
-  restacks: Map<string, Restack & { at: string }>;
+  /** each stacked task's last restack seen on the stream (DESIGN §17) */
+  restacks: Map<string, SeenRestack>;
   /** the store is a team's (PostgreSQL): the board then names each task's host */
   shared: boolean;
   /** false until the first load is done */
@@ -34,6 +34,9 @@ export interface LiveState extends QueueState {
   /** why the last load or stream failed, while the page asks again; null once it is live */
   error: string | null;
 }
+
+// A restack with its event's place in the stream and time.
+export type SeenRestack = Restack & { seq: number; at: string };
 
 type Listener = () => void;
 
@@ -75,7 +78,7 @@ export function createLive() {
         // A restack's event carries it next to the task: kept apart, as the task's next event has none.
         const { restack, ...task } = e.data as Task & { restack?: Restack };
         state.tasks.set(e.task_id!, task);
-        if (restack) state.restacks.set(e.task_id!, { ...restack, at: e.at });
+        if (restack) state.restacks.set(e.task_id!, { ...restack, seq: e.seq, at: e.at });
         break;
       }
       // An approval is not a session: its session's `waiting` comes with session.waiting.
