@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { openPage, sharedBrowser } from '../helpers/browser.ts';
+import { contrasts, openPage, sharedBrowser } from '../helpers/browser.ts';
 import { addProject, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
 import { commitFile } from '../helpers/queue.ts';
@@ -30,6 +30,11 @@ async function merge(d: TestDaemon, id: string, strategy = 'merge'): Promise<voi
   assert.equal(m.status, 200, m.text);
 }
 
+// Each sample's text readable on what is behind it (WCAG's 4.5:1).
+async function readable(page: Page, selectors: string[]): Promise<void> {
+  for (const [sel, ratio] of Object.entries((await contrasts(page, selectors)).out)) assert.ok(ratio >= 4.5, `${sel} has contrast ${ratio}`);
+}
+
 // The task page's links to other tasks inside `where`: [name, href].
 const links = (page: Page, where: string) => page.locator(`${where} a`).evaluateAll((els) => els.map((a) => [a.textContent, a.getAttribute('href')]));
 
@@ -52,6 +57,7 @@ test('a task after two others: its card and its page say what it waits for, each
   const card = page.locator('.card[data-task="after both"]');
   await card.locator('.waits').waitFor();
   assert.equal(await card.locator('.waits').textContent(), 'waits for first one, second one to merge');
+  await readable(page, ['.card .waits']);
 
   await page.goto(`${base}/#/tasks/${c.id}`);
   const turn = page.locator(`.turn[data-session="${c.session.id}"]`);
@@ -105,6 +111,7 @@ test('a task it waits for archived unmerged: its card and its page say so, namin
   const card = page.locator('.card[data-task="waits in vain"]');
   await card.locator('.waits.failed').waitFor();
   assert.equal(await card.locator('.waits.failed').textContent(), 'did not start: given up was archived without being merged');
+  await readable(page, ['.card .waits.failed']);
   assert.deepEqual(errors, [], `no console errors; failed requests: ${failures.join('\n')}`);
 });
 
@@ -127,6 +134,7 @@ test('a stacked task restacked when the task under it merges: its page says onto
   assert.equal(git(repo, 'rev-parse', 'main'), git(s.wt, 'rev-parse', 'HEAD^'), 'restacked for real');
   assert.equal(await shown.textContent(), `Restacked onto main after bottom merged: ${s.branch} is now at ${head.slice(0, 12)}.`);
   assert.deepEqual(await links(page, '.restack'), [['bottom', `#/tasks/${a.id}`]]);
+  await readable(page, ['.restack.ok']);
   // The task's base moved with it, from the same event.
   assert.equal(await page.locator('dl.facts dt:text-is("Base") + dd').textContent(), 'main');
   // A page opened afterwards reads it from the task's events.
@@ -156,6 +164,7 @@ test('a restack that conflicts: its page names the files and how to finish it by
     await shown.locator('.hint').textContent(),
     `${s.branch} is as it was, still on ${a.branch}. Rebase it by hand in its worktree: git rebase --onto main ${a.branch}, resolve the files, then git rebase --continue. grove tries again when the task's next agent session ends.`,
   );
+  await readable(page, ['.restack .bad', '.restack .files', '.restack .hint']);
   assert.equal(git(s.wt, 'rev-parse', 'HEAD'), tip, 'the branch as it was');
   assert.equal(await page.locator('dl.facts dt:text-is("Base") + dd').textContent(), a.branch);
   await page.reload();
