@@ -162,7 +162,7 @@ test('a restack that conflicts: its page names the files and how to finish it by
   assert.equal(await shown.locator('.files').textContent(), 'Conflicts in: f.txt');
   assert.equal(
     await shown.locator('.hint').textContent(),
-    `${s.branch} is as it was, still on ${a.branch}. Rebase it by hand in its worktree: git rebase --onto main ${a.branch}, resolve the files, then git rebase --continue. grove tries again when the task's next agent session ends.`,
+    `${s.branch} is as it was, still on ${a.branch}. Rebase it by hand in its worktree: git rebase --onto main ${a.branch}, resolve the files, then git rebase --continue. grove tries again when the task's next agent session ends or the daemon restarts.`,
   );
   await readable(page, ['.restack .bad', '.restack .files', '.restack .hint']);
   assert.equal(git(s.wt, 'rev-parse', 'HEAD'), tip, 'the branch as it was');

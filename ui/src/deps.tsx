@@ -101,7 +101,7 @@ export function RestackNote({ live, task }: { live: Live; task: Task }) {
       {r.files.length > 0 ? <p class="small files">Conflicts in: {r.files.join(', ')}</p> : null}
       <p class="small hint">
         {task.branch} is as it was, still on {r.branch}. {conflict ? `Rebase it by hand in its worktree: git rebase --onto ${r.onto} ${r.branch}, resolve the files, then git rebase --continue. ` : ''}
-        grove tries again when the task's next agent session ends.
+        grove tries again when the task's next agent session ends or the daemon restarts.
       </p>
     </div>
   );
