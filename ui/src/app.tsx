@@ -4,6 +4,7 @@ import type { CreateProject, Project } from '../../schemas/project.ts';
 import type { CreateTask, Task, TaskStatus } from '../../schemas/task.ts';
 import { api, HOST } from './api.ts';
 import { badgesOf } from './attention.ts';
+import { taskWait, WaitLine, type Wait } from './deps.tsx';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useLive, useRoute } from './hooks.ts';
 import { HostSwitcher } from './hosts.tsx';
@@ -163,7 +164,7 @@ function Board({ live, projectId, repository }: { live: Live; projectId: string 
                 {col.title} <span class="count">{here.length}</span>
               </h2>
               {here.map((t) => (
-                <TaskCard key={t.id} task={t} project={state.projects.get(t.project_id)} host={hostOf(live.state, t.host_id)} badges={badgesOf(t, sessionsOf(t), pending)} showProject={!projectId} />
+                <TaskCard key={t.id} task={t} project={state.projects.get(t.project_id)} host={hostOf(live.state, t.host_id)} badges={badgesOf(t, sessionsOf(t), pending)} wait={taskWait(state, sessionsOf(t))} showProject={!projectId} />
               ))}
             </section>
           );
@@ -175,8 +176,8 @@ function Board({ live, projectId, repository }: { live: Live; projectId: string 
 
 // On a team's store a card names its task's host, and is greyed while that host is offline: its
 // sessions keep their last status there, and nothing on it can act until it is back.
-function TaskCard(props: { task: Task; project: Project | undefined; host: { name: string; online: boolean } | null; badges: ReturnType<typeof badgesOf>; showProject: boolean }) {
-  const { task, badges, host } = props;
+function TaskCard(props: { task: Task; project: Project | undefined; host: { name: string; online: boolean } | null; badges: ReturnType<typeof badgesOf>; wait: Wait | null; showProject: boolean }) {
+  const { task, badges, host, wait } = props;
   const offline = host !== null && !host.online;
   return (
     <a class={offline ? 'card offline' : 'card'} href={`#/tasks/${task.id}`} data-task={task.name} title={offline ? `host ${host.name} is offline` : undefined}>
@@ -190,6 +191,7 @@ function TaskCard(props: { task: Task; project: Project | undefined; host: { nam
         </span>
       ) : null}
       {task.merged_at ? <span class="badge merged">merged</span> : null}
+      {wait ? <WaitLine wait={wait} links={false} /> : null}
       {badges.map((b) => (
         <span class={`badge ${b.kind}`} key={b.kind}>
           {b.text}

@@ -6,6 +6,7 @@ import type { GroveEvent } from '../../schemas/event.ts';
 import type { Health } from '../../schemas/health.ts';
 import type { Host, TeamHost } from '../../schemas/host.ts';
 import type { Project } from '../../schemas/project.ts';
+import type { Restack } from '../../schemas/restack.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { api, apiUrl, messageOf } from './api.ts';
@@ -22,6 +23,8 @@ export interface LiveState extends QueueState {
   approvals: Map<string, Approval>;
   /** the store's hosts (DESIGN §14.2), online or not as their host.online/host.offline events say */
   hosts: Map<string, TeamHost>;
+  /** each stacked task's last restack seen on the stream (DESIGN §17) */
+  restacks: Map<string, SeenRestack>;
   /** the store is a team's (PostgreSQL): the board then names each task's host */
   shared: boolean;
   /** false until the first load is done */
@@ -31,6 +34,9 @@ export interface LiveState extends QueueState {
   /** why the last load or stream failed, while the page asks again; null once it is live */
   error: string | null;
 }
+
+// A restack with its event's place in the stream and time.
+export type SeenRestack = Restack & { seq: number; at: string };
 
 type Listener = () => void;
 
@@ -43,7 +49,7 @@ export function hostOf(state: LiveState, hostId: string): { name: string; online
 
 // One per page: the state, its listeners, and the stream that feeds it.
 export function createLive() {
-  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), ...emptyQueues(), shared: false, loaded: false, connected: false, error: null };
+  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), restacks: new Map(), ...emptyQueues(), shared: false, loaded: false, connected: false, error: null };
   const listeners = new Set<Listener>();
   let version = 0;
   let source: EventSource | null = null;
@@ -68,9 +74,13 @@ export function createLive() {
       case 'task.created':
       case 'task.status':
       case 'task.merged':
-      case 'task.archived':
-        state.tasks.set(e.task_id!, e.data as Task);
+      case 'task.archived': {
+        // A restack's event carries it next to the task: kept apart, as the task's next event has none.
+        const { restack, ...task } = e.data as Task & { restack?: Restack };
+        state.tasks.set(e.task_id!, task);
+        if (restack) state.restacks.set(e.task_id!, { ...restack, seq: e.seq, at: e.at });
         break;
+      }
       // An approval is not a session: its session's `waiting` comes with session.waiting.
       case 'approval.requested':
       case 'approval.decided': {

@@ -10,6 +10,7 @@ import type { Task, TaskSetup } from '../../schemas/task.ts';
 import { api, ApiError, HOST, messageOf } from './api.ts';
 import { Approvals } from './approval.tsx';
 import { markSeen } from './attention.ts';
+import { RestackNote, WaitLine, waitOf } from './deps.tsx';
 import { ActionError, Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useLive, useLoad } from './hooks.ts';
 import { hostOf, type Live } from './live.ts';
@@ -80,6 +81,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
           </>
         ) : null}
       </dl>
+      <RestackNote live={live} task={task} />
       <Actions live={live} task={task} onArchiving={setArchiving} />
       {task.status === 'archived' ? null : <QueueAction live={live} task={task} disabled={archiving || task.status !== 'ready'} />}
       <Log title="Setup" path={`/api/tasks/${task.id}/setup`} open={task.status !== 'ready'} refresh={task.status} />
@@ -395,33 +397,37 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
   const promptError = fieldError(error, 'prompt', ['RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED']);
   return (
     <section class="conversation" aria-label={`Conversation with ${turns[0]!.agent}`}>
-      {turns.map((s) => (
-        <div class="turn" key={s.id} data-session={s.id}>
-          <header>
-            <strong>{s.agent}</strong> {s.kind === 'interactive' ? <span class="badge interactive">interactive</span> : null} <span class="muted small">{s.mode}</span>{' '}
-            <span class={`status ${s.status}${s.result?.denials.length ? ' denied' : ''}`}>{s.status}</span>
-            {s.exit_code !== null ? <span class="muted small">exit {s.exit_code}</span> : null}
-            {s.result?.denials.length ? <span class="badge denied">{deniedCount(s.result.denials.length)}</span> : null}
-            {s.limit_resets_at ? <span class="badge limit">limit until {new Date(s.limit_resets_at).toLocaleString()}</span> : null}
-            {s.timed_out ? <span class="badge failed">timed out</span> : null}
-            {isBusy(s.status) ? (
-              <button type="button" class="small" onClick={() => kill(s)}>
-                Stop
-              </button>
-            ) : null}
-          </header>
-          {s.prompt ? <p class="prompt">{s.prompt}</p> : null}
-          {s.status === 'queued' ? (
-            <p class="muted small">queued{s.not_before ? ` until ${new Date(s.not_before).toLocaleString()}` : ''}</p>
-          ) : s.kind === 'interactive' ? (
-            <p class="muted small">Taken over in a terminal (grove takeover): what was said there is the agent's own, not captured here.</p>
-          ) : (
-            <OutputView session={s} />
-          )}
-          {s.result?.text ? <p class={`result${s.result.denials.length ? ' denied' : ''}`}>{s.result.text}</p> : null}
-          {s.result?.denials.length ? <Denials agent={s.agent} denials={s.result.denials} /> : null}
-        </div>
-      ))}
+      {turns.map((s) => {
+        const wait = waitOf(live.state, s);
+        return (
+          <div class="turn" key={s.id} data-session={s.id}>
+            <header>
+              <strong>{s.agent}</strong> {s.kind === 'interactive' ? <span class="badge interactive">interactive</span> : null} <span class="muted small">{s.mode}</span>{' '}
+              <span class={`status ${s.status}${s.result?.denials.length ? ' denied' : ''}`}>{s.status}</span>
+              {s.exit_code !== null ? <span class="muted small">exit {s.exit_code}</span> : null}
+              {s.result?.denials.length ? <span class="badge denied">{deniedCount(s.result.denials.length)}</span> : null}
+              {s.limit_resets_at ? <span class="badge limit">limit until {new Date(s.limit_resets_at).toLocaleString()}</span> : null}
+              {s.timed_out ? <span class="badge failed">timed out</span> : null}
+              {isBusy(s.status) ? (
+                <button type="button" class="small" onClick={() => kill(s)}>
+                  Stop
+                </button>
+              ) : null}
+            </header>
+            {s.prompt ? <p class="prompt">{s.prompt}</p> : null}
+            {wait ? <WaitLine wait={wait} links /> : null}
+            {s.status === 'queued' ? (
+              wait ? null : <p class="muted small">queued{s.not_before ? ` until ${new Date(s.not_before).toLocaleString()}` : ''}</p>
+            ) : s.kind === 'interactive' ? (
+              <p class="muted small">Taken over in a terminal (grove takeover): what was said there is the agent's own, not captured here.</p>
+            ) : (
+              <OutputView session={s} />
+            )}
+            {s.result?.text ? <p class={`result${s.result.denials.length ? ' denied' : ''}`}>{s.result.text}</p> : null}
+            {s.result?.denials.length ? <Denials agent={s.agent} denials={s.result.denials} /> : null}
+          </div>
+        );
+      })}
       <form class="form followup" onSubmit={send} aria-label="Follow-up">
         <Field label={`Follow-up to ${last.agent}`} name="prompt" id={`f-followup-${last.conversation_id}`} error={promptError} hint={running ? 'Queued until the agent finishes its turn.' : 'Continues the conversation where it stopped.'}>
           <textarea {...inputProps('prompt', promptError, `f-followup-${last.conversation_id}`)} rows={2} required />
