@@ -94,10 +94,11 @@ export function createMergeQueue(deps: QueueDeps) {
 
   // The project's checks in the task's worktree with its environment, each bounded by
   // setup_timeout_s; null when they pass, else the failure with the output's last lines.
-  async function check(project: Project, task: Task): Promise<Failure | null> {
+  async function check(project: Project, taskId: string): Promise<Failure | null> {
     const config = deps.configs.load(project.path);
     const commands = config.check ?? [];
     if (commands.length === 0) return null;
+    const task = await deps.read.get(taskId); // as the rebase left it
     const { port1, port2 } = new MessageChannel();
     const tail: string[] = [];
     let failed: string | null = null;
@@ -158,7 +159,7 @@ export function createMergeQueue(deps: QueueDeps) {
       log.info({ task: id, base: entry.base, try: entry.tries }, 'landing a queued task');
       await deps.review.rebase(id);
       if (closed) return; // cut short: its landing waits for the next start
-      const failedCheck = await check(project, await deps.read.get(id));
+      const failedCheck = await check(project, id);
       if (closed) return; // cut short: its landing waits for the next start
       if (failedCheck) {
         failure = failedCheck;

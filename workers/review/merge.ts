@@ -63,15 +63,20 @@ async function mergeTree(repo: string, ours: string, theirs: string, signal?: Ab
 export async function mergeTask(input: MergeInput, signal?: AbortSignal): Promise<Result<MergeResult>> {
   const { repo, strategy } = input;
   const baseRef = `refs/heads/${input.base}`;
-  const dirty = await dirtyFiles(input.worktree, { untracked: true, signal });
+  // Reads only, side by side (each costs a fork of the daemon's process); their answers are
+  // taken in the order a landing refuses.
+  const [dirty, tips, where] = await Promise.all([
+    dirtyFiles(input.worktree, { untracked: true, signal }),
+    tipsOf(repo, baseRef, `refs/heads/${input.branch}`, input.base, signal),
+    checkoutOf(repo, baseRef, signal),
+  ]);
   if (!dirty.ok) return dirty;
   if (dirty.files.length > 0) {
     return fail('WORKTREE_DIRTY', `the task's worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); commit them first`);
   }
-  const tips = await tipsOf(repo, baseRef, `refs/heads/${input.branch}`, input.base, signal);
   if (!tips.ok) return tips;
   const { old, tip } = tips;
-  const mb = await git(repo, ['merge-base', old, tip], { signal });
+  const [mb, checkout] = await Promise.all([git(repo, ['merge-base', old, tip], { signal }), baseCheckout(where, signal)]);
   const mergeBase = mb.exitCode === 0 ? mb.stdout.trim() : null;
   if (mergeBase === tip) return { ok: true, base: input.base, commit: old, strategy }; // already in the base
   const fastForward = mergeBase === old;
@@ -92,16 +97,24 @@ export async function mergeTask(input: MergeInput, signal?: AbortSignal): Promis
     if (commit.exitCode !== 0) return fail('COMMIT_FAILED', `git refused the merge commit: ${firstLine(commit.stderr)}`);
     next = commit.stdout.trim();
   }
-  return land(input, baseRef, old, next, signal);
+  return land(input, baseRef, old, next, checkout, signal);
+}
+
+// The base's checkout, if it has one, and whether it is clean (untracked files do not count).
+type BaseCheckout = Result<{ path: null } | { path: string; dirty: string[] }>;
+async function baseCheckout(where: Result<{ path: string | null }>, signal?: AbortSignal): Promise<BaseCheckout> {
+  if (!where.ok) return where;
+  if (where.path === null) return { ok: true, path: null };
+  const dirty = await dirtyFiles(where.path, { untracked: false, signal });
+  return dirty.ok ? { ok: true, path: where.path, dirty: dirty.files } : dirty;
 }
 
 // Moves the base branch from `old` to `next`, and its checkout's files with it where it has one.
 // The signal stops every git here, the landing's too (a filter may hang in read-tree -u): what a
 // stopped one leaves is finished or undone from the intent by the landing journal's recovery.
-async function land(input: MergeInput, baseRef: string, old: string, next: string, signal?: AbortSignal): Promise<Result<MergeResult>> {
+async function land(input: MergeInput, baseRef: string, old: string, next: string, where: BaseCheckout, signal?: AbortSignal): Promise<Result<MergeResult>> {
   const done: Result<MergeResult> = { ok: true, base: input.base, commit: next, strategy: input.strategy };
   const reason = `grove: merge ${input.branch} (${input.strategy})`;
-  const where = await checkoutOf(input.repo, baseRef, signal);
   if (!where.ok) return where;
   if (where.path === null) {
     // No checkout to move: update-ref against the old value is atomic, so no intent is needed.
@@ -109,10 +122,8 @@ async function land(input: MergeInput, baseRef: string, old: string, next: strin
     return moved.exitCode === 0 ? done : fail('CONFLICT', `${input.base} moved while merging: ${firstLine(moved.stderr)}; nothing was changed`);
   }
   const checkout = where.path;
-  const dirty = await dirtyFiles(checkout, { untracked: false, signal });
-  if (!dirty.ok) return dirty;
-  if (dirty.files.length > 0) {
-    return fail('BASE_CHECKOUT_DIRTY', `${input.base} is checked out in ${checkout} with uncommitted changes (${dirty.files.slice(0, 10).join(', ')}); nothing was changed`);
+  if (where.dirty.length > 0) {
+    return fail('BASE_CHECKOUT_DIRTY', `${input.base} is checked out in ${checkout} with uncommitted changes (${where.dirty.slice(0, 10).join(', ')}); nothing was changed`);
   }
   if (input.intent) {
     const intent: MergeIntent = { kind: 'merge', task: input.intent.task, repo: input.repo, checkout, ref: baseRef, old, next };

@@ -22,12 +22,12 @@ export const NO_EDITOR = { GIT_EDITOR: 'true', GIT_SEQUENCE_EDITOR: 'true' };
 // aborts the rebase: the branch, its worktree and index are as they were, and the files are named.
 export async function rebaseTask(input: RebaseInput, signal?: AbortSignal): Promise<Result<{ head: string; onto: string }>> {
   const { worktree } = input;
-  const dirty = await dirtyFiles(worktree, { untracked: true, signal });
+  // Both only read: side by side, each costs a fork of the daemon's process.
+  const [dirty, tip] = await Promise.all([dirtyFiles(worktree, { untracked: true, signal }), rebaseStart(worktree, input.base, signal)]);
   if (!dirty.ok) return dirty;
   if (dirty.files.length > 0) {
     return fail('WORKTREE_DIRTY', `the worktree has uncommitted or untracked changes (${dirty.files.slice(0, 10).join(', ')}); commit them first`);
   }
-  const tip = await rebaseStart(worktree, input.base, signal);
   if (!tip.ok) return tip;
   if (input.intent) {
     const { file, task, repo } = input.intent;
