@@ -1,7 +1,9 @@
 // The merge queue (DESIGN §17) landing `tasks` tasks with an empty check, against the same
 // rebases and merges done by hand with git in a loop (rebase each branch onto main in its
 // worktree, then fast-forward the checked-out main), and against POST rebase and POST merge of
-// each task in turn (the review's landings the queue runs), on copies of one repository.
+// each task in turn (the review's landings the queue runs), and against the git commands a landing
+// runs, by hand in a loop (what the queue adds to git, apart from what its refusals cost), on
+// copies of one repository.
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { cp } from 'node:fs/promises';
@@ -20,6 +22,7 @@ export async function benchQueue(opts: { template: string; files: number; tasks:
   const grove: number[] = [];
   const raw: number[] = [];
   const api: number[] = [];
+  const scans: number[] = [];
   try {
     const pristine = makeBigRepo(root, opts.files);
     const fileOf = (k: number, r: number) => {
@@ -71,30 +74,54 @@ export async function benchQueue(opts: { template: string; files: number; tasks:
       const a = performance.now() - ta;
 
       // By hand: the same worktrees and commits, then rebase and merge each in turn.
-      const hand = path.join(root, `hand-${r}`);
-      cpSync(pristine, hand, { recursive: true });
-      const wts = [];
-      for (let k = 0; k < opts.tasks; k++) {
-        const wt = path.join(hand, '.wt', `${k}`);
-        git(hand, ['worktree', 'add', '-q', '-b', `hand-${k}`, wt, 'main']);
-        appendFileSync(path.join(wt, fileOf(k, r)), `task ${k}\n`);
-        git(wt, ['commit', '-q', '-am', `task ${k}`]);
-        wts.push(wt);
-      }
+      const byHand = (name: string) => {
+        const hand = path.join(root, `${name}-${r}`);
+        cpSync(pristine, hand, { recursive: true });
+        const wts = [];
+        for (let k = 0; k < opts.tasks; k++) {
+          const wt = path.join(hand, '.wt', `${k}`);
+          git(hand, ['worktree', 'add', '-q', '-b', `hand-${k}`, wt, 'main']);
+          appendFileSync(path.join(wt, fileOf(k, r)), `task ${k}\n`);
+          git(wt, ['commit', '-q', '-am', `task ${k}`]);
+          wts.push(wt);
+        }
+        return { hand, wts };
+      };
+      const plain = byHand('hand');
       const t1 = performance.now();
-      for (const [k, wt] of wts.entries()) {
+      for (const [k, wt] of plain.wts.entries()) {
         git(wt, ['rebase', '--quiet', 'main']);
-        git(hand, ['merge', '--quiet', '--ff-only', `hand-${k}`]);
+        git(plain.hand, ['merge', '--quiet', '--ff-only', `hand-${k}`]);
       }
       const h = performance.now() - t1;
+
+      // By hand again, with the git commands a landing runs (workers/review/rebase.ts, merge.ts),
+      // one after another: its refusals' scans (WORKTREE_DIRTY, BASE_CHECKOUT_DIRTY) included.
+      const same = byHand('scans');
+      const t2 = performance.now();
+      for (const [k, wt] of same.wts.entries()) {
+        git(wt, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+        const tip = git(wt, ['rev-parse', 'refs/heads/main^{commit}', 'HEAD', '--symbolic-full-name', 'HEAD']).split('\n')[0]!;
+        git(wt, ['rebase', '--quiet', '--no-autostash', tip]);
+        git(wt, ['rev-parse', 'HEAD']);
+        git(wt, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+        const [old, next] = git(same.hand, ['rev-parse', 'refs/heads/main^{commit}', `refs/heads/hand-${k}^{commit}`]).split('\n') as [string, string];
+        git(same.hand, ['worktree', 'list', '--porcelain', '-z']);
+        git(same.hand, ['merge-base', old, next]);
+        git(same.hand, ['status', '--porcelain=v1', '-z', '--untracked-files=no']);
+        git(same.hand, ['read-tree', '-m', '-u', old, next]);
+        git(same.hand, ['update-ref', 'refs/heads/main', next, old]);
+      }
+      const sc = performance.now() - t2;
       if (r === 0) continue; // warm-up
       grove.push(g);
       raw.push(h);
       api.push(a);
+      scans.push(sc);
     }
     const ms = (x: number[]) => round(summarize(x).median, 1);
     const ratio = (x: number[]) => round(summarize(grove).median / summarize(x).median);
-    return { tasks: opts.tasks, files: opts.files, grove_ms: ms(grove), raw_ms: ms(raw), ratio: ratio(raw), review_api_ms: ms(api), ratio_review_api: ratio(api) };
+    return { tasks: opts.tasks, files: opts.files, grove_ms: ms(grove), raw_ms: ms(raw), ratio: ratio(raw), review_api_ms: ms(api), ratio_review_api: ratio(api), landing_git_ms: ms(scans), ratio_landing_git: ratio(scans), landing_git_vs_raw: round(summarize(scans).median / summarize(raw).median) };
   } finally {
     await d.stop();
     rmSync(root, { recursive: true, force: true });
