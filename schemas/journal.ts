@@ -19,6 +19,15 @@ export type CreationIntent = Static<typeof CreationIntent>;
 // What every landing intent names: its task and the project's repository.
 const landing = { task: Id, repo: Type.String() };
 
+/** What a restack (DESIGN §17) rebases the task off: the merged task it was stacked on, whose
+ * branch was the task's base, and that task's base, the task's base once the rebase ends. */
+export const RestackOf = Type.Object({
+  task_id: Id,
+  branch: Type.String(),
+  onto: Type.String({ description: "the merged task's base (a branch name)" }),
+});
+export type RestackOf = Static<typeof RestackOf>;
+
 /** A rebase of a task's branch in its worktree; the worktree was clean when it began. */
 export const RebaseIntent = Type.Object({
   kind: Type.Literal('rebase'),
@@ -27,6 +36,7 @@ export const RebaseIntent = Type.Object({
   branch: Type.Union([Type.String(), Type.Null()], { description: 'the branch checked out in the worktree (refs/heads/…), null on a detached HEAD' }),
   head: Type.String({ description: 'the commit before the rebase' }),
   onto: Type.String({ description: 'the commit it rebases onto' }),
+  restack: Type.Optional(RestackOf),
 });
 export type RebaseIntent = Static<typeof RebaseIntent>;
 

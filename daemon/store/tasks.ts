@@ -150,10 +150,17 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
       return rows;
     },
     // A restack (DESIGN §17) moved the task onto its parent's base: the task's base is that base now.
-    async restacked(id: string, base: string, baseCommit: string, extra: object): Promise<void> {
-      await events.tx(async (tx, record) => {
-        await tx.query('UPDATE tasks SET base = $2, base_commit = $3 WHERE id = $1', [id, base, baseCommit]);
+    // Only while its base still names the parent's branch `from`, so that a restack is recorded
+    // once, by its answer or by the recovery of one a stop cut short; false when it was not.
+    async restacked(id: string, from: string, base: string, baseCommit: string, extra: object): Promise<boolean> {
+      return events.tx(async (tx, record) => {
+        const res = await tx.query(
+          `UPDATE tasks SET base = $2, base_commit = $3 WHERE id = $1 AND status <> 'archived' AND (base = $4 OR base = 'refs/heads/' || $4)`,
+          [id, base, baseCommit, from],
+        );
+        if ((res.affectedRows ?? 0) === 0) return false;
         await recordTask(tx, record, view, 'task.status', id, extra);
+        return true;
       });
     },
     // A restack that could not be done (a conflict): the task as it is, with what stopped it.

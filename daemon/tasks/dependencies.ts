@@ -17,7 +17,8 @@ export interface DependenciesDeps {
   tasks: Pick<TasksTable, 'get' | 'stackedOnMerged'>;
   getProject: (id: string) => Promise<Project>;
   create: (input: CreateTask) => Promise<{ status: 201 | 202; task: Task }>;
-  restack: (id: string, parent: { id: string; branch: string; base: string }) => Promise<'running' | Result<object>>;
+  /** 'settled': nothing left to do, the task is no longer stacked on that branch */
+  restack: (id: string, parent: { id: string; branch: string; base: string }) => Promise<'running' | 'settled' | Result<object>>;
   sessions: {
     planFirst: (projectPath: string, input: CreateSession) => Ask;
     queueFirst: (taskId: string, ask: Ask, after: string[]) => Promise<Session>;
@@ -83,7 +84,7 @@ export function createDependencies(deps: DependenciesDeps) {
           if (!(err instanceof GroveError)) throw err;
           return { ok: false as const, code: err.code, message: err.detail };
         });
-        if (res === 'running' || res.ok) failed.delete(s.id);
+        if (res === 'running' || res === 'settled' || res.ok) failed.delete(s.id);
       });
     }
   }

@@ -4,14 +4,14 @@ import type { Logger } from '../runtime/log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { Result } from '../../workers/result.ts';
 import type { Recovered } from '../../workers/review/recover-landing.ts';
-import type { LandingIntent } from '../../schemas/journal.ts';
+import type { LandingIntent, RestackOf } from '../../schemas/journal.ts';
 import type { LandingJournal } from '../journal/landing.ts';
 import { fromWorker, timeBound, type Pool } from './pool.ts';
 
 export interface LandingsDeps {
   journal: LandingJournal;
   pool: Pick<Pool, 'run'>;
-  tasks: Pick<TasksTable, 'markMerged'>;
+  tasks: Pick<TasksTable, 'markMerged' | 'restacked'>;
   log: Logger;
   /** a recovery's bound (user config git_timeout_s): its git may hang as the landing's did */
   gitTimeoutS: number;
@@ -45,6 +45,8 @@ export function createLandings(deps: LandingsDeps) {
     }
     // A merge that had landed, or was landed now, is the task's merge as if it had answered.
     if (res.outcome === 'finished' && intent.kind === 'merge') await deps.tasks.markMerged(intent.task, intent.next);
+    // So is a restack whose rebase had ended: its row, if the stop came before it was written.
+    if (res.outcome === 'finished' && intent.kind === 'rebase' && intent.restack && res.head) await recordRestack(deps.tasks, intent.task, intent.restack, intent.onto, res.head);
     journal.done(file);
     log.warn({ task: intent.task, kind: intent.kind, outcome: res.outcome, kept: res.kept }, 'put right a landing that was interrupted');
     return res;
@@ -123,4 +125,10 @@ export type Landings = ReturnType<typeof createLandings>;
 export function touching(task: string, checkout: string): (intent: LandingIntent) => boolean {
   const dir = path.resolve(checkout);
   return (i) => i.task === task || path.resolve(i.kind === 'rebase' ? i.worktree : i.checkout) === dir;
+}
+
+// A restack's rebase ended (DESIGN §17): the task's base is now the base of the merged task it was
+// stacked on, told as a task.status event with `restack`. False when that was recorded already.
+export function recordRestack(tasks: Pick<TasksTable, 'restacked'>, task: string, of: RestackOf, onto: string, head: string): Promise<boolean> {
+  return tasks.restacked(task, of.branch, of.onto, onto, { restack: { status: 'restacked', ...of, head } });
 }

@@ -9,7 +9,8 @@ import { createKeyedLimiter } from '../runtime/limiter.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { Fail, Result } from '../../workers/result.ts';
 import type { LandingJournal } from '../journal/landing.ts';
-import { touching, type Landings } from './landings.ts';
+import type { RestackOf } from '../../schemas/journal.ts';
+import { recordRestack, touching, type Landings } from './landings.ts';
 import { fromWorker, timeBound, type Pool, type RunBound } from './pool.ts';
 import type { TaskReader } from './read.ts';
 import type { TaskGate } from './gate.ts';
@@ -159,21 +160,30 @@ export function createReview(deps: ReviewDeps) {
     // onto parent's base with the rebase above (its commits only, not the parent's), and its base
     // made that base. Not while an agent session of it runs ('running': it is done when that ends).
     // A conflict leaves the branch as it was; both are told as a task.status event with `restack`.
-    async restack(id: string, parent: { id: string; branch: string; base: string }): Promise<'running' | Result<{ head: string; onto: string }>> {
+    async restack(id: string, parent: { id: string; branch: string; base: string }): Promise<'running' | 'settled' | Result<{ head: string; onto: string }>> {
       const { project, worktree } = await worktreeOf(id);
+      const of: RestackOf = { task_id: parent.id, branch: parent.branch, onto: parent.base };
       return deps.gate.admit(id, () =>
         deps.perTask.run(id, async () => {
           if ((await deps.runningAgent(id)) !== null) return 'running' as const;
           await landings.settle(touching(id, worktree));
+          // What was put right may have been this restack, stopped after its rebase ended, and
+          // recorded now ('settled'): a second rebase would replay the base's commits on the task.
+          const now = await deps.tasks.get(id);
+          if (now === null || (now.base !== parent.branch && now.base !== `refs/heads/${parent.branch}`)) return 'settled' as const;
           const file = deps.landingJournal.fileFor(id, 'rebase');
-          const input = { worktree, base: parent.base, upstream: parent.branch, intent: { file, task: id, repo: project.path } };
-          const res = await landings.run(file, () => pool.run('rebaseTask', input, bound('the restack', undefined)), (r) => r.ok || r.code === 'CONFLICT');
-          const about = { task_id: parent.id, branch: parent.branch, onto: parent.base };
+          const input = { worktree, base: parent.base, upstream: parent.branch, intent: { file, task: id, repo: project.path, restack: of } };
+          // The row is written before the intent is void: a stop in between is recorded at start.
+          const rebase = async () => {
+            const r = await pool.run('rebaseTask', input, bound('the restack', undefined));
+            if (r.ok) await recordRestack(deps.tasks, id, of, r.onto, r.head);
+            return r;
+          };
+          const res = await landings.run(file, rebase, (r) => r.ok || r.code === 'CONFLICT');
           if (res.ok) {
-            await deps.tasks.restacked(id, parent.base, res.onto, { restack: { status: 'restacked', ...about, head: res.head } });
             deps.log.info({ task: id, onto: parent.base, after: parent.id }, 'task restacked onto its merged parent\'s base');
           } else {
-            await deps.tasks.recordRestackFailed(id, { restack: { status: 'failed', ...about, code: res.code, message: res.message, files: res.files ?? [] } });
+            await deps.tasks.recordRestackFailed(id, { restack: { status: 'failed', ...of, code: res.code, message: res.message, files: res.files ?? [] } });
             deps.log.warn({ task: id, code: res.code, message: res.message }, 'restack failed; the branch is as it was');
           }
           return res;

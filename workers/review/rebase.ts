@@ -1,5 +1,5 @@
 import { git } from '../../daemon/git/run.ts';
-import type { RebaseIntent } from '../../schemas/journal.ts';
+import type { RebaseIntent, RestackOf } from '../../schemas/journal.ts';
 import { recordIntent } from '../../daemon/journal/intents.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
@@ -11,8 +11,9 @@ export interface RebaseInput {
   /** a restack (DESIGN §17): only the commits not on this ref (the merged task's branch the task
    * was stacked on) are replayed onto `base`, so a squashed or rebased landing of it is not replayed */
   upstream?: string;
-  /** where to record the rebase before git runs (daemon/journal/landing.ts); the daemon ends it */
-  intent?: { file: string; task: string; repo: string };
+  /** where to record the rebase before git runs (daemon/journal/landing.ts); the daemon ends it.
+   * A restack's says so: a recovery that finds it ended records the restack the daemon could not */
+  intent?: { file: string; task: string; repo: string; restack?: RestackOf };
 }
 
 // No editor ever opens: git would wait for one that nobody sees.
@@ -30,8 +31,8 @@ export async function rebaseTask(input: RebaseInput, signal?: AbortSignal): Prom
   }
   if (!tip.ok) return tip;
   if (input.intent) {
-    const { file, task, repo } = input.intent;
-    const intent: RebaseIntent = { kind: 'rebase', task, repo, worktree, branch: tip.branch, head: tip.head, onto: tip.tip };
+    const { file, task, repo, restack } = input.intent;
+    const intent: RebaseIntent = { kind: 'rebase', task, repo, worktree, branch: tip.branch, head: tip.head, onto: tip.tip, ...(restack ? { restack } : {}) };
     const unrecorded = recordIntent(file, intent);
     if (unrecorded) return unrecorded;
   }

@@ -15,6 +15,8 @@ import { dirtyFiles, gitOut } from './snapshot.ts';
 export interface Recovered {
   outcome: 'finished' | 'undone' | 'gone' | 'moved';
   kept: string[];
+  /** a rebase that had ended: the branch's tip it left */
+  head?: string;
 }
 
 // What a killed rebase or merge left, finished or undone from its intent (daemon/journal/landing.ts).
@@ -55,9 +57,14 @@ async function recoverRebase(i: RebaseIntent, git: Git, signal?: AbortSignal): P
     const abort = await git(i.worktree, ['rebase', '--abort'], { env: NO_EDITOR });
     // State git cannot abort from (cut short while written): the steps below do what abort does.
     if (abort.exitCode !== 0) for (const dir of [merge!, apply!]) rmSync(dir, { recursive: true, force: true });
-  } else if ((await revParse(git, i.worktree, ref)) !== i.head) {
-    // git moves the branch only once every commit is replayed: that rebase had ended.
-    return { ok: true, outcome: 'finished', kept: [] };
+  } else {
+    const at = await revParse(git, i.worktree, ref);
+    if (at !== i.head) {
+      // git moves the branch only once every commit is replayed: that rebase had ended, and left
+      // the branch on `onto`. A branch elsewhere was moved by someone else since.
+      if (at !== null && (await git(i.worktree, ['merge-base', '--is-ancestor', i.onto, at])).exitCode === 0) return { ok: true, outcome: 'finished', kept: [], head: at };
+      return { ok: true, outcome: 'moved', kept: [] };
+    }
   }
   if ((await revParse(git, i.worktree, ref)) !== i.head) {
     const moved = await git(i.worktree, ['update-ref', ...(i.branch ? [] : ['--no-deref']), '-m', 'grove: undo an interrupted rebase', ref, i.head]);

@@ -67,8 +67,17 @@ test('a rebase that had ended (the branch moved, no state left): kept as it is',
   const onto = commitFile(repo, 'g.txt', 'base\n');
   git(wt, 'rebase', '-q', 'main');
   const rebased = git(wt, 'rev-parse', 'HEAD');
-  assert.deepEqual(await recoverLanding(rebaseIntent(repo, wt, head, onto)), { ok: true, outcome: 'finished', kept: [] });
+  assert.deepEqual(await recoverLanding(rebaseIntent(repo, wt, head, onto)), { ok: true, outcome: 'finished', kept: [], head: rebased });
   assert.equal(git(wt, 'rev-parse', 'task'), rebased);
+});
+
+test('a rebase whose branch moved elsewhere since (not onto its base): moved, nothing touched, not taken for a rebase that ended', async (t) => {
+  const { repo, wt, head } = repoWithTask(t);
+  const onto = commitFile(repo, 'g.txt', 'base\n');
+  const mine = commitFile(wt, 'h.txt', 'a commit of the user on the old base\n');
+  assert.deepEqual(await recoverLanding(rebaseIntent(repo, wt, head, onto)), { ok: true, outcome: 'moved', kept: [] });
+  assert.equal(git(wt, 'rev-parse', 'task'), mine);
+  assert.equal(porcelain(wt), '');
 });
 
 // The main checkout mid-merge of `task` into `main`: the intent, and the two tips.
