@@ -269,7 +269,10 @@ function NewTask({ live, projectId }: { live: Live; projectId: string | undefine
       if (v) body[k] = v;
     }
     if (prompt) {
-      body.session = { prompt, agent: String(f.get('agent')), mode: String(f.get('mode')) as Mode };
+      body.session = { prompt, mode: String(f.get('mode')) as Mode };
+      // No agent to choose (none installed): the project's default, or the API's reason at the field.
+      const agent = f.get('agent');
+      if (typeof agent === 'string' && agent) body.session.agent = agent;
       const waits = f.getAll('after').map(String);
       if (waits.length > 0) body.after = waits;
     }
