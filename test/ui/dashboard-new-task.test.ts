@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { openPage, sharedBrowser } from '../helpers/browser.ts';
+import { contrasts, openPage, sharedBrowser } from '../helpers/browser.ts';
 import { addProject, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { commitFile } from '../helpers/queue.ts';
@@ -107,6 +107,7 @@ test('a task made waiting for another: only open tasks offered, the waiting line
   await waits.waitFor();
   // Neither the archived task nor the merged one can be waited for.
   assert.deepEqual(await offered(page), ['first part', 'second part']);
+  for (const [sel, ratio] of Object.entries((await contrasts(page, ['fieldset.field legend', 'fieldset .choice', 'fieldset .hint'])).out)) assert.ok(ratio >= 4.5, `${sel} has contrast ${ratio}`);
   await waits.getByRole('checkbox', { name: 'first part' }).check();
   await page.getByRole('button', { name: 'Create task' }).click();
   await page.getByRole('heading', { name: 'after the first' }).waitFor();
