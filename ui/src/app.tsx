@@ -348,7 +348,10 @@ function NewTask({ live, projectId }: { live: Live; projectId: string | undefine
                   name="after"
                   value={t.id}
                   checked={after.includes(t.id)}
-                  onChange={(e) => setAfter((was) => (e.currentTarget.checked ? [...was, t.id] : was.filter((id) => id !== t.id)))}
+                  onChange={(e) => {
+                    const on = e.currentTarget.checked;
+                    setAfter((was) => (on ? [...was, t.id] : was.filter((id) => id !== t.id)));
+                  }}
                 />
                 {t.name}
                 {t.status === 'archived' ? ' (archived)' : t.merged_at ? ' (merged)' : ''}
