@@ -95,3 +95,22 @@ test('with no agent CLI on the daemon PATH, the new-session form names the agent
   assert.deepEqual((await d.socket('GET', `/api/tasks/${created.json.id}/sessions`)).json, []);
   assert.deepEqual(errors, []);
 });
+
+test('with no agent CLI on the daemon PATH, the New task form with a first prompt says so, and the missing agent is said at the Agent field with no task made', async (t) => {
+  const d = await daemon();
+  // The project's default agent is one grove knows, not installed here.
+  const project = await addProject(d, makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'claude' }) } }));
+  const { page } = await openPage(t, await browser());
+  await page.goto(`http://127.0.0.1:${d.port}/#/projects/${project.id}/new-task`);
+  await page.getByRole('heading', { name: /^New task/ }).waitFor();
+  assert.equal(await page.locator('#no-agents').count(), 0, 'no session, nothing to say about agents');
+  await page.fill('#f-name', 'no agent to run');
+  await page.getByLabel('First prompt').fill('do the work');
+  await page.locator('#no-agents', { hasText: 'No agent is installed' }).waitFor();
+  await page.getByRole('button', { name: 'Create task' }).click();
+  const why = page.locator('#f-agent-error');
+  await why.waitFor();
+  assert.match((await why.textContent()) ?? '', /\(agent claude\) is not on the daemon's PATH$/);
+  assert.equal(await page.getAttribute('#f-agent', 'aria-invalid'), 'true');
+  assert.deepEqual((await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json, [], 'nothing made');
+});

@@ -1,7 +1,9 @@
 // The dashboard's frame: the projects on the left, the page of the address's hash on the right.
 import { useEffect, useState } from 'preact/hooks';
 import type { CreateProject, Project } from '../../schemas/project.ts';
-import type { CreateTask, Task, TaskStatus } from '../../schemas/task.ts';
+import type { Mode } from '../../schemas/config.ts';
+import type { CreatedTask, CreateTask, Task, TaskStatus } from '../../schemas/task.ts';
+import { AGENT_CODES, AgentChoice, useAgents } from './agents.tsx';
 import { api, HOST } from './api.ts';
 import { badgesOf } from './attention.ts';
 import { taskWait, WaitLine, type Wait } from './deps.tsx';
@@ -249,18 +251,35 @@ function NewProject() {
   );
 }
 
-// A task in the project of the page, or (from All projects) in the project chosen here.
+// A task in the project of the page, or (from All projects) in the project chosen here; with a
+// first prompt, its first session too (DESIGN §17), which may wait for other tasks to merge.
 function NewTask({ live, projectId }: { live: Live; projectId: string | undefined }) {
   const project = projectId ? live.state.projects.get(projectId) : undefined;
   const projects = [...live.state.projects.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const agents = useAgents();
+  // With one project there is nothing to choose; with more, no guess.
+  const [chosen, setChosen] = useState<string>(projects.length === 1 ? projects[0]!.id : '');
+  const [prompt, setPrompt] = useState('');
+  const [after, setAfter] = useState<string[]>([]);
+  const inProject = projectId ?? chosen;
   const { error, busy, onSubmit: submit } = useSubmit(async (f) => {
     const body: CreateTask = { project_id: projectId ?? String(f.get('project_id') ?? ''), name: String(f.get('name') ?? '') };
     for (const k of ['base', 'branch'] as const) {
       const v = String(f.get(k) ?? '');
       if (v) body[k] = v;
     }
-    const t = await api<Task>('POST', '/api/tasks', body);
-    live.put('task', t);
+    if (prompt) {
+      body.session = { prompt, mode: String(f.get('mode')) as Mode };
+      // No agent to choose (none installed): the project's default, or the API's reason at the field.
+      const agent = f.get('agent');
+      if (typeof agent === 'string' && agent) body.session.agent = agent;
+      const waits = f.getAll('after').map(String);
+      if (waits.length > 0) body.after = waits;
+    }
+    const t = await api<CreatedTask>('POST', '/api/tasks', body);
+    const { session, ...task } = t;
+    live.put('task', task);
+    if (session) live.put('session', session);
     location.hash = `#/tasks/${t.id}`;
   });
   if (!projectId && projects.length === 0) {
@@ -274,17 +293,23 @@ function NewTask({ live, projectId }: { live: Live; projectId: string | undefine
       </section>
     );
   }
+  // The tasks that can still merge, and any chosen one archived or merged since: kept, so that a
+  // choice never vanishes unseen (the API then says why it cannot be waited for).
+  const open = [...live.state.tasks.values()]
+    .filter((t) => t.project_id === inProject && ((t.status !== 'archived' && t.merged_at === null) || after.includes(t.id)))
+    .sort((a, b) => a.name.localeCompare(b.name));
   const projectError = fieldError(error, 'project_id');
   const nameError = fieldError(error, 'name', ['BRANCH_EXISTS']);
   const baseError = fieldError(error, 'base', ['BASE_NOT_FOUND']);
   const branchError = fieldError(error, 'branch');
+  const promptError = fieldError(error, 'session/prompt');
+  const afterError = fieldError(error, 'after', ['AFTER_INVALID']);
   return (
     <form class="form" onSubmit={submit} aria-label="New task">
       <h1>New task{project ? ` in ${project.name}` : ''}</h1>
       {projectId ? null : (
         <Field label="Project" name="project_id" error={projectError} hint="The repository the task's branch and worktree are made in.">
-          {/* With one project there is nothing to choose; with more, no guess. */}
-          <select {...inputProps('project_id', projectError)} required autoFocus>
+          <select {...inputProps('project_id', projectError)} required autoFocus value={chosen} onChange={(e) => (setChosen(e.currentTarget.value), setAfter([]))}>
             {projects.length > 1 ? <option value="">Choose a project…</option> : null}
             {projects.map((p) => {
               const host = hostOf(live.state, p.host_id);
@@ -306,7 +331,43 @@ function NewTask({ live, projectId }: { live: Live; projectId: string | undefine
       <Field label="Branch" name="branch" error={branchError}>
         <input {...inputProps('branch', branchError)} />
       </Field>
-      <FormError error={error} fields={['project_id', 'name', 'base', 'branch']} codes={['BRANCH_EXISTS', 'BASE_NOT_FOUND']} />
+      <Field label="First prompt" name="prompt" error={promptError} hint="Optional: an agent session started as soon as the task is ready.">
+        <textarea {...inputProps('prompt', promptError)} rows={3} value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)} />
+      </Field>
+      {/* The session's choices only with a prompt: without one there is no session to make. */}
+      {prompt ? (
+        <>
+          <AgentChoice agents={agents} error={error} at="session/" />
+          <fieldset class={afterError ? 'field invalid' : 'field'} aria-describedby={afterError ? 'f-after-error' : undefined}>
+            <legend>Waits for</legend>
+            {open.length === 0 ? <p class="hint">{inProject ? 'No open task in this project to wait for.' : 'Choose a project to pick tasks from it.'}</p> : null}
+            {open.map((t) => (
+              <label key={t.id} class="choice">
+                <input
+                  type="checkbox"
+                  name="after"
+                  value={t.id}
+                  checked={after.includes(t.id)}
+                  onChange={(e) => {
+                    const on = e.currentTarget.checked;
+                    setAfter((was) => (on ? [...was, t.id] : was.filter((id) => id !== t.id)));
+                  }}
+                />
+                {t.name}
+                {t.status === 'archived' ? ' (archived)' : t.merged_at ? ' (merged)' : ''}
+              </label>
+            ))}
+            {afterError ? (
+              <p class="field-error" id="f-after-error" role="alert">
+                {afterError}
+              </p>
+            ) : open.length > 0 ? (
+              <p class="hint">The session starts once each task chosen has merged.</p>
+            ) : null}
+          </fieldset>
+        </>
+      ) : null}
+      <FormError error={error} fields={['project_id', 'name', 'base', 'branch', 'session/prompt', 'session/agent', 'session/mode', 'after']} codes={['BRANCH_EXISTS', 'BASE_NOT_FOUND', 'AFTER_INVALID', ...AGENT_CODES]} />
       <button class="primary" type="submit" disabled={busy}>
         Create task
       </button>

@@ -3,11 +3,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { deniedCount, describeDenial } from '../../schemas/denials.ts';
 import { MODES } from '../../schemas/modes.ts';
-import type { AgentList, ServiceList, Session } from '../../schemas/session.ts';
+import type { ServiceList, Session } from '../../schemas/session.ts';
 import { isBusy } from '../../schemas/session-status.ts';
 import type { CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
 import type { Task, TaskSetup } from '../../schemas/task.ts';
 import { api, ApiError, HOST, messageOf } from './api.ts';
+import { AGENT_CODES, AgentChoice, noAgent, useAgents } from './agents.tsx';
 import { Approvals } from './approval.tsx';
 import { markSeen } from './attention.ts';
 import { RestackNote, WaitLine, waitOf } from './deps.tsx';
@@ -276,81 +277,24 @@ function Services({ live, task, sessions }: { live: Live; task: Task; sessions: 
   );
 }
 
-// How to install each built-in agent's CLI (as docs/agents.md says), for a daemon that finds none.
-const INSTALL: Record<string, { title: string; command: string }> = {
-  claude: { title: 'Claude Code', command: 'npm i -g @anthropic-ai/claude-code' },
-  codex: { title: 'Codex', command: 'npm i -g @openai/codex' },
-  gemini: { title: 'Gemini CLI', command: 'npm i -g @google/gemini-cli' },
-  opencode: { title: 'OpenCode', command: 'npm i -g opencode-ai' },
-  amp: { title: 'Amp', command: 'npm i -g @sourcegraph/amp' },
-  copilot: { title: 'GitHub Copilot CLI', command: 'npm i -g @github/copilot' },
-  qwen: { title: 'Qwen Code', command: 'npm i -g @qwen-code/qwen-code' },
-  cursor: { title: 'Cursor Agent', command: 'curl https://cursor.com/install -fsS | bash' },
-  aider: { title: 'aider', command: 'python -m pip install aider-install && aider-install' },
-};
-
-// Why the agent picker offers nothing: the agents grove knows, that none is on the daemon's
-// PATH, and how to install one or define one's own.
-function NoAgents({ agents }: { agents: AgentList }) {
-  const builtins = agents.filter((a) => a.builtin && INSTALL[a.name]);
-  return (
-    <div class="no-agents" id="no-agents">
-      <p>
-        No agent is installed: grove knows {agents.map((a) => a.name).join(', ')}, and none of their commands is on the daemon's PATH. Install one, then open this page again:
-      </p>
-      <ul>
-        {builtins.map((a) => (
-          <li key={a.name}>
-            {INSTALL[a.name]!.title}: <code>{INSTALL[a.name]!.command}</code>
-          </li>
-        ))}
-      </ul>
-      <p>
-        Or define your own agent under <code>agents</code> in the user config (see docs/agents.md).
-      </p>
-    </div>
-  );
-}
-
 // A new conversation: the agent, the mode and the prompt.
 function NewSession({ live, task }: { live: Live; task: Task }) {
-  const { value: agents } = useLoad(() => api<AgentList>('GET', '/api/agents'), []);
+  const agents = useAgents();
   const { error, busy, onSubmit: submit } = useSubmit(async (f) => {
     const body: Record<string, unknown> = { agent: String(f.get('agent')), mode: String(f.get('mode')) };
     const text = String(f.get('prompt') ?? '');
     if (text) body.prompt = text;
     live.put('session', await api<Session>('POST', `/api/tasks/${task.id}/sessions`, body));
   });
-  const agentError = fieldError(error, 'agent', ['UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'AGENT_REQUIRED']);
-  const modeError = fieldError(error, 'mode', ['MODE_UNSUPPORTED']);
   const promptError = fieldError(error, 'prompt');
-  const none = agents !== undefined && !agents.some((a) => a.available);
+  const none = noAgent(agents);
   return (
     <form class="form inline" onSubmit={submit} aria-label="New session">
-      {none ? <NoAgents agents={agents} /> : null}
-      <Field label="Agent" name="agent" error={agentError}>
-        <select {...inputProps('agent', agentError)}>
-          {(agents ?? []).map((a) => (
-            <option key={a.name} value={a.name} disabled={!a.available}>
-              {a.name}
-              {a.available ? '' : ' (not installed)'}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <Field label="Mode" name="mode" error={modeError}>
-        <select {...inputProps('mode', modeError)}>
-          {MODES.map((m) => (
-            <option key={m} selected={m === 'edit'}>
-              {m}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <AgentChoice agents={agents} error={error} />
       <Field label="Prompt" name="prompt" error={promptError}>
         <textarea {...inputProps('prompt', promptError)} rows={3} />
       </Field>
-      <FormError error={error} fields={['agent', 'mode', 'prompt']} codes={['UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'AGENT_REQUIRED', 'MODE_UNSUPPORTED']} />
+      <FormError error={error} fields={['agent', 'mode', 'prompt']} codes={AGENT_CODES} />
       <button class="primary" type="submit" disabled={busy || none} aria-describedby={none ? 'no-agents' : undefined} title={none ? 'no agent is installed' : undefined}>
         Start session
       </button>
