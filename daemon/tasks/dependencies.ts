@@ -133,6 +133,16 @@ export function createDependencies(deps: DependenciesDeps) {
     return sweeping;
   }
 
+  // A refusal of the session's fields names them where this request has them, under /session.
+  function inSession<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (!(err instanceof GroveError) || !err.errors) throw err;
+      throw new GroveError(err.code, err.detail, { errors: err.errors.map((e) => ({ ...e, path: `/session${e.path}` })) });
+    }
+  }
+
   // POST /api/tasks with `session` (and `after`): all is checked before the task is made.
   async function create(input: CreateTask): Promise<{ status: 201 | 202; task: CreatedTask }> {
     const { after, session, ...taskInput } = input;
@@ -145,7 +155,7 @@ export function createDependencies(deps: DependenciesDeps) {
       return deps.create(taskInput);
     }
     const project = await deps.getProject(input.project_id);
-    const ask = sessions.planFirst(project.path, session);
+    const ask = inSession(() => sessions.planFirst(project.path, session));
     for (const id of after ?? []) {
       const t = await tasks.get(id);
       if (t === null) throw new GroveError('AFTER_INVALID', `after names task ${id}, which does not exist`);

@@ -141,6 +141,9 @@ test('bad input: unknown or archived tasks in after 422, after without session 4
     assert.equal(r.json.code, code, JSON.stringify(extra));
     if (detail) assert.match(r.json.detail, detail);
   }
+  // A session's refusal names its field inside `session`, where the request has it.
+  const mode = await d.socket('POST', '/api/tasks', { body: { project_id: p.id, name: 'bad', session: { prompt: 'echo:x', mode: 'full' } } });
+  assert.deepEqual([mode.status, mode.json.code, mode.json.errors?.map((e: { path: string }) => e.path)], [422, 'MODE_UNSUPPORTED', ['/session/mode']], mode.text);
   assert.equal((await d.socket('GET', `/api/tasks?project_id=${p.id}`)).json.length, before.tasks, 'no task row');
   assert.equal(git(repo, 'branch', '--list'), before.branches, 'no branch');
   assert.deepEqual(readdirSync(path.join(repo, '.grove', 'worktrees')), before.worktrees, 'no worktree');

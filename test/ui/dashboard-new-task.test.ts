@@ -56,7 +56,7 @@ test('a task made with a first prompt: refusals at their fields, then the agent 
   await page.getByRole('combobox', { name: 'Agent' }).selectOption('held');
   await page.getByRole('combobox', { name: 'Mode' }).selectOption('read');
   await page.getByRole('button', { name: 'Create task' }).click();
-  await page.locator('#f-mode-error', { hasText: 'agent held cannot run in mode read' }).waitFor();
+  await page.locator('#f-mode-error', { hasText: 'is not a mode of agent held' }).waitFor();
   assert.equal(await page.locator('#f-prompt-error').count(), 0);
   assert.equal(await page.locator('.form-error').count(), 0, 'said at the field, not again below');
   assert.deepEqual((await d.socket('GET', `/api/tasks?project_id=${p.id}`)).json, [], 'nothing made on a refusal');
