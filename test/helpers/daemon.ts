@@ -1,7 +1,7 @@
 import './env.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -89,6 +89,24 @@ export function sharedDaemon(opts: StartOptions | ((c: Cleanup) => StartOptions)
 }
 
 // Spawns the real daemon entry point as a process and waits for its "ready" log line.
+// Test files run side by side, and their daemons' stores cannot see each other's port leases: a
+// port leased by one and not yet listened on binds free for another, and the later service dies
+// on EADDRINUSE. So each test process takes its own block of the default range, unless the home's
+// config names a range (or is not JSON: a test of a bad config).
+const PORT_BLOCK = 200;
+function ownPortRange(home: string): void {
+  const file = path.join(home, 'config.json');
+  let config: unknown = {};
+  try {
+    config = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
+  }
+  if (typeof config !== 'object' || config === null || Array.isArray(config) || 'port_range' in config) return;
+  const from = 20000 + (process.pid % (10000 / PORT_BLOCK)) * PORT_BLOCK;
+  writeFileSync(file, JSON.stringify({ ...config, port_range: [from, from + PORT_BLOCK - 1] }));
+}
+
 export function spawnDaemon(
   home: string,
   env: Record<string, string | undefined> = {},
@@ -98,6 +116,7 @@ export function spawnDaemon(
     if (v === undefined) delete fullEnv[k];
     else fullEnv[k] = v;
   }
+  ownPortRange(home);
   const proc = spawn(process.execPath, DAEMON_ARGS, { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
   const logs: any[] = [];
   const events = new EventEmitter();
