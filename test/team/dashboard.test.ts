@@ -21,6 +21,8 @@ test("alpha's dashboard: tasks of both hosts named by host, one heading for the 
   assert.equal((await alpha.daemon.socket('POST', '/api/tasks', { body: { project_id: lone.id, name: 'lone work' } })).status, 201);
 
   const { page, errors, failures } = await openPage(t, await browser());
+  const asked: string[] = [];
+  page.on('request', (r) => asked.push(new URL(r.url()).pathname));
   await page.goto(`http://127.0.0.1:${alpha.daemon.port}/`);
   const cardOf = (h: TeamHost) => page.locator(`.card[data-task="work on ${h.name}"]`);
   for (const h of team.hosts) assert.equal((await cardOf(h).locator('.host').textContent())?.trim(), `on ${h.name}`);
@@ -56,5 +58,10 @@ test("alpha's dashboard: tasks of both hosts named by host, one heading for the 
   // The task page names its host too.
   await cardOf(beta).click();
   await page.locator('.facts dd', { hasText: 'beta (offline)' }).waitFor();
+  // What only beta can read is not asked of it while it is away: the page says so instead.
+  // (The page's reads are sent as it renders, so by the time the note shows they would be asked.)
+  await page.locator('[data-away]', { hasText: 'host beta is offline' }).waitFor();
+  const betaTask = await page.evaluate(() => location.hash.replace('#/tasks/', ''));
+  assert.deepEqual(asked.filter((p) => /\/(services|changes|diff|turns)$/.test(p) && p.includes(betaTask)), [], 'nothing asked of beta while it is offline');
   assert.deepEqual(errors, [], `no console errors (${failures.join('; ')})`);
 });

@@ -41,6 +41,8 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
   }
   const project = live.state.projects.get(task.project_id);
   const host = hostOf(live.state, task.host_id);
+  // What only the task's host can read is not asked of it while it is offline (503 HOST_OFFLINE).
+  const away = host !== null && !host.online;
   // A conversation's turns: the agent's, and those taken over in a terminal (grove takeover).
   const agents = sessions.filter((s) => s.kind !== 'service');
   return (
@@ -86,7 +88,13 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
       <Actions live={live} task={task} onArchiving={setArchiving} />
       {task.status === 'archived' ? null : <QueueAction live={live} task={task} disabled={archiving || task.status !== 'ready'} />}
       <Log title="Setup" path={`/api/tasks/${task.id}/setup`} open={task.status !== 'ready'} refresh={task.status} />
-      {task.status === 'ready' ? <Services live={live} task={task} sessions={sessions} /> : null}
+      {away ? (
+        <p class="panel muted" data-away>
+          host {host.name} is offline: the task's services, changes and turns are read on it, and show when it is back
+        </p>
+      ) : task.status === 'ready' ? (
+        <Services live={live} task={task} sessions={sessions} />
+      ) : null}
       <section class="panel">
         <h2>Conversations</h2>
         {task.status === 'ready' ? <NewSession live={live} task={task} /> : null}
@@ -94,7 +102,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
           <Conversation key={turns[0]!.conversation_id} live={live} turns={turns} />
         ))}
       </section>
-      {task.status !== 'archived' ? !archiving && <Review task={task} sessions={sessions} /> : <Log title="Teardown" path={`/api/tasks/${task.id}/teardown`} open refresh={task.status} />}
+      {task.status !== 'archived' ? !archiving && !away && <Review task={task} sessions={sessions} /> : <Log title="Teardown" path={`/api/tasks/${task.id}/teardown`} open refresh={task.status} />}
     </article>
   );
 }
