@@ -44,7 +44,7 @@ export function proxy(upstream: Dispatcher, req: IncomingMessage, res: ServerRes
     drainUnread(req);
   });
   // undici's dispatch() with a handler that writes straight into `res`: request() would wrap
-  // the answer in a Readable for pipeline() to copy again (docs/decisions.md).
+  // the answer in a Readable for pipeline() to copy again (docs/decisions/the-tcp-front.md).
   upstream.dispatch(
     {
       method: req.method as 'GET',

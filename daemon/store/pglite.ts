@@ -42,7 +42,7 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
     log.info({ dir: pgdata, ms: Math.round(performance.now() - t0), prepared: prepared !== null }, 'new store initialised');
   }
   // Every stored round passes through this thread's young generation, which V8 lets grow under
-  // load and keeps: bounded as the main thread's is by npm start's flag (docs/decisions.md).
+  // load and keeps: bounded as the main thread's is by npm start's flag (docs/decisions/build-and-runtime.md).
   const worker = new Worker(ENTRY, {
     workerData: { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR } satisfies StoreWorkerData,
     resourceLimits: { maxYoungGenerationSizeMb: 12 },
