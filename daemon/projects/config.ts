@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { FSWatcher, watch } from 'chokidar';
 import { MAX_ARG_BYTES } from '../../schemas/common.ts';
@@ -6,6 +6,7 @@ import { MAX_CONFIG_BYTES, ProjectConfig } from '../../schemas/project-config.ts
 import { GroveError } from '../errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
+import { stamp } from '../runtime/stamp.ts';
 import { createSignal, type Listen } from '../runtime/signal.ts';
 import { compile, createAjv } from '../runtime/validation.ts';
 
@@ -28,16 +29,6 @@ function argLimitIssues(config: ProjectConfig): Array<{ path: string; message: s
     }
   }
   return out;
-}
-
-// What a save changes (content, size, file), to tell whether the file changed since it was read.
-function stamp(p: string): string {
-  try {
-    const st = statSync(p);
-    return `${st.ino}:${st.size}:${st.mtimeMs}`;
-  } catch {
-    return 'none';
-  }
 }
 
 function isLink(p: string): boolean {
