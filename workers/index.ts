@@ -13,7 +13,7 @@ import { dropTurns as drop, listTurns as turns, recordTurn as turn, restoreTurn 
 import { timed, type TimeBound } from './timeout.ts';
 
 export { createWorktree } from './worktree/create.ts';
-export { claimLeft, planClaim, renameBranch } from './worktree/claim.ts';
+export { claimLeft, defaultBase, planClaim, renameBranch } from './worktree/claim.ts';
 export { removeWorktree } from './worktree/remove.ts';
 export { copyIncluded } from './worktree/copy.ts';
 export { runSetup } from './setup.ts';

@@ -1,5 +1,6 @@
 import type { Project } from '../../schemas/project.ts';
 import type { TaskSetup } from '../../schemas/task.ts';
+import { createBaseWatch } from '../projects/base-watch.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
 import { once } from '../runtime/once.ts';
@@ -63,7 +64,8 @@ export function createTaskService(deps: TaskServiceDeps) {
   const perTask = createKeyedMutex();
   const setups = createSetupRunner({ pool, tasks, setupLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const maker = createTaskMaker({ tasks, pool, ports, journal, setupTimeoutS: deps.setupTimeoutS, setupLog });
-  const warm = createWarmPool({ tasks, maker, setups, pool, configs, getProject, localProjects: deps.localProjects, perProject, gitTimeoutS: deps.gitTimeoutS, log });
+  const bases = createBaseWatch({ log });
+  const warm = createWarmPool({ tasks, maker, setups, pool, configs, bases, getProject, localProjects: deps.localProjects, perProject, gitTimeoutS: deps.gitTimeoutS, log });
   const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupTimeoutS: deps.setupTimeoutS, setupLog, onReady: deps.onReady, log, maker, claim: warm.claim });
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, perTask, setup: setups, teardown: teardowns, gitTimeoutS: deps.gitTimeoutS, log });
@@ -99,6 +101,7 @@ export function createTaskService(deps: TaskServiceDeps) {
     // Stops running setups and teardowns (their process groups are killed) and waits for them to be recorded.
     close: once(async () => {
       await Promise.all([warm.close(), setups.close(), teardowns.close()]);
+      await bases.close();
     }),
   };
 }

@@ -5,6 +5,7 @@ import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { CreateTask } from '../../schemas/task.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
+import type { BaseWatch } from '../projects/base-watch.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import { createKeyedMutex, type KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -22,6 +23,8 @@ export interface WarmPoolDeps {
   setups: SetupRunner;
   pool: Pick<Pool, 'run'>;
   configs: ProjectConfigs;
+  /** where each pooled project's default base is: its slots follow it */
+  bases: Pick<BaseWatch, 'watch' | 'unwatch' | 'changes'>;
   getProject: (id: string) => Promise<Project>;
   /** the projects on this host's disk: only their slots are this daemon's to make */
   localProjects: () => Promise<Project[]>;
@@ -35,6 +38,10 @@ export interface WarmPoolDeps {
 // The config a slot is made with, as stored with it: a slot made with another is replaced.
 const configKey = (c: ProjectConfig) => JSON.stringify(c);
 
+// The default base as it is now; undefined where it could not be read (then not held against a slot).
+type Head = { base: string; base_commit: string } | null | undefined;
+const atHead = (head: Head, s: { base: string; base_commit: string }) => head === undefined || (head !== null && s.base === head.base && s.base_commit === head.base_commit);
+
 // The warm pool (DESIGN §16): per project with `pool`, `size` tasks made ahead at the default
 // base, set up, under a placeholder name. A slot is a task row marked `slot`: a claim renames it
 // and it becomes the task, with the id, ports and setup log its setup ran with. One loop per
@@ -47,8 +54,8 @@ export function createWarmPool(deps: WarmPoolDeps) {
   // Projects being removed: their loop stops and makes nothing more.
   const removing = new Set<string>();
   const timers = new Map<string, NodeJS.Timeout>();
-  // The slot each project's loop is setting up, with the config it is made with.
-  const making = new Map<string, { id: string; key: string }>();
+  // The slot each project's loop is setting up, with the config and base it is made with.
+  const making = new Map<string, { id: string; key: string; base: string; base_commit: string }>();
   // Renames take turns per project: concurrent `git branch -m` in one repository share a
   // temporary reflog file, and all but one can fail (a claim then made cold for nothing).
   const renames = createKeyedMutex();
@@ -85,10 +92,11 @@ export function createWarmPool(deps: WarmPoolDeps) {
   }
 
   // Why a slot can no longer be handed out, or null.
-  function staleness(project: Project, config: ProjectConfig | null, s: SlotRow): string | null {
+  function staleness(project: Project, config: ProjectConfig | null, s: SlotRow, head?: Head): string | null {
     if (!config?.pool) return 'the project has no pool';
     if (s.slot_config !== configKey(config)) return '.grove.json changed';
     if (s.status === 'setup_failed') return 'its setup failed';
+    if (!atHead(head, s)) return 'its base moved';
     if (!existsSync(folderOf(project, s))) return 'its folder vanished';
     const ttl = config.pool.ttl_s;
     if (ttl !== undefined && Date.now() - s.created_at.getTime() >= ttl * 1000) return `older than ttl_s (${ttl} s)`;
@@ -109,7 +117,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
     log.info({ slot: id, project: project.id }, 'warm pool slot made');
     const made = await tasks.getAny(id);
     if (needsSetup && made && !removing.has(project.id) && !closed) {
-      making.set(project.id, { id, key: configKey(config) });
+      making.set(project.id, { id, key: configKey(config), base: made.base, base_commit: made.base_commit });
       try {
         await deps.setups.start(project, { ...made, worktree_missing: false }, config, { slot: true });
       } finally {
@@ -123,10 +131,15 @@ export function createWarmPool(deps: WarmPoolDeps) {
     const project = await deps.getProject(projectId).catch(() => null);
     if (!project) return;
     const config = configOf(project);
+    // The base is watched while the project has a pool, from before its tip is read: a move
+    // after that wakes the loop again.
+    if (config?.pool) await deps.bases.watch(project.path);
+    else await deps.bases.unwatch(project.path);
+    const head = config?.pool ? await currentBase(project) : undefined;
     let kept = 0;
     for (const s of await tasks.slots(projectId)) {
       if (s.slot === 'claimed') continue;
-      const why = staleness(project, config, s) ?? (kept >= (config?.pool?.size ?? 0) ? 'more slots than size' : null);
+      const why = staleness(project, config, s, head) ?? (kept >= (config?.pool?.size ?? 0) ? 'more slots than size' : null);
       if (why === null) kept++;
       else if (await tasks.takeSlot(s.id)) await drop(project, s, why);
     }
@@ -136,9 +149,9 @@ export function createWarmPool(deps: WarmPoolDeps) {
       if (again.has(projectId)) break;
       const slots = await tasks.slots(projectId);
       // A failed setup stops the filling (it would fail again): the slot shows why until the
-      // next change of the config, claim or start.
+      // next change of the config or of the base, claim or start.
       if (slots.some((s) => s.status === 'setup_failed')) {
-        log.warn({ project: projectId }, 'a warm pool slot failed its setup; the pool is not refilled until the next change of .grove.json, claim or start');
+        log.warn({ project: projectId }, 'a warm pool slot failed its setup; the pool is not refilled until the next change of .grove.json or of its base, claim or start');
         return;
       }
     }
@@ -159,14 +172,21 @@ export function createWarmPool(deps: WarmPoolDeps) {
     });
   }
 
-  // A setup under way for a config that is no longer the project's is stopped: its slot would be
-  // replaced as soon as it was ready.
+  async function currentBase(project: Project): Promise<Head> {
+    const now = await pool.run('defaultBase', { repo: project.path });
+    if (now.ok) return now.head;
+    log.warn({ project: project.id, err: now.message }, "reading a project's default base failed; its slots are checked again at claim");
+    return undefined;
+  }
+
+  // A setup under way for a config or a base that is no longer the project's is stopped: its
+  // slot would be replaced as soon as it was ready.
   async function stopIfStale(projectId: string): Promise<void> {
     const m = making.get(projectId);
     const project = m && (await deps.getProject(projectId).catch(() => null));
     if (!m || !project) return;
     const config = configOf(project);
-    if (!config?.pool || configKey(config) !== m.key) await deps.setups.stop(m.id);
+    if (!config?.pool || configKey(config) !== m.key || !atHead(await currentBase(project), m)) await deps.setups.stop(m.id);
   }
 
   // A slot a daemon stop (or a failed rename) left claimed is made whole again: a rename
@@ -281,12 +301,14 @@ export function createWarmPool(deps: WarmPoolDeps) {
         for (const s of await tasks.slots(project.id)) if (s.slot === 'claimed') await resumeClaim(project, s);
         void sync(project.id);
       }
-      deps.configs.changes.onAnyChange((root) => {
+      // A change of .grove.json, or a move of the default base (a commit, a checkout, a pull).
+      const syncRoot = (root: string) =>
         void deps.localProjects().then((list) => {
           const p = list.find((x) => x.path === root);
           if (p) void sync(p.id);
         });
-      });
+      deps.configs.changes.onAnyChange(syncRoot);
+      deps.bases.changes.onAnyChange(syncRoot);
     },
     // Removing a project: its loop stops, then every slot goes (worktrees, branches, leases).
     async removeAll(projectId: string): Promise<void> {
@@ -300,6 +322,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
           if (s.slot === 'free' && !(await tasks.takeSlot(s.id))) continue;
           await drop(project, s, 'the project is removed');
         }
+        await deps.bases.unwatch(project.path);
       } finally {
         removing.delete(projectId);
       }

@@ -308,23 +308,49 @@ test('a .grove.json seen half-written (truncated, then written) is followed to w
   assert.equal((await readySlots(d, project.id, 2)).length, 2);
 });
 
+// A commit on the branch checked out in the project's folder; the new tip.
+function commit(repo: string, file: string): string {
+  writeFileSync(path.join(repo, file), `${file}\n`);
+  git(repo, 'add', file);
+  git(repo, 'commit', '-qm', `adds ${file}`);
+  return git(repo, 'rev-parse', 'HEAD');
+}
+
 test('a slot whose base moved is not handed out: the task is made cold at the new tip, and the slot is replaced', async (t) => {
-  const { d, repo, project } = await pooledProject(t, { size: 1 });
+  const { d, hold, repo, project } = await pooledProject(t, { size: 1 });
   const [old] = await readySlots(d, project.id, 1);
-  writeFileSync(path.join(repo, 'new.txt'), 'new\n');
-  git(repo, 'add', 'new.txt');
-  git(repo, 'commit', '-qm', 'moves the base');
-  const tip = git(repo, 'rev-parse', 'HEAD');
+  // The replacement the commit starts waits in its setup: the claim can only be cold.
+  writeFileSync(hold, '');
+  const tip = commit(repo, 'new.txt');
   const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'after move' } });
   assert.equal(r.status, 201, r.text);
   assert.equal(r.json.pooled, false);
+  assert.notEqual(r.json.id, old.id);
   assert.equal(r.json.base_commit, tip);
   assert.ok(existsSync(path.join(repo, r.json.worktree_path, 'new.txt')));
+  rmSync(hold);
   const [next] = await until(async () => {
     const slots = (await pool(d, project.id)).slots;
     return slots.length === 1 && slots[0].id !== old.id && slots[0].status === 'ready' && slots;
   }, 'the slot replaced at the new tip', 60_000);
   assert.equal(next.base_commit, tip);
+});
+
+test('after a commit on the base, the slots move to the new tip with no claim; a claim then is pooled at that tip', async (t) => {
+  const { d, repo, project } = await pooledProject(t, { size: 2 });
+  const old = await readySlots(d, project.id, 2);
+  const tip = commit(repo, 'moved.txt');
+  const fresh = await until(async () => {
+    const slots = (await pool(d, project.id)).slots;
+    return slots.length === 2 && slots.every((s: any) => s.status === 'ready' && s.base_commit === tip) && slots;
+  }, 'both slots at the new tip', 60_000);
+  assert.ok(fresh.every((s: any) => !old.some((o) => o.id === s.id)), 'replaced');
+  for (const o of old) assert.ok(!branches(repo).includes(`grove/pool-${o.id.slice(0, 8)}`), "the old slot's branch is removed");
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'at the tip' } });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json.pooled, true);
+  assert.equal(r.json.base_commit, tip);
+  assert.equal(git(path.join(repo, r.json.worktree_path), 'rev-parse', 'HEAD'), tip);
 });
 
 test('a slot whose folder vanished is dropped, never a failed claim', async (t) => {

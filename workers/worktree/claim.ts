@@ -53,6 +53,14 @@ export async function planClaim(input: ClaimWorktreeInput): Promise<Result<{ bra
   return { ok: true, branch };
 }
 
+// The project's default base as it is now (its checkout's HEAD: its branch and commit, or null
+// without a commit): a free slot made at another is replaced.
+export async function defaultBase(input: { repo: string }): Promise<Result<{ head: { base: string; base_commit: string } | null }>> {
+  const info = await repoInfo(input.repo);
+  if (typeof info === 'string') return fail('INTERNAL', `git rev-parse failed in ${input.repo}: ${info}`);
+  return { ok: true, head: info.head && { base: info.head.ref, base_commit: info.head.commit } };
+}
+
 // `git branch -m`, which also moves the HEAD of the worktree that has the branch; its folder stays.
 export async function renameBranch(input: { repo: string; from: string; to: string }): Promise<Result<object>> {
   const moved = await withLockRetry(() => git(input.repo, ['branch', '-m', input.from, input.to]));
