@@ -5,7 +5,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { addProject, ROOT, sharedDaemon, startDaemon, type Cleanup, type TestDaemon } from '../helpers/daemon.ts';
-import { branches, git, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
+import { branches, commitFile, git, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
 import { until } from '../helpers/store.ts';
 
 // The warm pool (DESIGN §16). Most tests share one daemon, each with its own repository.
@@ -308,20 +308,12 @@ test('a .grove.json seen half-written (truncated, then written) is followed to w
   assert.equal((await readySlots(d, project.id, 2)).length, 2);
 });
 
-// A commit on the branch checked out in the project's folder; the new tip.
-function commit(repo: string, file: string): string {
-  writeFileSync(path.join(repo, file), `${file}\n`);
-  git(repo, 'add', file);
-  git(repo, 'commit', '-qm', `adds ${file}`);
-  return git(repo, 'rev-parse', 'HEAD');
-}
-
 test('a slot whose base moved is not handed out: the task is made cold at the new tip, and the slot is replaced', async (t) => {
   const { d, hold, repo, project } = await pooledProject(t, { size: 1 });
   const [old] = await readySlots(d, project.id, 1);
   // The replacement the commit starts waits in its setup: the claim can only be cold.
   writeFileSync(hold, '');
-  const tip = commit(repo, 'new.txt');
+  const tip = commitFile(repo, 'new.txt');
   const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'after move' } });
   assert.equal(r.status, 201, r.text);
   assert.equal(r.json.pooled, false);
@@ -339,7 +331,7 @@ test('a slot whose base moved is not handed out: the task is made cold at the ne
 test('after a commit on the base, the slots move to the new tip with no claim; a claim then is pooled at that tip', async (t) => {
   const { d, repo, project } = await pooledProject(t, { size: 2 });
   const old = await readySlots(d, project.id, 2);
-  const tip = commit(repo, 'moved.txt');
+  const tip = commitFile(repo, 'moved.txt');
   const fresh = await until(async () => {
     const slots = (await pool(d, project.id)).slots;
     return slots.length === 2 && slots.every((s: any) => s.status === 'ready' && s.base_commit === tip) && slots;

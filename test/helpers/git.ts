@@ -25,6 +25,14 @@ export function makeRepo(t: { after(fn: () => unknown): void }, opts: { files?: 
   return dir;
 }
 
+// A commit adding `file` on the branch checked out in `dir`; the new tip.
+export function commitFile(dir: string, file: string): string {
+  writeFileSync(path.join(dir, file), `${file}\n`);
+  git(dir, 'add', file);
+  git(dir, 'commit', '-qm', `adds ${file}`);
+  return git(dir, 'rev-parse', 'HEAD');
+}
+
 // A scratch folder removed after the test.
 export function makeTempDir(t: { after(fn: () => unknown): void }, prefix = 'grove-tmp-'): string {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));

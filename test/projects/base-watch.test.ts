@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import { pino } from 'pino';
 import { createBaseWatch, type BaseWatch } from '../../daemon/projects/base-watch.ts';
-import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
+import { commitFile, git, makeRepo, makeTempDir } from '../helpers/git.ts';
 
 function bases(t: test.TestContext): BaseWatch {
   const b = createBaseWatch({ log: pino({ level: 'silent' }) });
@@ -29,13 +29,6 @@ function told(b: BaseWatch, root: string, what: string, act: () => void): Promis
   return change;
 }
 
-// A commit on the branch checked out in `dir`.
-function commit(dir: string, file: string): void {
-  writeFileSync(path.join(dir, file), `${file}\n`);
-  git(dir, 'add', file);
-  git(dir, 'commit', '-qm', `adds ${file}`);
-}
-
 // A commit on `branch` made without its checkout, as a landing from another worktree does.
 function moveElsewhere(repo: string, branch: string): void {
   const tip = git(repo, 'commit-tree', '-p', branch, '-m', 'elsewhere', `${branch}^{tree}`);
@@ -46,7 +39,7 @@ test('base watch: a commit on the checked-out branch is told', async (t) => {
   const b = bases(t);
   const repo = makeRepo(t);
   await b.watch(repo);
-  await told(b, repo, 'a commit', () => commit(repo, 'a.txt'));
+  await told(b, repo, 'a commit', () => commitFile(repo, 'a.txt'));
 });
 
 test('base watch: a branch moved from elsewhere, its ref packed by git gc, is told when it moves again', async (t) => {
@@ -74,5 +67,5 @@ test('base watch: a project that is a linked worktree is told a commit on its br
   const linked = path.join(makeTempDir(t), 'linked');
   git(repo, 'worktree', 'add', '-q', '-b', 'feature', linked);
   await b.watch(linked);
-  await told(b, linked, 'a commit in the linked worktree', () => commit(linked, 'b.txt'));
+  await told(b, linked, 'a commit in the linked worktree', () => commitFile(linked, 'b.txt'));
 });

@@ -8,16 +8,8 @@ import { createKeyedMutex } from '../../daemon/runtime/keyed-mutex.ts';
 import { createTaskCreator, createTaskMaker } from '../../daemon/tasks/create.ts';
 import { createSetupRunner } from '../../daemon/tasks/setup-run.ts';
 import { createWarmPool } from '../../daemon/tasks/warm.ts';
-import { branches, git, makeTempDir } from '../helpers/git.ts';
+import { branches, commitFile, git, makeTempDir } from '../helpers/git.ts';
 import { taskParts } from '../helpers/tasks.ts';
-
-// A commit on the branch checked out in the project's own folder; the new tip.
-function commit(repo: string, file: string): string {
-  writeFileSync(path.join(repo, file), `${file}\n`);
-  git(repo, 'add', file);
-  git(repo, 'commit', '-qm', `adds ${file}`);
-  return git(repo, 'rev-parse', 'HEAD');
-}
 
 test('tasks/warm: the pool follows its base', async (t) => {
   const parts = await taskParts(t);
@@ -69,7 +61,7 @@ test('tasks/warm: the pool follows its base', async (t) => {
     const project = await pooled(1);
     const repo = project.path;
     const [old] = (await poolWhen(project.id, readyAt(1, git(repo, 'rev-parse', 'HEAD')), 'a ready slot')).slots;
-    const tip = commit(repo, 'new.txt');
+    const tip = commitFile(repo, 'new.txt');
     const { task } = await create({ project_id: project.id, name: 'right after' });
     assert.notEqual(task.id, old!.id, 'not the slot made at the old tip');
     assert.equal(task.base_commit, tip);
@@ -81,7 +73,7 @@ test('tasks/warm: the pool follows its base', async (t) => {
     const project = await pooled(2);
     const repo = project.path;
     const old = (await poolWhen(project.id, readyAt(2, git(repo, 'rev-parse', 'HEAD')), 'two ready slots')).slots;
-    const tip = commit(repo, 'moved.txt');
+    const tip = commitFile(repo, 'moved.txt');
     const fresh = (await poolWhen(project.id, readyAt(2, tip), 'both slots at the new tip')).slots;
     assert.ok(fresh.every((s) => !old.some((o) => o.id === s.id)), 'replaced, not the old ones');
     for (const o of old) {
@@ -100,7 +92,7 @@ test('tasks/warm: the pool follows its base', async (t) => {
     const project = await pooled(1, hold);
     const repo = project.path;
     const [first] = (await poolWhen(project.id, (p) => p.slots.length === 1 && p.slots[0]!.status === 'setting_up', 'a slot in its setup')).slots;
-    const tip = commit(repo, 'during-setup.txt');
+    const tip = commitFile(repo, 'during-setup.txt');
     // Its setup still waits on `hold`: only a stop lets the pool move on to the new tip.
     const [next] = (await poolWhen(project.id, (p) => p.slots.length === 1 && p.slots[0]!.id !== first!.id && p.slots[0]!.base_commit === tip, 'a slot at the new tip')).slots;
     assert.equal(next!.status, 'setting_up');
@@ -113,7 +105,7 @@ test('tasks/warm: the pool follows its base', async (t) => {
     const repo = project.path;
     await poolWhen(project.id, readyAt(1, git(repo, 'rev-parse', 'HEAD')), 'a ready slot');
     git(repo, 'checkout', '-q', '-b', 'release');
-    const tip = commit(repo, 'release.txt');
+    const tip = commitFile(repo, 'release.txt');
     const [slot] = (await poolWhen(project.id, readyAt(1, tip), 'the slot at the tip of release')).slots;
     assert.equal(slot!.base, 'release');
   });
