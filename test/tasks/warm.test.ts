@@ -100,6 +100,16 @@ test('tasks/warm: the pool follows its base', async (t) => {
     await poolWhen(project.id, readyAt(1, tip), 'the slot ready at the new tip');
   });
 
+  await t.test('a slot whose setup failed stops the filling until the base moves: then it is made again at the new tip', async () => {
+    // Slots' setups fail until the base has fixed.txt.
+    const project = await parts.project({ setup: ['case "$GROVE_TASK_NAME" in pool-*) test -e fixed.txt;; esac'], pool: { size: 1 } });
+    void warm.sync(project.id);
+    const [failed] = (await poolWhen(project.id, (p) => p.slots.length === 1 && p.slots[0]!.status === 'setup_failed', 'a failed slot')).slots;
+    const tip = commitFile(project.path, 'fixed.txt');
+    const [slot] = (await poolWhen(project.id, readyAt(1, tip), 'a ready slot at the new tip')).slots;
+    assert.notEqual(slot!.id, failed!.id);
+  });
+
   await t.test('a checkout of another branch moves the default base: the slots follow it', async () => {
     const project = await pooled(1);
     const repo = project.path;
