@@ -103,8 +103,8 @@ export async function runSetup(input: RunSetupInput): Promise<Result<SetupOutcom
       const drained = Promise.all([onceClosed(child.stdout!), onceClosed(child.stderr!)]);
       // The shell's own exit, not the end of its pipes: a background child may hold those open.
       const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-        child.once('exit', (code, signal) => resolve({ code, signal }));
-        child.once('error', () => resolve({ code: 127, signal: null }));
+        child.nodeChildProcess.once('exit', (code, signal) => resolve({ code, signal }));
+        child.nodeChildProcess.once('error', () => resolve({ code: 127, signal: null }));
       });
       clearTimeout(timeout);
       await Promise.race([drained, new Promise((r) => setTimeout(r, DRAIN_MS))]);

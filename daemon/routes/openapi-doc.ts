@@ -71,7 +71,9 @@ export function buildOpenApi(routes: Route[], version: string): unknown {
         content: { 'application/problem+json': { schema: { allOf: [problemRef, { properties: { code: { enum: list } } }] } } },
       };
     }
-    const op: Record<string, unknown> = { summary: r.summary, operationId: operationId(r), parameters, responses };
+    // No operation needs authentication (the socket's mode and the front's guards are the defence,
+    // DESIGN §6): said on each, as linters ask, rather than left out.
+    const op: Record<string, unknown> = { summary: r.summary, operationId: operationId(r), parameters, responses, security: [] };
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: plain(r.body, named) } } };
     if (r.path === '/api/sessions/:id/output') {
       (responses['200'] as { content: Record<string, unknown> }).content['text/event-stream'] = {
@@ -98,6 +100,7 @@ export function buildOpenApi(routes: Route[], version: string): unknown {
       title: 'grove',
       version,
       description: 'Local supervisor daemon for coding agents. Served on a unix socket and on a loopback TCP front.',
+      license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: 'http://127.0.0.1:7433' }],
     paths,

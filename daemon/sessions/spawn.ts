@@ -47,7 +47,7 @@ export function spawnWrapped(opts: { files: SessionFiles; command: string[]; cwd
 // Starts a session's wrapper, held; a start that fails (cwd gone, no sh) is data, not a throw.
 export async function startWrapped(opts: { files: SessionFiles; command: string[]; cwd: string; env: Record<string, string> }): Promise<SpawnResult> {
   const child = spawnWrapped(opts);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const exited = new Promise<void>((r) => child.nodeChildProcess.once('exit', () => r()));
   if (child.pid === undefined) {
     const err = await child.catch((e: unknown) => e);
     return { ok: false, message: err instanceof Error ? err.message : String(err) };

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv } from 'ajv';
 import { addProject, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
@@ -128,4 +129,21 @@ test('GET /api/openapi.json describes every endpoint, body, response and error, 
   check('post', '/api/projects', 409, dup.json);
   const bad = await d.socket('POST', '/api/tasks', { body: { project_id: project.id } });
   check('post', '/api/tasks', 400, bad.json);
+});
+
+// A third-party tool reads the document as published: Redocly's strictest ruleset passes with no
+// problem at all (the API has no authentication, and says so on every operation).
+test("GET /api/openapi.json passes Redocly's recommended-strict lint with no problem", async (t) => {
+  const d = await startDaemon(t);
+  const r = await d.socket('GET', '/api/openapi.json');
+  assert.equal(r.status, 200);
+  const problems = await lintFromString({ source: JSON.stringify(r.json), absoluteRef: 'openapi.json', config: await createConfig({ extends: ['recommended-strict'] }) });
+  assert.deepEqual(
+    problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? ''}`),
+    [],
+  );
+  for (const [p, ops] of Object.entries(r.json.paths as Record<string, Record<string, { security?: unknown }>>)) {
+    for (const [m, op] of Object.entries(ops)) assert.deepEqual(op.security, [], `${m} ${p} says it needs no authentication`);
+  }
+  assert.deepEqual(r.json.info.license, { name: 'MIT', identifier: 'MIT' });
 });

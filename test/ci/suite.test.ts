@@ -8,7 +8,7 @@ const repo = fileURLToPath(new URL('../..', import.meta.url));
 
 // Every test file below test/ (but the real agent CLIs', the Node 24 smoke test and the
 // PostgreSQL store's and the team's, which have scripts of their own) is run by `npm test`: its folder's glob is
-// on the test line, which lists each folder because npm's sh has no brace expansion and Node 20 does not expand globs.
+// on the test line, which lists each folder because npm's sh has no brace expansion.
 test('npm test runs every test folder; the real agents, the smoke test and the PostgreSQL tests run by their own scripts', () => {
   const scripts = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')).scripts as Record<string, string>;
   const globs = new Set(scripts.test!.split(/\s+/).filter((w) => w.startsWith('test/')));

@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import plist from 'plist';
+import { parse as parsePlist } from 'plist';
 import { render } from '../../daemon/cli/install.ts';
 import { makeHome, ROOT } from '../helpers/daemon.ts';
 
@@ -43,7 +43,7 @@ test('the generated launchd plist is a valid property list with the right keys',
   assert.equal(file, path.join(home, 'Library', 'LaunchAgents', 'dev.grove.daemon.plist'));
   const plutil = spawnSync('plutil', ['-lint', '-'], { input: content });
   if (plutil.error === undefined) assert.equal(plutil.status, 0);
-  const parsed = plist.parse(content) as Record<string, any>;
+  const parsed = parsePlist(content) as Record<string, any>;
   assert.equal(parsed.Label, 'dev.grove.daemon');
   assert.deepEqual(parsed.ProgramArguments, [process.execPath, '--max-semi-space-size=4', '--v8-pool-size=1', GROVE, 'daemon']);
   assert.equal(parsed.AbandonProcessGroup, true);
