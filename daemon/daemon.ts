@@ -32,12 +32,13 @@ import { portLeasesTable } from './store/port-leases.ts';
 import { projectsTable } from './store/projects.ts';
 import { sessionsTable } from './store/sessions.ts';
 import { queueTable } from './store/queue.ts';
-import { createMergeQueue } from './tasks/queue.ts';
+import { createMergeQueue } from './landing/queue.ts';
+import { createLanding } from './landing/service.ts';
 import { eventsTable } from './store/events.ts';
 import { hostsTable } from './store/hosts.ts';
 import { hostIdOf, startHeartbeat } from './hosts/host.ts';
 import { hostRoutes } from './routes/hosts.ts';
-import { createSshHosts } from './hosts/ssh-hosts.ts';
+import { createSshHosts } from './ssh/hosts.ts';
 import { hostsFilePath } from './client/hosts-file.ts';
 import { sshDir } from './client/ssh.ts';
 import { createCommands } from './hosts/commands.ts';
@@ -45,7 +46,7 @@ import { createPlacement } from './hosts/placement.ts';
 import { commandsTable } from './store/commands.ts';
 import { hostname } from 'node:os';
 import { createEventBus } from './events/bus.ts';
-import { createDependencies } from './tasks/dependencies.ts';
+import { createDependencies } from './landing/dependencies.ts';
 import { createEventFeed } from './events/feed.ts';
 import { createTeamReader, type TeamReader } from './events/team.ts';
 import { createTeamWakes } from './store/wakes.ts';
@@ -56,7 +57,7 @@ import { tasksTable } from './store/tasks.ts';
 import { createJournal } from './journal/creation.ts';
 import { createTaskGate } from './tasks/gate.ts';
 import { createLandingJournal } from './journal/landing.ts';
-import { createPool } from './tasks/pool.ts';
+import { createPool } from './tasks/threads.ts';
 import { createPortAllocator } from './tasks/ports.ts';
 import { createTaskReader, withPresence } from './tasks/read.ts';
 import { createTaskService } from './tasks/service.ts';
@@ -138,7 +139,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       autoResume: { enabled: settings.config.auto_resume ?? true, prompt: settings.config.resume_prompt ?? 'continue' },
       dataDir: settings.dataDir,
       // Sessions end only once they are followed, after the task service below is made.
-      checkpoint: (taskId, sessionId) => tasks.review.checkpoint(taskId, sessionId),
+      checkpoint: (taskId, sessionId) => landing.review.checkpoint(taskId, sessionId),
       log: child('sessions'),
     });
     started.push({ name: 'sessions', close: () => sessions.close() });
@@ -177,12 +178,24 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       gitTimeoutS: settings.gitTimeoutS,
       onReady: (id) => sessions.autostart(id),
       journal: createJournal(path.join(settings.dataDir, 'journal')),
-      landingJournal: createLandingJournal(path.join(settings.dataDir, 'journal')),
-      scratch: emptyScratch(settings.dataDir),
-      runningAgent: (taskId) => sessions.runningAgent(taskId),
       log: child('tasks'),
     });
     started.push({ name: 'tasks', close: () => tasks.close() });
+    const landing = createLanding({
+      tasks: taskRows,
+      read,
+      getProject: projects.get,
+      pool,
+      perProject: tasks.perProject,
+      perTask: tasks.perTask,
+      gitTimeoutS: settings.gitTimeoutS,
+      setupTimeoutS: settings.setupTimeoutS,
+      landingJournal: createLandingJournal(path.join(settings.dataDir, 'journal')),
+      scratch: emptyScratch(settings.dataDir),
+      gate,
+      runningAgent: (taskId) => sessions.runningAgent(taskId),
+      log: child('landing'),
+    });
     // A setup's progress, once stored here, wakes its followers on every host (DESIGN §14.2).
     const setupWakes = createTeamWakes({ store, channel: 'grove_setup', tellOn: [tasks.setupProgress], log: child('tasks') });
     started.push({ name: 'setup wakes', close: () => setupWakes.close() });
@@ -192,6 +205,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     await projects.refreshRepositories();
     // This host's only: another host's rows keep their state until it comes back (DESIGN §14.2).
     await tasks.recover(hostId);
+    await landing.recover();
     await sessions.reattach(hostId);
     await approvals.recover();
     // Waiting first sessions and stacked tasks (DESIGN §17): what merged or was archived while
@@ -200,7 +214,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       tasks: taskRows,
       getProject: projects.get,
       create: tasks.create,
-      restack: tasks.review.restack,
+      restack: landing.review.restack,
       sessions,
       committed: bus.committed,
       hostId,
@@ -217,7 +231,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       getProject: projects.get,
       localProjects: () => projectRows.listOfHost(hostId),
       configs,
-      review: tasks.review,
+      review: landing.review,
       pool,
       sessions,
       setupTimeoutS: settings.setupTimeoutS,
@@ -261,7 +275,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       }),
       ...poolRoutes({ warm: tasks.warm }),
       ...queueRoutes({ queue: mergeQueue }),
-      ...taskRoutes({ tasks, create: dependencies.create, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
+      ...taskRoutes({ tasks, review: landing.review, create: dependencies.create, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalRoutes({ approvals }),
       ...eventRoutes({ feed }),

@@ -1,7 +1,5 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import type { Intent } from '../../schemas/journal.ts';
-import { fail, type Fail } from '../../workers/result.ts';
 
 // The intent files of `<data>/journal/`: what git is about to do, written durably by the worker
 // that runs it, read back by the daemon after a stop (creation.ts, landing.ts).
@@ -21,25 +19,6 @@ export function writeIntent(file: string, intent: object): void {
 // The operation ended (done, or everything undone): its intent is void. Safe when it is gone.
 export function voidIntent(file: string): void {
   rmSync(file, { force: true });
-}
-
-// writeIntent for a worker, as its result: a failure to write stops the operation before git
-// changes anything, and leaves no file behind.
-export function recordIntent(file: string, intent: Intent): Fail | null {
-  try {
-    writeIntent(file, intent);
-    return null;
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    // Returned as data even when the folder is unusable (a file in its place): removing fails there too.
-    try {
-      voidIntent(file);
-    } catch {
-      // nothing could be written where nothing can be removed
-    }
-    if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return fail('INSUFFICIENT_STORAGE', 'the disk of the data folder is full; free space and try again');
-    return fail('INTERNAL', `recording what git is about to do failed: ${e.message}`);
-  }
 }
 
 // One intent file, read; null when it is gone or torn (the worker died before git ran).

@@ -1,5 +1,5 @@
 import { HostList } from '../../schemas/host.ts';
-import type { SshHosts } from '../hosts/ssh-hosts.ts';
+import type { SshHosts } from '../ssh/hosts.ts';
 import { route, type Route } from '../http/route.ts';
 import type { HostsTable } from '../store/hosts.ts';
 

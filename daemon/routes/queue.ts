@@ -1,7 +1,7 @@
 import { IdParams } from '../../schemas/common.ts';
 import { QueueBody, QueueEntry, QueueList, QueueTaskParams } from '../../schemas/queue.ts';
 import { route, type Route } from '../http/route.ts';
-import type { MergeQueue } from '../tasks/queue.ts';
+import type { MergeQueue } from '../landing/queue.ts';
 
 // /api/projects/:id/queue: the merge queue (DESIGN §17). Its project's host lands it, so adds and
 // removals run there (DESIGN §14.2): an add wakes the lander of the host that lands. The list is

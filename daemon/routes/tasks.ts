@@ -5,6 +5,7 @@ import { CreatedTask, type CreateTask, CreateTaskBody, DeleteTaskQuery, Task, Ta
 import { route, type Route } from '../http/route.ts';
 import { wantsEventStream, writeSse } from '../http/sse.ts';
 import type { TaskService } from '../tasks/service.ts';
+import type { Landing } from '../landing/service.ts';
 import { taskSetup } from '../tasks/setup-stream.ts';
 import type { TeamWakes } from '../store/wakes.ts';
 
@@ -16,12 +17,13 @@ function rangeOf(q: { from?: string | undefined; to?: string | undefined }) {
 // /api/tasks: thin adapters from HTTP to the task service.
 export function taskRoutes(deps: {
   tasks: TaskService;
+  review: Landing['review'];
   /** creation with a first session that may wait for other tasks (DESIGN §17) */
   create: (input: CreateTask) => Promise<{ status: 201 | 202; task: CreatedTask }>;
   setupWakes: Pick<TeamWakes, 'watch'>;
   place: (body: CreateTaskBody) => Promise<CreateTaskBody>;
 }): Route[] {
-  const { tasks, setupWakes } = deps;
+  const { tasks, review, setupWakes } = deps;
   return [
     route({
       method: 'GET',
@@ -79,7 +81,7 @@ export function taskRoutes(deps: {
       query: ChangesQuery,
       responses: { 200: Changes },
       errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'TURN_NOT_FOUND', 'GIT_TIMEOUT'],
-      handler: async ({ params, query, signal }) => ({ status: 200, body: await tasks.review.changes(params.id, rangeOf(query), signal) }),
+      handler: async ({ params, query, signal }) => ({ status: 200, body: await review.changes(params.id, rangeOf(query), signal) }),
     }),
     route({
       method: 'GET',
@@ -92,7 +94,7 @@ export function taskRoutes(deps: {
       produces: 'text/x-diff',
       errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'TURN_NOT_FOUND', 'GIT_TIMEOUT'],
       handler: async ({ params, query, req, res, signal }) => {
-        const { diff, truncated } = await tasks.review.diff(params.id, query.path, rangeOf(query), signal);
+        const { diff, truncated } = await review.diff(params.id, query.path, rangeOf(query), signal);
         // git's bytes as they are: a file's text need not be UTF-8.
         const body = Buffer.from(diff.buffer, diff.byteOffset, diff.byteLength);
         res.writeHead(200, {
@@ -114,7 +116,7 @@ export function taskRoutes(deps: {
       params: IdParams,
       responses: { 200: TurnList },
       errors: ['GIT_TIMEOUT'],
-      handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.turns(params.id, signal) }),
+      handler: async ({ params, signal }) => ({ status: 200, body: await review.turns(params.id, signal) }),
     }),
     route({
       method: 'POST',
@@ -125,7 +127,7 @@ export function taskRoutes(deps: {
       body: RestoreBody,
       responses: { 200: RestoreResult },
       errors: ['TASK_NOT_READY', 'TURN_NOT_FOUND', 'SESSION_RUNNING', 'UNSUPPORTED_FILE', 'LANDING_INTERRUPTED', 'REPO_LOCKED', 'GIT_TIMEOUT'],
-      handler: async ({ params, body, signal }) => ({ status: 200, body: await tasks.review.restore(params.id, body.turn, signal) }),
+      handler: async ({ params, body, signal }) => ({ status: 200, body: await review.restore(params.id, body.turn, signal) }),
     }),
     route({
       method: 'POST',
@@ -136,7 +138,7 @@ export function taskRoutes(deps: {
       body: CommitBody,
       responses: { 201: CommitResult },
       errors: ['TASK_NOT_READY', 'NOTHING_TO_COMMIT', 'COMMIT_FAILED', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
-      handler: async ({ params, body, signal }) => ({ status: 201, body: await tasks.review.commit(params.id, body.message, signal) }),
+      handler: async ({ params, body, signal }) => ({ status: 201, body: await review.commit(params.id, body.message, signal) }),
     }),
     route({
       method: 'POST',
@@ -146,7 +148,7 @@ export function taskRoutes(deps: {
       params: IdParams,
       responses: { 200: Task },
       errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
-      handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.rebase(params.id, signal) }),
+      handler: async ({ params, signal }) => ({ status: 200, body: await review.rebase(params.id, signal) }),
     }),
     route({
       method: 'POST',
@@ -157,7 +159,7 @@ export function taskRoutes(deps: {
       body: MergeBody,
       responses: { 200: MergeResult },
       errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'BASE_CHECKOUT_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'COMMIT_FAILED', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
-      handler: async ({ params, body, signal }) => ({ status: 200, body: await tasks.review.merge(params.id, body, signal) }),
+      handler: async ({ params, body, signal }) => ({ status: 200, body: await review.merge(params.id, body, signal) }),
     }),
     route({
       method: 'POST',
@@ -168,7 +170,7 @@ export function taskRoutes(deps: {
       body: PushBody,
       responses: { 200: PushResult },
       errors: ['TASK_NOT_READY', 'NO_REMOTE', 'REMOTE_FAILED'],
-      handler: async ({ params, body, signal }) => ({ status: 200, body: await tasks.review.push(params.id, body.remote, signal) }),
+      handler: async ({ params, body, signal }) => ({ status: 200, body: await review.push(params.id, body.remote, signal) }),
     }),
     route({
       method: 'GET',
@@ -178,7 +180,7 @@ export function taskRoutes(deps: {
       params: IdParams,
       responses: { 200: ConflictList },
       errors: ['UNSUPPORTED_FILE', 'GIT_TIMEOUT'],
-      handler: async ({ params, signal }) => ({ status: 200, body: await tasks.review.conflicts(params.id, signal) }),
+      handler: async ({ params, signal }) => ({ status: 200, body: await review.conflicts(params.id, signal) }),
     }),
     route({
       method: 'GET',

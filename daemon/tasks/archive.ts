@@ -8,7 +8,7 @@ import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { TaskGate } from './gate.ts';
-import { fromWorker, timeBound, type Pool } from './pool.ts';
+import { fromWorker, timeBound, type Pool } from './threads.ts';
 import type { TaskReader } from './read.ts';
 import type { SetupRunner } from './setup-run.ts';
 

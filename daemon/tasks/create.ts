@@ -10,7 +10,7 @@ import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { CopyReport } from '../../workers/worktree/copy.ts';
 import type { Journal } from '../journal/creation.ts';
-import { fromWorker, timeBound, type Pool } from './pool.ts';
+import { fromWorker, timeBound, type Pool } from './threads.ts';
 import type { PortAllocator } from './ports.ts';
 import type { TaskReader } from './read.ts';
 import type { SetupRunner } from './setup-run.ts';

@@ -3,7 +3,7 @@ import { stopOrphanGroup } from '../proc/orphan.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { Journal } from '../journal/creation.ts';
-import { timeBound, type Pool } from './pool.ts';
+import { timeBound, type Pool } from './threads.ts';
 
 export interface RecoverDeps {
   journal: Journal;

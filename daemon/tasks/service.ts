@@ -11,13 +11,10 @@ import { createTaskArchiver } from './archive.ts';
 import { createTaskCreator, createTaskMaker } from './create.ts';
 import type { TaskGate } from './gate.ts';
 import type { Journal } from '../journal/creation.ts';
-import type { LandingJournal } from '../journal/landing.ts';
-import { createLandings } from './landings.ts';
-import type { Pool } from './pool.ts';
+import type { Pool } from './threads.ts';
 import type { PortAllocator } from './ports.ts';
 import type { TaskReader } from './read.ts';
 import { recoverTasks } from './recover.ts';
-import { createReview } from './review.ts';
 import { createSetupRunner } from './setup-run.ts';
 import { createWarmPool } from './warm.ts';
 
@@ -44,12 +41,6 @@ export interface TaskServiceDeps {
   onReady: (taskId: string) => Promise<void>;
   /** creation intents, so a creation cut short by a kill is undone on the next start */
   journal: Journal;
-  /** rebase and merge intents, so a landing cut short is finished or undone */
-  landingJournal: LandingJournal;
-  /** the daemon's scratch folder (emptied at start): reads and commits keep their temporary files there */
-  scratch: string;
-  /** the task's agent session that has not ended, if any (a restore waits for none) */
-  runningAgent: (taskId: string) => Promise<string | null>;
   log: Logger;
 }
 
@@ -69,8 +60,6 @@ export function createTaskService(deps: TaskServiceDeps) {
   const create = createTaskCreator({ tasks, read, getProject, pool, ports, configs, journal, perProject, setup: setups, setupTimeoutS: deps.setupTimeoutS, setupLog, onReady: deps.onReady, log, maker, claim: warm.claim });
   const teardowns = createSetupRunner({ pool, tasks, setupLog: teardownLog, setupTimeoutS: deps.setupTimeoutS, onReady: deps.onReady, log });
   const archive = createTaskArchiver({ tasks, read, getProject, configs, pool, killSessions, gate: deps.gate, perProject, perTask, setup: setups, teardown: teardowns, gitTimeoutS: deps.gitTimeoutS, log });
-  const landings = createLandings({ journal: deps.landingJournal, pool, tasks, log, gitTimeoutS: deps.gitTimeoutS });
-  const review = createReview({ tasks, read, getProject, pool, perProject, perTask, gitTimeoutS: deps.gitTimeoutS, setupTimeoutS: deps.setupTimeoutS, landings, landingJournal: deps.landingJournal, scratch: deps.scratch, gate: deps.gate, runningAgent: deps.runningAgent, log });
 
   return {
     // Changes (task id) as a setup's progress is stored and at its end: what setup streams wait on.
@@ -93,11 +82,10 @@ export function createTaskService(deps: TaskServiceDeps) {
       return { status: task.status, commands, lines };
     },
     archive,
-    review,
-    recover: async (hostId: string) => {
-      await recoverTasks({ journal, tasks, setupLog, teardownLog, pool, finishArchive: (id) => archive(id, true, { teardown: false }), gitTimeoutS: deps.gitTimeoutS, hostId, log });
-      await landings.recoverAll();
-    },
+    // The turns a project's and a task's git take (landing takes them too).
+    perProject,
+    perTask,
+    recover: (hostId: string) => recoverTasks({ journal, tasks, setupLog, teardownLog, pool, finishArchive: (id) => archive(id, true, { teardown: false }), gitTimeoutS: deps.gitTimeoutS, hostId, log }),
     // Stops running setups and teardowns (their process groups are killed) and waits for them to be recorded.
     close: once(async () => {
       await Promise.all([warm.close(), setups.close(), teardowns.close()]);

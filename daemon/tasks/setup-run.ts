@@ -10,7 +10,7 @@ import { createSignal, type Listen } from '../runtime/signal.ts';
 import type { SetupLogTable } from '../store/setup-log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import { taskEnv } from './env.ts';
-import type { Pool } from './pool.ts';
+import type { Pool } from './threads.ts';
 
 interface Running {
   cancel(): void;

@@ -13,7 +13,7 @@ import { once } from '../runtime/once.ts';
 import { retryWhenUnreachable } from '../store/store.ts';
 import type { SlotRow, TasksTable } from '../store/tasks.ts';
 import type { TaskMaker } from './create.ts';
-import { timeBound, type Pool } from './pool.ts';
+import { timeBound, type Pool } from './threads.ts';
 import type { SetupRunner } from './setup-run.ts';
 import { slugify } from './slug.ts';
 

@@ -9,7 +9,7 @@ import { projectsTable } from '../../daemon/store/projects.ts';
 import { setupLogTable } from '../../daemon/store/setup-log.ts';
 import { tasksTable } from '../../daemon/store/tasks.ts';
 import { createJournal } from '../../daemon/journal/creation.ts';
-import { createPool } from '../../daemon/tasks/pool.ts';
+import { createPool } from '../../daemon/tasks/threads.ts';
 import { createPortAllocator } from '../../daemon/tasks/ports.ts';
 import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeRepo } from './git.ts';

@@ -4,7 +4,8 @@ import { existsSync, lstatSync, readdirSync, statSync, symlinkSync, writeFileSyn
 import path from 'node:path';
 import test from 'node:test';
 import type { CreationIntent, MergeIntent } from '../../schemas/journal.ts';
-import { pendingIntents, readIntent, recordIntent, voidIntent } from '../../daemon/journal/intents.ts';
+import { pendingIntents, readIntent, voidIntent } from '../../daemon/journal/intents.ts';
+import { recordIntent } from '../../workers/intent.ts';
 import { makeTempDir } from '../helpers/git.ts';
 
 const creation = (id: string): CreationIntent => ({ id, repo: '/r', branch: 'grove/x', worktree_path: '.grove/worktrees/x/', base_commit: 'b'.repeat(40) });

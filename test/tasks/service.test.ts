@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
-import { createLandingJournal } from '../../daemon/journal/landing.ts';
 import { createTaskGate } from '../../daemon/tasks/gate.ts';
 import { createTaskService } from '../../daemon/tasks/service.ts';
 import { makeTempDir } from '../helpers/git.ts';
@@ -16,11 +14,8 @@ test("the task service's close stops a running setup and records it; a second cl
     ...parts,
     gate: createTaskGate(),
     killSessions: async () => {},
-    runningAgent: async () => null,
     setupTimeoutS: 600,
     gitTimeoutS: 60,
-    landingJournal: createLandingJournal(path.dirname(parts.journal.fileFor(randomUUID()))),
-    scratch: makeTempDir(t),
   });
   t.after(() => tasks.close());
   const started = path.join(makeTempDir(t), 'started');

@@ -1,7 +1,7 @@
 import type { MergeResult, MergeStrategy } from '../../schemas/review.ts';
 import { git } from '../../daemon/git/run.ts';
 import type { MergeIntent } from '../../schemas/journal.ts';
-import { recordIntent } from '../../daemon/journal/intents.ts';
+import { recordIntent } from '../intent.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
 import { dirtyFiles, gitOut, SHA } from './snapshot.ts';

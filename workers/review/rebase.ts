@@ -1,6 +1,6 @@
 import { git } from '../../daemon/git/run.ts';
 import type { RebaseIntent, RestackOf } from '../../schemas/journal.ts';
-import { recordIntent } from '../../daemon/journal/intents.ts';
+import { recordIntent } from '../intent.ts';
 import { firstLine } from '../worktree/repo.ts';
 import { conflict, fail, type Result } from '../result.ts';
 import { dirtyFiles, gitOut, rebaseStart, resolveBase } from './snapshot.ts';

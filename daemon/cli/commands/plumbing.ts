@@ -55,7 +55,7 @@ export const PLUMBING: Record<string, (p: Plumbing, word: string) => Promise<num
   },
   async 'approval-mcp'(p, word) {
     const s = session(p, word);
-    const { runPermit } = await import('../../mcp/permit.ts');
+    const { runPermit } = await import('../../bridges/permit.ts');
     const v = await version();
     await withClient(p, (api) => runPermit({ api, session: s, version: v }));
     return EXIT.OK;

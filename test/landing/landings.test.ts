@@ -6,7 +6,7 @@ import test from 'node:test';
 import { writeIntent } from '../../daemon/journal/intents.ts';
 import type { MergeIntent } from '../../schemas/journal.ts';
 import { createLandingJournal } from '../../daemon/journal/landing.ts';
-import { createLandings, touching } from '../../daemon/tasks/landings.ts';
+import { createLandings, touching } from '../../daemon/landing/landings.ts';
 import { git } from '../helpers/git.ts';
 import { taskParts } from '../helpers/tasks.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createPool, type Pool, type RunBound, type TaskResult } from '../../daemon/tasks/pool.ts';
+import { createPool, type Pool, type RunBound, type TaskResult } from '../../daemon/tasks/threads.ts';
 import type { MergeStrategy } from '../../schemas/review.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 

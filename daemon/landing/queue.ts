@@ -13,9 +13,9 @@ import { once } from '../runtime/once.ts';
 import type { Listen } from '../runtime/signal.ts';
 import type { Failure, QueueTable } from '../store/queue.ts';
 import { retryWhenUnreachable, StoreUnreachableError } from '../store/store.ts';
-import { taskEnv } from './env.ts';
-import type { Pool } from './pool.ts';
-import type { TaskReader } from './read.ts';
+import { taskEnv } from '../tasks/env.ts';
+import type { Pool } from '../tasks/threads.ts';
+import type { TaskReader } from '../tasks/read.ts';
 import type { Review } from './review.ts';
 
 // How many follow-ups `fix` sends before a task stays out (DESIGN §17).

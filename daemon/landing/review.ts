@@ -11,9 +11,9 @@ import type { Fail, Result } from '../../workers/result.ts';
 import type { LandingJournal } from '../journal/landing.ts';
 import type { RestackOf } from '../../schemas/journal.ts';
 import { recordRestack, touching, type Landings } from './landings.ts';
-import { fromWorker, timeBound, type Pool, type RunBound } from './pool.ts';
-import type { TaskReader } from './read.ts';
-import type { TaskGate } from './gate.ts';
+import { fromWorker, timeBound, type Pool, type RunBound } from '../tasks/threads.ts';
+import type { TaskReader } from '../tasks/read.ts';
+import type { TaskGate } from '../tasks/gate.ts';
 import type { Logger } from '../runtime/log.ts';
 
 export interface ReviewDeps {

@@ -5,10 +5,10 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalVerdict } from '../../schemas/approval.ts';
-import { decide } from '../bridges/ask.ts';
+import { decide } from './ask.ts';
 import type { Client } from '../client/calls.ts';
 import { ApiProblem } from '../client/problem.ts';
-import { serveStdio } from './server.ts';
+import { serveStdio } from '../mcp/server.ts';
 
 const INPUT = {
   type: 'object',

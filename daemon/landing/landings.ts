@@ -6,7 +6,7 @@ import type { Result } from '../../workers/result.ts';
 import type { Recovered } from '../../workers/review/recover-landing.ts';
 import type { LandingIntent, RestackOf } from '../../schemas/journal.ts';
 import type { LandingJournal } from '../journal/landing.ts';
-import { fromWorker, timeBound, type Pool } from './pool.ts';
+import { fromWorker, timeBound, type Pool } from '../tasks/threads.ts';
 
 export interface LandingsDeps {
   journal: LandingJournal;
