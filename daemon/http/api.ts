@@ -33,6 +33,7 @@ export function createApiHandler(opts: { routes: Route[]; log: Logger; remote?: 
   }
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<Reply> {
+    const arrived = Date.now();
     const target = req.url ?? '';
     if (!target.startsWith('/')) throw new GroveError('NOT_FOUND', 'request targets must be a path');
     const url = new URL(target, 'http://grove.invalid');
@@ -98,7 +99,7 @@ export function createApiHandler(opts: { routes: Route[]; log: Logger; remote?: 
       }
     }
 
-    return route.handler({ params, query, body, req, res, log, signal: untilGone(res) });
+    return route.handler({ params, query, body, req, res, log, signal: untilGone(res), arrived });
   }
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {

@@ -14,6 +14,8 @@ export interface Context<P, Q, B> {
   log: Logger;
   /** aborted when the client goes before its answer was written */
   signal: AbortSignal;
+  /** when the request arrived (Date.now()): a bound on its work counts from then */
+  arrived: number;
 }
 
 export type OwnerKind = 'task' | 'session' | 'project' | 'approval';

@@ -3,7 +3,7 @@ import type { LandingIntent } from '../../schemas/journal.ts';
 import { pendingIntents, readIntent, voidIntent } from './intents.ts';
 
 // What a landing is about to do in git, written (with recordIntent) right before git runs, so
-// that a daemon or git killed half-way is finished or undone later (tasks/landings.ts).
+// that a daemon or git killed half-way is finished or undone later (landing/landings.ts).
 
 const NAME = /^[0-9a-f-]{36}\.(rebase|merge)\.json$/;
 

@@ -6,7 +6,7 @@ import type { Result } from '../../workers/result.ts';
 import type { Recovered } from '../../workers/review/recover-landing.ts';
 import type { LandingIntent, RestackOf } from '../../schemas/journal.ts';
 import type { LandingJournal } from '../journal/landing.ts';
-import { fromWorker, timeBound, type Pool } from '../tasks/threads.ts';
+import { fromWorker, runBound, timeBound, type Pool } from '../tasks/threads.ts';
 
 export interface LandingsDeps {
   journal: LandingJournal;
@@ -34,10 +34,7 @@ export function createLandings(deps: LandingsDeps) {
       return null;
     }
     // Not the client's to stop: a recovery is shared by whoever waits for it.
-    const res = await pool.run('recoverLanding', intent, {
-      ...timeBound(`putting right an interrupted ${intent.kind}`, 'git_timeout_s', deps.gitTimeoutS, 'it is tried again before the next review write'),
-      code: 'GIT_TIMEOUT',
-    });
+    const res = await pool.run('recoverLanding', intent, runBound(timeBound(`putting right an interrupted ${intent.kind}`, 'git_timeout_s', deps.gitTimeoutS, 'it is tried again before the next review write'), 'GIT_TIMEOUT'));
     if (!res.ok) {
       const why = res.code === 'GIT_TIMEOUT' ? 'putting right an interrupted landing was stopped at its bound; it is tried again before the next review write in its scope' : 'an interrupted landing cannot be put right by grove; review writes of its project are refused until it can';
       log.warn({ task: intent.task, intent, err: res.message }, why);

@@ -11,7 +11,7 @@ import type { Fail, Result } from '../../workers/result.ts';
 import type { LandingJournal } from '../journal/landing.ts';
 import type { RestackOf } from '../../schemas/journal.ts';
 import { recordRestack, touching, type Landings } from './landings.ts';
-import { fromWorker, timeBound, type Pool, type RunBound } from '../tasks/threads.ts';
+import { fromWorker, runBound, timeBound, type Caller, type Pool, type RunBound } from '../tasks/threads.ts';
 import type { TaskReader } from '../tasks/read.ts';
 import type { TaskGate } from '../tasks/gate.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -58,20 +58,13 @@ export function createReview(deps: ReviewDeps) {
   const { pool, landings, scratch } = deps;
   const reads = createKeyedLimiter(READS_PER_PROJECT);
 
-  const bound = (what: string, signal: AbortSignal | undefined, code: 'GIT_TIMEOUT' | 'REMOTE_FAILED' = 'GIT_TIMEOUT'): RunBound => ({
-    ...timeBound(what, 'git_timeout_s', deps.gitTimeoutS),
-    code,
-    signal,
-  });
+  // A request's git_timeout_s, counted from its arrival: made before it waits for anything.
+  const bound = (what: string, caller: Caller): RunBound => runBound(timeBound(what, 'git_timeout_s', deps.gitTimeoutS), 'GIT_TIMEOUT', caller);
 
-  // A read, in its project's line; one whose client went while it waited never runs.
-  async function read<T>(projectId: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await reads.run(projectId, fn, signal);
-    } catch (err) {
-      if (signal?.aborted && !(err instanceof GroveError)) throw new GroveError('UNAVAILABLE', 'stopped: the client has gone');
-      throw err;
-    }
+  // A read, in its project's line; one whose bound runs out or whose client goes while it waits
+  // never runs, and answers as its bound's signal says.
+  function read<T>(projectId: string, b: RunBound, fn: () => Promise<T>): Promise<T> {
+    return reads.run(projectId, fn, b.signal);
   }
 
   // A task with its worktree: an archived one, or one whose folder is gone, has nothing to review.
@@ -87,73 +80,88 @@ export function createReview(deps: ReviewDeps) {
 
   // Reads take no lock, so one may fail because an archive removed the worktree under it: once
   // the project's worktree changes have settled, a task left without one is TASK_NOT_READY.
-  async function readFailed(id: string, project: Project, failure: Fail): Promise<never> {
+  async function readFailed(id: string, project: Project, failure: Fail, b: RunBound): Promise<never> {
     if (failure.code !== 'GIT_TIMEOUT' && failure.code !== 'UNAVAILABLE') {
-      await deps.perProject.run(project.id, async () => {});
+      await deps.perProject.run(project.id, async () => {}, { signal: b.signal });
       await worktreeOf(id);
     }
     throw fromWorker(failure);
   }
 
   return {
-    async changes(id: string, range: Range = {}, signal?: AbortSignal): Promise<Changes> {
+    async changes(id: string, range: Range = {}, caller: Caller = {}): Promise<Changes> {
+      const b = bound('reading the changes', caller);
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await read(project.id, signal, () => pool.run('taskChanges', { worktree, base: task.base, task: id, ...range, scratch }, bound('reading the changes', signal)));
-      if (!res.ok) return res.code === 'TURN_NOT_FOUND' ? Promise.reject(fromWorker(res)) : readFailed(id, project, res);
+      const res = await read(project.id, b, () => pool.run('taskChanges', { worktree, base: task.base, task: id, ...range, scratch }, b));
+      if (!res.ok) return res.code === 'TURN_NOT_FOUND' ? Promise.reject(fromWorker(res)) : readFailed(id, project, res, b);
       const { ok: _, ...changes } = res;
       return changes;
     },
-    async diff(id: string, file?: string, range: Range = {}, signal?: AbortSignal) {
+    async diff(id: string, file?: string, range: Range = {}, caller: Caller = {}) {
+      const b = bound('the diff', caller);
       const { task, project, worktree } = await worktreeOf(id);
       const input = { worktree, base: task.base, task: id, ...range, scratch, ...(file !== undefined ? { path: file } : {}) };
-      const res = await read(project.id, signal, () => pool.run('taskDiff', input, bound('the diff', signal)));
-      if (!res.ok) return res.code === 'TURN_NOT_FOUND' ? Promise.reject(fromWorker(res)) : readFailed(id, project, res);
+      const res = await read(project.id, b, () => pool.run('taskDiff', input, b));
+      if (!res.ok) return res.code === 'TURN_NOT_FOUND' ? Promise.reject(fromWorker(res)) : readFailed(id, project, res, b);
       return res;
     },
-    async commit(id: string, message: string, signal?: AbortSignal): Promise<CommitResult> {
+    async commit(id: string, message: string, caller: Caller = {}): Promise<CommitResult> {
+      const b = runBound(timeBound("the commit (the repository's hooks included)", 'setup_timeout_s', deps.setupTimeoutS, 'the index is as it was'), 'GIT_TIMEOUT', caller);
       const { worktree } = await worktreeOf(id);
-      const b: RunBound = {
-        ...timeBound("the commit (the repository's hooks included)", 'setup_timeout_s', deps.setupTimeoutS, 'the index is as it was'),
-        code: 'GIT_TIMEOUT',
-        signal,
-      };
-      const res = await deps.perTask.run(id, async () => {
-        await landings.settle(touching(id, worktree));
-        return pool.run('commitTask', { worktree, message, scratch }, b);
-      });
+      const res = await deps.perTask.run(
+        id,
+        async () => {
+          await landings.settle(touching(id, worktree));
+          return pool.run('commitTask', { worktree, message, scratch }, b);
+        },
+        { signal: b.signal },
+      );
       if (!res.ok) throw fromWorker(res);
       return { commit: res.commit, files: res.files };
     },
-    async rebase(id: string, signal?: AbortSignal): Promise<Task> {
+    async rebase(id: string, caller: Caller = {}): Promise<Task> {
+      const b = bound('the rebase', caller);
       const { task, project, worktree } = await worktreeOf(id);
-      const res = await deps.perTask.run(id, async () => {
-        await landings.settle(touching(id, worktree));
-        const file = deps.landingJournal.fileFor(id, 'rebase');
-        const rebase = () => pool.run('rebaseTask', { worktree, base: task.base, intent: { file, task: id, repo: project.path } }, bound('the rebase', signal));
-        // A CONFLICT is answered once git aborted the rebase: the branch is as it was.
-        return landings.run(file, rebase, (r) => r.ok || r.code === 'CONFLICT');
-      });
+      const res = await deps.perTask.run(
+        id,
+        async () => {
+          await landings.settle(touching(id, worktree));
+          const file = deps.landingJournal.fileFor(id, 'rebase');
+          const rebase = () => pool.run('rebaseTask', { worktree, base: task.base, intent: { file, task: id, repo: project.path } }, b);
+          // A CONFLICT is answered once git aborted the rebase: the branch is as it was.
+          return landings.run(file, rebase, (r) => r.ok || r.code === 'CONFLICT');
+        },
+        { signal: b.signal },
+      );
       if (!res.ok) throw fromWorker(res);
       return deps.read.get(id);
     },
-    async merge(id: string, opts: MergeBody, signal?: AbortSignal): Promise<MergeResult> {
+    async merge(id: string, opts: MergeBody, caller: Caller = {}): Promise<MergeResult> {
+      const b = bound('the merge', caller);
       const { task, project, worktree } = await worktreeOf(id);
       const strategy = opts.strategy ?? 'merge';
       const file = deps.landingJournal.fileFor(id, 'merge');
       const input = { repo: project.path, worktree, base: task.base, branch: task.branch, strategy, message: opts.message, title: task.name, intent: { file, task: id } };
       // The task's turn first, then the project's: archive takes them in the same order.
-      return deps.perTask.run(id, () =>
-        deps.perProject.run(project.id, async () => {
-          await landings.settle((i) => i.repo === project.path);
-          // The task is marked merged before the intent is void: a kill in between finishes it at start.
-          const res = await landings.run(file, async () => {
-            const merged = await pool.run('mergeTask', input, bound('the merge', signal));
-            if (merged.ok) await deps.tasks.markMerged(id, merged.commit);
-            return merged;
-          });
-          if (!res.ok) throw fromWorker(res);
-          return { base: res.base, commit: res.commit, strategy: res.strategy };
-        }),
+      return deps.perTask.run(
+        id,
+        () =>
+          deps.perProject.run(
+            project.id,
+            async () => {
+              await landings.settle((i) => i.repo === project.path);
+              // The task is marked merged before the intent is void: a kill in between finishes it at start.
+              const res = await landings.run(file, async () => {
+                const merged = await pool.run('mergeTask', input, b);
+                if (merged.ok) await deps.tasks.markMerged(id, merged.commit);
+                return merged;
+              });
+              if (!res.ok) throw fromWorker(res);
+              return { base: res.base, commit: res.commit, strategy: res.strategy };
+            },
+            { signal: b.signal },
+          ),
+        { signal: b.signal },
       );
     },
     // A restack (DESIGN §17): the task stacked on `parent`'s branch, which has merged, rebased
@@ -175,7 +183,7 @@ export function createReview(deps: ReviewDeps) {
           const input = { worktree, base: parent.base, upstream: parent.branch, intent: { file, task: id, repo: project.path, restack: of } };
           // The row is written before the intent is void: a stop in between is recorded at start.
           const rebase = async () => {
-            const r = await pool.run('rebaseTask', input, bound('the restack', undefined));
+            const r = await pool.run('rebaseTask', input, bound('the restack', {}));
             if (r.ok) await recordRestack(deps.tasks, id, of, r.onto, r.head);
             return r;
           };
@@ -192,10 +200,11 @@ export function createReview(deps: ReviewDeps) {
     },
     // The task's turns (DESIGN §17), oldest first: read from its repository's refs, which every
     // worktree shares; an archived task has none left.
-    async turns(id: string, signal?: AbortSignal): Promise<TurnList> {
+    async turns(id: string, caller: Caller = {}): Promise<TurnList> {
+      const b = bound('listing the turns', caller);
       const task = await deps.read.get(id);
       const project = await deps.getProject(task.project_id);
-      const res = await read(project.id, signal, () => pool.run('listTurns', { worktree: project.path, task: id }, bound('listing the turns', signal)));
+      const res = await read(project.id, b, () => pool.run('listTurns', { worktree: project.path, task: id }, b));
       if (!res.ok) throw fromWorker(res);
       return res.turns;
     },
@@ -208,7 +217,7 @@ export function createReview(deps: ReviewDeps) {
         if (task.status === 'archived' || task.status === 'setting_up' || task.worktree_missing || deps.gate.isClosing(id) || !deps.read.isLocal(task)) return null;
         const project = await deps.getProject(task.project_id);
         const worktree = path.join(project.path, task.worktree_path);
-        const res = await pool.run('recordTurn', { worktree, task: id, scratch, session_id: sessionId }, bound('recording the turn', undefined));
+        const res = await pool.run('recordTurn', { worktree, task: id, scratch, session_id: sessionId }, bound('recording the turn', {}));
         if (!res.ok) {
           deps.log.warn({ task: id, session: sessionId, code: res.code, message: res.message }, 'recording the turn failed');
           return null;
@@ -221,38 +230,45 @@ export function createReview(deps: ReviewDeps) {
     },
     // POST /api/tasks/:id/restore: no session of the task starts meanwhile (the gate), and no
     // commit, rebase or merge writes its worktree (its turn).
-    async restore(id: string, turn: number, signal?: AbortSignal): Promise<RestoreResult> {
+    async restore(id: string, turn: number, caller: Caller = {}): Promise<RestoreResult> {
+      const b = bound('the restore', caller);
       const { worktree } = await worktreeOf(id);
       const res = await deps.gate.admit(id, () =>
-        deps.perTask.run(id, async () => {
-          const running = await deps.runningAgent(id);
-          if (running !== null) throw new GroveError('SESSION_RUNNING', `session ${running} of this task has not ended; restore once it has, or stop it first (DELETE /api/sessions/${running})`);
-          await landings.settle(touching(id, worktree));
-          return pool.run('restoreTurn', { worktree, task: id, scratch, turn }, bound('the restore', signal));
-        }),
+        deps.perTask.run(
+          id,
+          async () => {
+            const running = await deps.runningAgent(id);
+            if (running !== null) throw new GroveError('SESSION_RUNNING', `session ${running} of this task has not ended; restore once it has, or stop it first (DELETE /api/sessions/${running})`);
+            await landings.settle(touching(id, worktree));
+            return pool.run('restoreTurn', { worktree, task: id, scratch, turn }, b);
+          },
+          { signal: b.signal },
+        ),
       );
       if (!res.ok) throw fromWorker(res);
       await deps.tasks.recordRestored(id);
       return { saved: res.saved, restored: res.restored };
     },
-    async push(id: string, remote?: string, signal?: AbortSignal): Promise<PushResult> {
+    async push(id: string, remote?: string, caller: Caller = {}): Promise<PushResult> {
+      const b = bound('git push', caller);
       const { task, project } = await worktreeOf(id);
-      const res = await pool.run('pushTask', { repo: project.path, branch: task.branch, remote }, bound('git push', signal, 'REMOTE_FAILED'));
+      const res = await pool.run('pushTask', { repo: project.path, branch: task.branch, remote }, b);
       if (!res.ok) throw fromWorker(res);
       return { remote: res.remote, branch: res.branch };
     },
     // Every live task with its worktree, against the others and against its base.
-    async conflicts(projectId: string, signal?: AbortSignal): Promise<ConflictList> {
+    async conflicts(projectId: string, caller: Caller = {}): Promise<ConflictList> {
+      const b = bound('the conflict check', caller);
       const project = await deps.getProject(projectId);
       const check = async () => {
         const live = (await deps.read.list(projectId)).filter((t) => (t.status === 'ready' || t.status === 'setup_failed') && !t.worktree_missing);
         const tasks = live.map((t) => ({ id: t.id, worktree: path.join(project.path, t.worktree_path), base: t.base }));
-        return read(project.id, signal, () => pool.run('projectConflicts', { repo: project.path, tasks, scratch }, bound('the conflict check', signal)));
+        return read(project.id, b, () => pool.run('projectConflicts', { repo: project.path, tasks, scratch }, b));
       };
       let res = await check();
       if (!res.ok && res.code !== 'GIT_TIMEOUT' && res.code !== 'UNAVAILABLE') {
         // An archive may have removed a worktree under the check: once that settles, once more.
-        await deps.perProject.run(project.id, async () => {});
+        await deps.perProject.run(project.id, async () => {}, { signal: b.signal });
         res = await check();
       }
       if (!res.ok) throw fromWorker(res);

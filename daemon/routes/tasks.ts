@@ -81,7 +81,7 @@ export function taskRoutes(deps: {
       query: ChangesQuery,
       responses: { 200: Changes },
       errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'TURN_NOT_FOUND', 'GIT_TIMEOUT'],
-      handler: async ({ params, query, signal }) => ({ status: 200, body: await review.changes(params.id, rangeOf(query), signal) }),
+      handler: async ({ params, query, signal, arrived }) => ({ status: 200, body: await review.changes(params.id, rangeOf(query), { signal, arrived }) }),
     }),
     route({
       method: 'GET',
@@ -93,8 +93,8 @@ export function taskRoutes(deps: {
       responses: { 200: Type.String() },
       produces: 'text/x-diff',
       errors: ['TASK_NOT_READY', 'BASE_NOT_FOUND', 'UNSUPPORTED_FILE', 'TURN_NOT_FOUND', 'GIT_TIMEOUT'],
-      handler: async ({ params, query, req, res, signal }) => {
-        const { diff, truncated } = await review.diff(params.id, query.path, rangeOf(query), signal);
+      handler: async ({ params, query, req, res, signal, arrived }) => {
+        const { diff, truncated } = await review.diff(params.id, query.path, rangeOf(query), { signal, arrived });
         // git's bytes as they are: a file's text need not be UTF-8.
         const body = Buffer.from(diff.buffer, diff.byteOffset, diff.byteLength);
         res.writeHead(200, {
@@ -116,7 +116,7 @@ export function taskRoutes(deps: {
       params: IdParams,
       responses: { 200: TurnList },
       errors: ['GIT_TIMEOUT'],
-      handler: async ({ params, signal }) => ({ status: 200, body: await review.turns(params.id, signal) }),
+      handler: async ({ params, signal, arrived }) => ({ status: 200, body: await review.turns(params.id, { signal, arrived }) }),
     }),
     route({
       method: 'POST',
@@ -127,7 +127,7 @@ export function taskRoutes(deps: {
       body: RestoreBody,
       responses: { 200: RestoreResult },
       errors: ['TASK_NOT_READY', 'TURN_NOT_FOUND', 'SESSION_RUNNING', 'UNSUPPORTED_FILE', 'LANDING_INTERRUPTED', 'REPO_LOCKED', 'GIT_TIMEOUT'],
-      handler: async ({ params, body, signal }) => ({ status: 200, body: await review.restore(params.id, body.turn, signal) }),
+      handler: async ({ params, body, signal, arrived }) => ({ status: 200, body: await review.restore(params.id, body.turn, { signal, arrived }) }),
     }),
     route({
       method: 'POST',
@@ -138,7 +138,7 @@ export function taskRoutes(deps: {
       body: CommitBody,
       responses: { 201: CommitResult },
       errors: ['TASK_NOT_READY', 'NOTHING_TO_COMMIT', 'COMMIT_FAILED', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
-      handler: async ({ params, body, signal }) => ({ status: 201, body: await review.commit(params.id, body.message, signal) }),
+      handler: async ({ params, body, signal, arrived }) => ({ status: 201, body: await review.commit(params.id, body.message, { signal, arrived }) }),
     }),
     route({
       method: 'POST',
@@ -148,7 +148,7 @@ export function taskRoutes(deps: {
       params: IdParams,
       responses: { 200: Task },
       errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
-      handler: async ({ params, signal }) => ({ status: 200, body: await review.rebase(params.id, signal) }),
+      handler: async ({ params, signal, arrived }) => ({ status: 200, body: await review.rebase(params.id, { signal, arrived }) }),
     }),
     route({
       method: 'POST',
@@ -159,7 +159,7 @@ export function taskRoutes(deps: {
       body: MergeBody,
       responses: { 200: MergeResult },
       errors: ['TASK_NOT_READY', 'WORKTREE_DIRTY', 'BASE_CHECKOUT_DIRTY', 'CONFLICT', 'BASE_NOT_FOUND', 'COMMIT_FAILED', 'LANDING_INTERRUPTED', 'GIT_TIMEOUT'],
-      handler: async ({ params, body, signal }) => ({ status: 200, body: await review.merge(params.id, body, signal) }),
+      handler: async ({ params, body, signal, arrived }) => ({ status: 200, body: await review.merge(params.id, body, { signal, arrived }) }),
     }),
     route({
       method: 'POST',
@@ -169,8 +169,8 @@ export function taskRoutes(deps: {
       params: IdParams,
       body: PushBody,
       responses: { 200: PushResult },
-      errors: ['TASK_NOT_READY', 'NO_REMOTE', 'REMOTE_FAILED'],
-      handler: async ({ params, body, signal }) => ({ status: 200, body: await review.push(params.id, body.remote, signal) }),
+      errors: ['TASK_NOT_READY', 'NO_REMOTE', 'REMOTE_FAILED', 'GIT_TIMEOUT'],
+      handler: async ({ params, body, signal, arrived }) => ({ status: 200, body: await review.push(params.id, body.remote, { signal, arrived }) }),
     }),
     route({
       method: 'GET',
@@ -180,7 +180,7 @@ export function taskRoutes(deps: {
       params: IdParams,
       responses: { 200: ConflictList },
       errors: ['UNSUPPORTED_FILE', 'GIT_TIMEOUT'],
-      handler: async ({ params, signal }) => ({ status: 200, body: await review.conflicts(params.id, signal) }),
+      handler: async ({ params, signal, arrived }) => ({ status: 200, body: await review.conflicts(params.id, { signal, arrived }) }),
     }),
     route({
       method: 'GET',

@@ -1,6 +1,9 @@
+import { waitTurn } from './limiter.ts';
+
 // Runs tasks one at a time per key (a project, a path); different keys run in parallel. A task
 // run with `{ low: true }` (the warm pool's refills, DESIGN §16) goes after every other task
-// waiting for its key, so that work made ahead never holds up work someone waits for.
+// waiting for its key, so that work made ahead never holds up work someone waits for. One whose
+// `signal` aborts while it waits leaves the line, rejected with the signal's reason.
 export function createKeyedMutex() {
   const keys = new Map<string, { high: Array<() => void>; low: Array<() => void> }>();
 
@@ -13,9 +16,10 @@ export function createKeyedMutex() {
   }
 
   return {
-    async run<T>(key: string, fn: () => Promise<T>, opts: { low?: boolean } = {}): Promise<T> {
+    async run<T>(key: string, fn: () => Promise<T>, opts: { low?: boolean; signal?: AbortSignal | undefined } = {}): Promise<T> {
+      opts.signal?.throwIfAborted();
       const waiting = keys.get(key);
-      if (waiting) await new Promise<void>((r) => (opts.low ? waiting.low : waiting.high).push(r));
+      if (waiting) await waitTurn(opts.low ? waiting.low : waiting.high, opts.signal);
       else keys.set(key, { high: [], low: [] });
       try {
         return await fn();

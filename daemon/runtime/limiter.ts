@@ -7,7 +7,7 @@ export function createLimiter(n: number) {
   return {
     async run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       signal?.throwIfAborted();
-      if (active >= n) await turn(waiting, signal);
+      if (active >= n) await waitTurn(waiting, signal);
       else active++;
       try {
         return await fn();
@@ -23,7 +23,7 @@ export function createLimiter(n: number) {
 }
 
 // Resolves when `waiting` calls this one's turn; leaves the line if the signal aborts first.
-function turn(waiting: Array<() => void>, signal: AbortSignal | undefined): Promise<void> {
+export function waitTurn(waiting: Array<() => void>, signal: AbortSignal | undefined): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const go = () => {
       signal?.removeEventListener('abort', leave);

@@ -8,7 +8,7 @@ import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { TaskGate } from './gate.ts';
-import { fromWorker, timeBound, type Pool } from './threads.ts';
+import { fromWorker, runBound, timeBound, type Pool } from './threads.ts';
 import type { TaskReader } from './read.ts';
 import type { SetupRunner } from './setup-run.ts';
 
@@ -81,7 +81,7 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
         if (!res.ok) throw fromWorker(res);
         if (res.removed !== 'worktree') log.warn({ task: id, removed: res.removed }, 'worktree folder was not a live worktree; registration pruned');
         // Its turns go with it (DESIGN §17); refs left by a failure here hold objects, nothing more.
-        const turns = await pool.run('dropTurns', { repo: project.path, task: id }, { ...timeBound("dropping the task's turns", 'git_timeout_s', deps.gitTimeoutS), code: 'GIT_TIMEOUT' });
+        const turns = await pool.run('dropTurns', { repo: project.path, task: id }, runBound(timeBound("dropping the task's turns", 'git_timeout_s', deps.gitTimeoutS), 'GIT_TIMEOUT'));
         if (!turns.ok) log.warn({ task: id, code: turns.code, message: turns.message }, "dropping the task's turns failed");
         await tasks.archive(id);
       }));

@@ -129,3 +129,31 @@ export function pidsWorkingIn(dir: string): number[] {
   }
   return pids;
 }
+
+// Pids of the running git processes (zombies excluded) that `pid` started, and what those started
+// in turn, whose command line names `dir` (git -C <dir>): a daemon's git is the leader of a group
+// of its own, but still its child.
+export function gitChildren(pid: number, dir: string): number[] {
+  const parent = new Map<number, number>();
+  const comm = new Map<number, string>();
+  for (const name of readdirSync('/proc')) {
+    const stat = /^\d+$/.test(name) ? readStat(Number(name)) : '';
+    const m = /^(\d+) \((.*)\) (\S) (\d+)/s.exec(stat);
+    if (m && m[3] !== 'Z') {
+      parent.set(Number(m[1]), Number(m[4]));
+      comm.set(Number(m[1]), m[2]!);
+    }
+  }
+  const under = (p: number): boolean => {
+    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q)) if (q === pid) return true;
+    return false;
+  };
+  const names = (p: number): boolean => {
+    try {
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(dir);
+    } catch {
+      return false; // gone meanwhile
+    }
+  };
+  return [...comm].filter(([p, c]) => c.startsWith('git') && under(p) && names(p)).map(([p]) => p);
+}

@@ -93,3 +93,23 @@ test('keyed mutex: low-priority work waits while other work for its key waits, a
   // A low job on an idle key runs at once.
   assert.equal(await mutex.run('p', async () => 'idle', { low: true }), 'idle');
 });
+
+test("keyed mutex: one whose signal aborts while it waits leaves the line without running, rejected with the signal's reason", async () => {
+  const mutex = createKeyedMutex();
+  const { log, job, open } = jobs();
+  const a = mutex.run('p', job('a'));
+  const stop = new AbortController();
+  const b = mutex.run('p', job('b'), { signal: stop.signal });
+  const c = mutex.run('p', job('c'));
+  await tick();
+  stop.abort(new Error('the bound ran out'));
+  await assert.rejects(b, /the bound ran out/);
+  open('a');
+  assert.equal(await a, 'a');
+  await tick();
+  assert.deepEqual(log, ['a start', 'a end', 'c start'], 'b never ran; c has the key after a');
+  open('c');
+  assert.equal(await c, 'c');
+  await assert.rejects(mutex.run('p', job('d'), { signal: AbortSignal.abort(new Error('already')) }), /already/);
+  assert.equal(await mutex.run('p', async () => 'free'), 'free', 'nothing holds the key');
+});
