@@ -1,5 +1,5 @@
-// `grove host ls|add|rm` (the machines of DESIGN §14.1 and the store's hosts of §14.2) and
-// `grove socket`. Adding and removing touch hosts.json only: no daemon needed.
+// `grove host ls|add|rm` (the machines of DESIGN §14.1 and the store's hosts of §14.2). Adding and
+// removing touch hosts.json only: no daemon needed.
 import type { SshHost, TeamHost } from '../../../schemas/host.ts';
 import { addHost, hostsFilePath, HostsError, removeHost } from '../../client/hosts-file.ts';
 import { resolvePaths } from '../../runtime/paths.ts';
@@ -43,11 +43,5 @@ export const commands: Record<string, Command> = {
     const name = arg(c, 0, 'name');
     const removed = await hostsFile((file) => removeHost(file, name));
     print(c, removed, () => `removed host ${removed.name}`);
-  },
-  // What a remote is asked over SSH when its URL does not name its socket: the path alone. With
-  // --host, the local socket forwarded to that host's daemon (for curl --unix-socket, GROVE_SOCKET).
-  async socket(c) {
-    const socket = c.endpoint.socketPath;
-    c.out(c.json ? JSON.stringify({ socket }) : socket);
   },
 };
