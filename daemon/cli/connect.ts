@@ -29,7 +29,7 @@ export async function endpoint(env: NodeJS.ProcessEnv, host: string | null): Pro
     ({ target } = await resolveHost(hostsFilePath(paths), host));
   } catch (err) {
     if (!(err instanceof HostsError)) throw err;
-    if (err.code === 'HOSTS_FILE_INVALID') throw new CliError(err.message, EXIT.API, { code: err.code, detail: err.message, status: 500 });
+    if (err.code === 'HOSTS_FILE_INVALID') throw new CliError(err.message, EXIT.API, { code: err.code, detail: err.message, status: 422 });
     usage(`--host: ${err.message}`);
   }
   try {
