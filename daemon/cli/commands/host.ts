@@ -12,7 +12,8 @@ import { HOST_COLS, hostRow, SSH_HOST_COLS } from '../render.ts';
 import { usage } from '../usage.ts';
 
 const paths = () => resolvePaths(process.env, process.getuid?.() ?? 0);
-// hosts.json's validator (and ssh) are loaded by the commands that read the file only.
+// hosts.json's module (its validator: Ajv and TypeBox) loads where the file is read: `host ls`
+// through a daemon needs none of it.
 const hostsFileModule = () => import('../../client/hosts-file.ts');
 
 // A name or URL that is not one is a usage error (exit 2); the rest of what hosts.json refuses
