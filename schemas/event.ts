@@ -1,8 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.ts';
 import { EVENT_TYPES } from './event-types.ts';
+import { EVENT_PAGE_MAX } from './pages.ts';
 
 export { EVENT_TYPES } from './event-types.ts';
+export { EVENT_PAGE_MAX } from './pages.ts';
 
 // What changed (DESIGN §11).
 export const EventType = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)), { $id: 'EventType' });
@@ -26,8 +28,7 @@ export type GroveEvent = Static<typeof GroveEvent>;
 // The largest seq a query may name (a 53-bit safe integer in JSON).
 export const MAX_EVENT_SEQ = Number.MAX_SAFE_INTEGER;
 
-// The most events one page holds, and how many a page has when the query does not say.
-export const EVENT_PAGE_MAX = 5000;
+// How many events a page has when the query does not say (the most: EVENT_PAGE_MAX).
 export const EVENT_PAGE_DEFAULT = 1000;
 
 export const EventQuery = Type.Object(

@@ -2,8 +2,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Id, MAX_ARG_BYTES, Timestamp, UUID_PATTERN } from './common.ts';
 import { ApprovalTimeoutS, Mode, TimeoutS } from './config.ts';
 import { OutputLine } from './output.ts';
+import { OUTPUT_PAGE_MAX } from './pages.ts';
 import { SESSION_STATUSES } from './session-status.ts';
 
+export { OUTPUT_PAGE_MAX } from './pages.ts';
 export { BUSY_STATUSES, isBusy, isLive, LIVE_STATUSES, SESSION_STATUSES, type BusyStatus, type LiveStatus } from './session-status.ts';
 
 export const SessionStatus = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s)));
@@ -122,8 +124,7 @@ export type AllSessionsQuery = Static<typeof AllSessionsQuery>;
 export const KillResult = Type.Object({ status: Type.Literal('killed') }, { $id: 'KillResult' });
 export type KillResult = Static<typeof KillResult>;
 
-// The most lines one output page holds, and how many a page has when the query does not say.
-export const OUTPUT_PAGE_MAX = 5000;
+// How many lines an output page has when the query does not say (the most: OUTPUT_PAGE_MAX).
 export const OUTPUT_PAGE_DEFAULT = 1000;
 
 export const OutputQuery = Type.Object(

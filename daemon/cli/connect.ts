@@ -2,8 +2,6 @@
 // GROVE_HOST (DESIGN §14.1) a local socket forwarded over ssh to that host's daemon. The same
 // transport either way: what a command prints cannot depend on where the daemon runs.
 import { withCalls, type Client } from '../client/calls.ts';
-import { hostsFilePath, HostsError, resolveHost } from '../client/hosts-file.ts';
-import { openForward, sshDir, SshError } from '../client/ssh.ts';
 import { createTransport, DaemonUnreachable } from '../client/transport.ts';
 import { resolvePaths } from '../runtime/paths.ts';
 import { CliError, EXIT } from './errors.ts';
@@ -24,12 +22,14 @@ const uid = () => process.getuid?.() ?? 0;
 export async function endpoint(env: NodeJS.ProcessEnv, host: string | null): Promise<Endpoint> {
   const paths = resolvePaths(env, uid());
   if (host === null) return { socketPath: paths.socketPath, host: null };
+  // hosts.json's validator and ssh are loaded by the commands that go to a host only.
+  const [{ hostsFilePath, HostsError, resolveHost }, { openForward, sshDir, SshError }] = await Promise.all([import('../client/hosts-file.ts'), import('../client/ssh.ts')]);
   let target;
   try {
     ({ target } = await resolveHost(hostsFilePath(paths), host));
   } catch (err) {
     if (!(err instanceof HostsError)) throw err;
-    if (err.code === 'HOSTS_FILE_INVALID') throw new CliError(err.message, EXIT.API, { code: err.code, detail: err.message, status: 500 });
+    if (err.code === 'HOSTS_FILE_INVALID') throw new CliError(err.message, EXIT.API, { code: err.code, detail: err.message, status: 422 });
     usage(`--host: ${err.message}`);
   }
   try {

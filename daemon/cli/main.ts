@@ -3,26 +3,13 @@
 import { parseArgs } from 'node:util';
 import { ApiProblem } from '../client/problem.ts';
 import { DaemonUnreachable } from '../client/transport.ts';
-import { commands as approvals } from './commands/approvals.ts';
-import { commands as events } from './commands/events.ts';
-import { commands as host } from './commands/host.ts';
 import { PLUMBING } from './commands/plumbing.ts';
-import { commands as project } from './commands/project.ts';
-import { commands as queue } from './commands/queue.ts';
-import { commands as review } from './commands/review.ts';
-import { commands as service } from './commands/service.ts';
-import { commands as session } from './commands/session.ts';
-import { commands as status } from './commands/status.ts';
-import { commands as task } from './commands/task.ts';
-import { commands as turns } from './commands/turns.ts';
+import { COMMANDS, loadCommand } from './command-table.ts';
 import { connect, endpoint, remoteUnreachable } from './connect.ts';
-import type { Command, TeamView } from './ctx.ts';
+import type { TeamView } from './ctx.ts';
 import { CliError, EXIT } from './errors.ts';
 import { teamView } from './lookup.ts';
 import { usage, USAGE } from './usage.ts';
-
-// The command table: words → handler.
-const COMMANDS: Record<string, Command> = { ...status, ...project, ...task, ...session, ...service, ...approvals, ...review, ...turns, ...queue, ...events, ...host };
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -124,16 +111,17 @@ async function main(argv: string[]): Promise<number> {
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const plumbing = PLUMBING[words[0]!];
   const two = `${words[0]} ${words[1] ?? ''}`.trim();
-  const name = plumbing ? words[0]! : COMMANDS[two] ? two : COMMANDS[words[0]!] ? words[0]! : null;
+  const name = plumbing ? words[0]! : COMMANDS.has(two) ? two : COMMANDS.has(words[0]!) ? words[0]! : null;
   if (!name) usage(`unknown command: ${words.join(' ')}`);
   const at = await endpoint(process.env, hostOf(name, global.host, values, process.env));
   const reconnect = () => connect(at);
   if (plumbing) return plumbing({ values, rest, connect: reconnect }, name);
 
+  const command = await loadCommand(name);
   const api = reconnect();
   try {
     let team: Promise<TeamView> | undefined;
-    await COMMANDS[name]!({
+    await command({
       api,
       connect: reconnect,
       endpoint: at,

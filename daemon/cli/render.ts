@@ -3,7 +3,8 @@ import type { Approval } from '../../schemas/approval.ts';
 import { denialSummary, describeDenial } from '../../schemas/denials.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
 import type { Host } from '../../schemas/host.ts';
-import { isLive, type Service, type Session } from '../../schemas/session.ts';
+import type { Service, Session } from '../../schemas/session.ts';
+import { isLive } from '../../schemas/session-status.ts';
 import { duration, shortId } from './format.ts';
 
 export const TASK_COLS = ['id', 'name', 'status', 'branch', 'ports'];

@@ -65,7 +65,8 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
                                            one turn of Codex that asks through grove (grove runs it)
   agents                                   agents and whether they are installed
   host ls                                  the hosts: the store's (online, version, running sessions, last seen)
-                                           and the saved SSH hosts (url, reachable, version)
+                                           and the saved SSH hosts (url, reachable, version); with no daemon
+                                           running here, the saved SSH hosts alone
   host add <name> <ssh://[user@]box[:port][?socket=PATH]>
                                            save an SSH host in hosts.json (no daemon needed)
   host rm <name>                           forget a saved SSH host

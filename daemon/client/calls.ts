@@ -1,7 +1,7 @@
 // The daemon's API as typed calls (the types from schemas/), so that the CLI, `grove mcp` and the
 // bridges do not each spell paths and casts; and the one paging loop of events and output.
 import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
-import { EVENT_PAGE_MAX, type EventPage, type GroveEvent } from '../../schemas/event.ts';
+import type { EventPage, GroveEvent } from '../../schemas/event.ts';
 import type { Health } from '../../schemas/health.ts';
 import type { Host } from '../../schemas/host.ts';
 import type { OutputLine } from '../../schemas/output.ts';
@@ -9,7 +9,8 @@ import type { ProjectPool } from '../../schemas/pool.ts';
 import type { CreateProject, Project } from '../../schemas/project.ts';
 import type { QueueBody, QueueEntry } from '../../schemas/queue.ts';
 import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult, RestoreResult, TurnList } from '../../schemas/review.ts';
-import { OUTPUT_PAGE_MAX, type AgentList, type CreateMessage, type CreateSession, type KillResult, type OutputPage, type Service, type Session } from '../../schemas/session.ts';
+import { EVENT_PAGE_MAX, OUTPUT_PAGE_MAX } from '../../schemas/pages.ts';
+import type { AgentList, CreateMessage, CreateSession, KillResult, OutputPage, Service, Session } from '../../schemas/session.ts';
 import type { CreatedTask, CreateTaskBody, Task, TaskSetup } from '../../schemas/task.ts';
 import { sse, type SseEvent } from './sse.ts';
 import type { Body, Transport } from './transport.ts';

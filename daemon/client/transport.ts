@@ -1,4 +1,4 @@
-import { Agent, request, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { once } from '../runtime/once.ts';
 import { parseProblem } from './problem.ts';
 
@@ -38,6 +38,9 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE']);
 // library to load). It is given a socket path only: a local daemon's, or one forwarded from
 // another machine, the same to it.
 export function createTransport(socketPath: string): Transport {
+  // Not `import … from 'node:http'`: its ESM namespace reads every export, WebSocket and
+  // EventSource among them, which loads Node's bundled undici into every CLI command.
+  const { Agent, request } = process.getBuiltinModule('node:http');
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
   const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
     new Promise<IncomingMessage>((resolve, reject) => {

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool } from 'undici';
 import type { SavedHost, SshHost } from '../../schemas/host.ts';
 import { HostsError, hostsFileValidator, isHostName, parseSshUrl, readHosts } from '../client/hosts-file.ts';
+import { probeHost, type Prober } from '../client/probe.ts';
 import { openForward, SshError, type ForwardOptions } from '../client/ssh.ts';
 import { GroveError } from '../errors.ts';
 import { writeProblem } from '../http/api.ts';
@@ -11,10 +12,6 @@ import { assertJsonContentType, hasBody } from '../http/body.ts';
 import { proxy } from '../http/proxy.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
-
-// How long GET /api/hosts waits for one host: its forward opened and its /api/health answered.
-// A host past it is shown unreachable; the list never waits on the slowest machine for long.
-const PROBE_MS = 5000;
 
 // /api/hosts/NAME/api/…: the rest is the remote's own API path, so a client of one daemon
 // reaches another by a prefix alone.
@@ -29,7 +26,6 @@ export interface SshHosts {
 
 export function createSshHosts(deps: { hostsFile: string; ssh: ForwardOptions; log: Logger; probeMs?: number }): SshHosts {
   const { log } = deps;
-  const probeMs = deps.probeMs ?? PROBE_MS;
   // One open at a time per URL: a listing and a forwarded request at once share it.
   const opening = new Map<string, Promise<string>>();
   // One connection pool per forward socket, kept while the daemon runs.
@@ -63,23 +59,18 @@ export function createSshHosts(deps: { hostsFile: string; ssh: ForwardOptions; l
     return pool;
   }
 
-  async function probe(h: SavedHost): Promise<SshHost> {
-    const down: SshHost = { kind: 'ssh', name: h.name, url: h.url, reachable: false, version: null };
-    const signal = AbortSignal.timeout(probeMs);
-    try {
-      const socket = await Promise.race([
-        socketOf(h.url),
-        new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
-      ]);
+  // Its forward shared with the requests to that host, its answer read through that forward's pool.
+  const prober: Prober = {
+    socketOf,
+    async health(socket, signal) {
       const res = await poolOf(socket).request({ method: 'GET', path: '/api/health', signal });
       const body = (await res.body.json()) as { version?: unknown };
-      if (res.statusCode !== 200 || typeof body.version !== 'string') return down;
-      return { ...down, reachable: true, version: body.version };
-    } catch (err) {
-      log.info({ host: h.name, reason: (err as Error).message }, 'SSH host not reachable');
-      return down;
-    }
-  }
+      if (res.statusCode !== 200) throw new Error(`/api/health answered ${res.statusCode}`);
+      return body;
+    },
+    ms: deps.probeMs,
+    failed: (h, reason) => log.info({ host: h.name, reason }, 'SSH host not reachable'),
+  };
 
   async function forward(name: string, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     // The same refusal as a local request's, before anything leaves this machine.
@@ -103,7 +94,7 @@ export function createSshHosts(deps: { hostsFile: string; ssh: ForwardOptions; l
   }
 
   return {
-    list: async () => Promise.all((await saved()).map(probe)),
+    list: async () => Promise.all((await saved()).map((h) => probeHost(h, prober))),
     handle(req, res) {
       const m = FORWARDED.exec(req.url ?? '');
       if (!m) return false;

@@ -1,12 +1,13 @@
-// `grove host add|rm` (hosts.json, DESIGN §14.1) and `grove socket` through the real CLI: no daemon
-// is started for any of them, since a remote is asked `grove socket` over SSH and a host is saved
-// before anything answers on it.
+// `grove host add|rm|ls` (hosts.json, DESIGN §14.1) and `grove socket` through the real CLI, with no
+// daemon on this machine: a remote is asked `grove socket` over SSH, a host is saved before
+// anything answers on it, and the saved hosts are listed where no daemon runs yet.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { grove } from '../helpers/cli.ts';
-import { makeHome } from '../helpers/daemon.ts';
+import { makeHome, startDaemon } from '../helpers/daemon.ts';
+import { freePort, sshHostWorld } from '../helpers/sshd.ts';
 
 test('grove socket: the socket path alone, or {"socket"} with --json; GROVE_SOCKET wins', async (t) => {
   const home = makeHome(t);
@@ -76,9 +77,57 @@ test('a bad name or URL is a usage error (exit 2, the reason and the usage); a t
   assert.deepEqual(JSON.parse(readFileSync(path.join(home, 'hosts.json'), 'utf8')).hosts, [{ name: 'box', url: 'ssh://box' }]);
 });
 
-test('grove host ls without a daemon: exit 3 with the message of a daemon that is not running', async (t) => {
+test('grove host ls without a daemon: the saved SSH hosts, reachable or not, exit 0, saying that a team’s hosts show when it runs; the same table once it runs', async (t) => {
+  const w = await sshHostWorld(t);
+  // A port nothing listens on: a host whose sshd is gone.
+  const gone = `ssh://nobody@127.0.0.1:${await freePort()}?socket=/nowhere.sock`;
+  assert.equal((await grove(w.client, ['host', 'add', 'gone', gone])).code, 0);
+  const version = (await w.remote.socket('GET', '/api/health')).json.version;
+
+  // The master and the forward opened first, as a command to it leaves them: the listing then
+  // answers within its bound on a busy machine too.
+  assert.equal((await grove(w.client, ['--host', 'box', 'socket'], { env: w.env })).code, 0);
+
+  const ls = await grove(w.client, ['host', 'ls'], { env: w.env });
+  assert.equal(ls.code, 0, ls.stderr);
+  const [note, ...why] = ls.stderr.trimEnd().split('\n');
+  assert.equal(note, `grove: no daemon runs here (no answer on ${path.join(w.client, 'grove.sock')}): the saved SSH hosts of hosts.json only; a team's hosts show when it runs`);
+  assert.deepEqual(why, [`grove: gone is not reachable: ssh: connect to host 127.0.0.1 port ${new URL(gone).port}: Connection refused`]);
+  const rows = ls.stdout.trimEnd().split('\n').map((l) => l.split(/\s+/));
+  assert.deepEqual(rows, [
+    ['NAME', 'URL', 'REACHABLE', 'VERSION'],
+    ['box', w.sshd.url(), 'yes', version],
+    ['gone', gone, 'no', '-'],
+  ]);
+  const json = await grove(w.client, ['host', 'ls', '--json'], { env: w.env });
+  assert.equal(json.code, 0, json.stderr);
+  assert.deepEqual(json.json, [
+    { kind: 'ssh', name: 'box', url: w.sshd.url(), reachable: true, version },
+    { kind: 'ssh', name: 'gone', url: gone, reachable: false, version: null },
+  ]);
+
+  // This machine's daemon started: the team's table (this host), then the same SSH table.
+  await startDaemon(t, { home: w.client, env: w.env });
+  const up = await grove(w.client, ['host', 'ls'], { env: w.env });
+  assert.equal(up.code, 0, up.stderr);
+  assert.equal(up.stderr, '');
+  assert.match(up.stdout, /^NAME +ONLINE +VERSION +RUNNING +SEEN\n\S+ +yes /);
+  assert.ok(up.stdout.endsWith(`\n\n${ls.stdout}`), up.stdout);
+});
+
+test('grove host ls without a daemon and nothing saved: an empty list, exit 0; a broken hosts.json: exit 1 with HOSTS_FILE_INVALID as the API says it', async (t) => {
   const home = makeHome(t);
-  const r = await grove(home, ['host', 'ls']);
-  assert.equal(r.code, 3);
-  assert.equal(r.stderr, `grove: grove daemon is not running (no answer on ${path.join(home, 'grove.sock')}); start it with \`grove daemon\` or install it with \`grove install\`\n`);
+  const none = await grove(home, ['host', 'ls']);
+  assert.equal(none.code, 0, none.stderr);
+  assert.equal(none.stdout, '(none)\n');
+  assert.match(none.stderr, /a team's hosts show when it runs\n$/);
+  assert.deepEqual((await grove(home, ['host', 'ls', '--json'])).json, []);
+
+  writeFileSync(path.join(home, 'hosts.json'), '{');
+  for (const args of [['host', 'ls', '--json'], ['--host', 'box', 'status', '--json']]) {
+    const broken = await grove(home, args);
+    assert.equal(broken.code, 1, `${args.join(' ')}: ${broken.stderr}`);
+    assert.equal(broken.json.code, 'HOSTS_FILE_INVALID', args.join(' '));
+    assert.equal(broken.json.status, 422, args.join(' '));
+  }
 });

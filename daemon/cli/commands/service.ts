@@ -1,5 +1,5 @@
 // `grove service ls|start|stop`: the services of a task's .grove.json.
-import { isLive } from '../../../schemas/session.ts';
+import { isLive } from '../../../schemas/session-status.ts';
 import type { Command } from '../ctx.ts';
 import { arg, print } from '../ctx.ts';
 import { CliError, EXIT } from '../errors.ts';

@@ -1,6 +1,6 @@
 // `grove status`, `open`, `agents` and `socket`: the daemon itself.
 import { spawn } from 'node:child_process';
-import { isLive } from '../../../schemas/session.ts';
+import { isLive } from '../../../schemas/session-status.ts';
 import type { Command } from '../ctx.ts';
 import { print } from '../ctx.ts';
 import { CliError, EXIT } from '../errors.ts';
@@ -49,5 +49,11 @@ export const commands: Record<string, Command> = {
   async agents(c) {
     const list = await c.api.agents();
     print(c, list, () => table(list.map((a) => ({ ...a, command: a.command.join(' ') })), ['name', 'available', 'command']));
+  },
+  // What a remote is asked over SSH when its URL does not name its socket: the path alone. With
+  // --host, the local socket forwarded to that host's daemon (for curl --unix-socket, GROVE_SOCKET).
+  async socket(c) {
+    const socket = c.endpoint.socketPath;
+    c.out(c.json ? JSON.stringify({ socket }) : socket);
   },
 };
