@@ -4,7 +4,7 @@ import { route, type Route } from '../http/route.ts';
 import type { HostsTable } from '../store/hosts.ts';
 
 // /api/hosts: every daemon of the store (DESIGN §14.2), then the saved SSH hosts, each probed
-// over its forward (DESIGN §14.1). /api/hosts/NAME/… is answered before the routes (ssh-hosts.ts).
+// over its forward (DESIGN §14.1). /api/hosts/NAME/… is answered before the routes (ssh/hosts.ts).
 export function hostRoutes(deps: { hosts: Pick<HostsTable, 'list'>; ssh: Pick<SshHosts, 'list'> }): Route[] {
   return [
     route({
