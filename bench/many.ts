@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { sse } from '../daemon/client/sse.ts';
 import { freshDatabase } from '../test/helpers/postgres.ts';
 import { call, FIXTURE_AGENT, ROOT, startBenchDaemon, type BenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
@@ -77,12 +78,14 @@ async function oneRun(opts: ManyOptions, template: string | null, checkout?: str
     );
     started = true;
     // Each session's last line stored: its output stream, followed from just before that line,
-    // answers once it is.
+    // sends it once it is (and ends only with the session).
     const storedAt = await Promise.all(
       ids.map(async (id) => {
         const res = await d.api.request({ method: 'GET', path: `/api/sessions/${id}/output`, headers: { accept: 'text/event-stream', 'last-event-id': String(lines - 1) } });
-        await res.body.text();
-        return performance.now() - t0;
+        for await (const _ of sse(res.body)) break;
+        const at = performance.now() - t0;
+        res.body.destroy();
+        return at;
       }),
     );
     const allEndedMs = await listing;
