@@ -21,9 +21,9 @@ export function rssMb(pid: number): number {
 }
 
 // Spawns `node args…` and resolves when a stdout line matches, with the elapsed ms.
-export function spawnUntil(args: string[], env: NodeJS.ProcessEnv, match: (line: string) => boolean) {
+export function spawnUntil(args: string[], env: NodeJS.ProcessEnv, match: (line: string) => boolean, cwd = ROOT) {
   const t0 = performance.now();
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, args, { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
   return new Promise<{ ms: number; line: string; proc: ChildProcess }>((resolve, reject) => {
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       if (match(line)) resolve({ ms: performance.now() - t0, line, proc });
@@ -58,13 +58,15 @@ export async function startBenchDaemon(opts: {
   home?: string;
   port?: boolean;
   env?: Record<string, string>;
+  /** the checkout whose built daemon runs (another one's, for a side-by-side baseline); default this one */
+  checkout?: string;
 }): Promise<BenchDaemon & { startMs: number; readyLine: string }> {
   const home = opts.home ?? mkdtempSync(path.join(tmpdir(), 'grove-bench-'));
   if (opts.template && !opts.home) cpSync(opts.template, path.join(home, 'data', 'pgdata'), { recursive: true });
   const env: NodeJS.ProcessEnv = { ...process.env, GROVE_HOME: home, GROVE_PORT: opts.port ? '0' : 'off', GROVE_LOG_LEVEL: 'info', ...(opts.env ?? {}) };
   // GROVE_BENCH_PROFILE=<folder>: CPU profiles of every bench daemon (all its threads) there.
   const prof = process.env.GROVE_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GROVE_BENCH_PROFILE}`] : [];
-  const { ms, line, proc } = await spawnUntil([...prof, ...DAEMON_ARGS], env, (l) => l.includes('grove daemon ready'));
+  const { ms, line, proc } = await spawnUntil([...prof, ...DAEMON_ARGS], env, (l) => l.includes('grove daemon ready'), opts.checkout);
   const ready = JSON.parse(line) as { socket: string; port: number | null };
   const api = new Pool('http://localhost', { socketPath: ready.socket, connections: 64 });
   return {

@@ -4,7 +4,7 @@ import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushR
 import type { TurnRef } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
-import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
+import { createKeyedMutex, type KeyedMutex } from '../runtime/keyed-mutex.ts';
 import { createKeyedLimiter } from '../runtime/limiter.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { Fail, Result } from '../../workers/result.ts';
@@ -57,6 +57,9 @@ export const READS_PER_PROJECT = 4;
 export function createReview(deps: ReviewDeps) {
   const { pool, landings, scratch } = deps;
   const reads = createKeyedLimiter(READS_PER_PROJECT);
+  // A task's turns are recorded one at a time: ends racing for the same number would each make
+  // the turn again on the next one, their git work done over and over, and give up after a few.
+  const turnsOf = createKeyedMutex();
 
   // A request's git_timeout_s, counted from its arrival: made before it waits for anything.
   const bound = (what: string, caller: Caller): RunBound => runBound(timeBound(what, 'git_timeout_s', deps.gitTimeoutS), 'GIT_TIMEOUT', caller);
@@ -217,7 +220,7 @@ export function createReview(deps: ReviewDeps) {
         if (task.status === 'archived' || task.status === 'setting_up' || task.worktree_missing || deps.gate.isClosing(id) || !deps.read.isLocal(task)) return null;
         const project = await deps.getProject(task.project_id);
         const worktree = path.join(project.path, task.worktree_path);
-        const res = await pool.run('recordTurn', { worktree, task: id, scratch, session_id: sessionId }, bound('recording the turn', {}));
+        const res = await turnsOf.run(id, () => pool.run('recordTurn', { worktree, task: id, scratch, session_id: sessionId }, bound('recording the turn', {})));
         if (!res.ok) {
           deps.log.warn({ task: id, session: sessionId, code: res.code, message: res.message }, 'recording the turn failed');
           return null;

@@ -257,7 +257,10 @@ export function sessionsTable(db: Db, events: EventsTable) {
       });
     },
     // Lines and the file offsets they came from, in one transaction: a restart resumes exactly
-    // there. A batch is what one read round found, so its lines share one timestamp.
+    // there. A batch is what one read round found, so its lines share one timestamp. A round that
+    // records no event (most of them) is a plain transaction: on a team's store it does not take
+    // its turn in the team's event order (events.ts), so rounds of every host do not run one after
+    // another.
     async appendLines(
       id: string,
       firstSeq: number,
@@ -265,7 +268,7 @@ export function sessionsTable(db: Db, events: EventsTable) {
       offsets: { stdout: number; stderr: number },
       reading?: { value: SessionReading; changes: ReadingChange[] },
     ): Promise<void> {
-      await events.tx(async (tx, record) => {
+      const store = async (tx: Db) => {
         if (batch.texts.length > 0) {
           await tx.query(
             `INSERT INTO session_lines (session_id, seq, stream, text, at)
@@ -280,17 +283,19 @@ export function sessionsTable(db: Db, events: EventsTable) {
           offsets.stderr,
           firstSeq + batch.texts.length,
         ]);
-        // What the agent said about itself, with the lines it came from (see dialects.ts).
-        if (reading) {
-          const r = reading.value;
-          const { rows } = await tx.query<Changed>(`UPDATE sessions SET agent_session_id = $2, result = $3, limit_resets_at = $4 WHERE id = $1 ${RETURNING}`, [
-            id,
-            r.agent_session_id,
-            r.result === null ? null : JSON.stringify(r.result),
-            r.limit_resets_at,
-          ]);
-          for (const type of reading.changes) await recordSession(record, type, rows[0]!);
-        }
+      };
+      // What the agent said about itself, with the lines it came from (see dialects.ts).
+      if (!reading) return db.transaction(store);
+      await events.tx(async (tx, record) => {
+        await store(tx);
+        const r = reading.value;
+        const { rows } = await tx.query<Changed>(`UPDATE sessions SET agent_session_id = $2, result = $3, limit_resets_at = $4 WHERE id = $1 ${RETURNING}`, [
+          id,
+          r.agent_session_id,
+          r.result === null ? null : JSON.stringify(r.result),
+          r.limit_resets_at,
+        ]);
+        for (const type of reading.changes) await recordSession(record, type, rows[0]!);
       });
     },
     async lines(id: string, after: number, limit: number): Promise<OutputLine[]> {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addProject, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
-import { git, makeRepo } from '../helpers/git.ts';
+import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
 import { agentHome, allEvents, gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
@@ -97,6 +97,33 @@ test('each agent session end records a turn (n counts per task) without touching
   // Default as before: the merge-base to the work.
   const all = await d.socket('GET', `/api/tasks/${task.id}/changes`);
   assert.deepEqual(all.json.files.map((f: any) => f.path), ['a.txt', 'b.txt', 'c.txt', 'new.txt']);
+});
+
+test('sessions of one task that end at once each record a turn of their own, numbered 1 to N', async (t) => {
+  const d = await daemon();
+  const { task, wt } = await taskWithFiles(t, d);
+  const n = 10;
+  // One gate for all: opened for reading and writing, so that no open blocks and every session
+  // finds its line whenever it reads.
+  const fifo = path.join(makeTempDir(t), 'gate');
+  execFileSync('mkfifo', [fifo]);
+  const fd = openSync(fifo, 'r+');
+  t.after(() => closeSync(fd));
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: steps(`wait:${fifo}`, `write:s${i}.txt=${i}`) });
+    assert.equal(s.status, 201, s.text);
+    ids.push(s.json.id);
+  }
+  await until(async () => (await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json.every((s: any) => s.status === 'running'), 'every session running');
+  writeSync(fd, 'go\n'.repeat(n));
+  await Promise.all(ids.map((id) => waitSessionEnd(d, id)));
+  const ended = await Promise.all(ids.map(async (id) => (await d.socket('GET', `/api/sessions/${id}`)).json));
+  assert.deepEqual(ended.map((s) => s.status), Array(n).fill('exited'));
+  assert.deepEqual(ended.map((s) => s.turn?.n ?? null).sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i + 1));
+  for (const s of ended) assert.equal(git(wt, 'rev-parse', `refs/grove/turns/${task.id}/${s.turn.n}`), s.turn.commit);
+  const turns = (await d.socket('GET', `/api/tasks/${task.id}/turns`)).json;
+  assert.deepEqual(new Set(turns.map((x: any) => x.session_id)), new Set(ids));
 });
 
 test('bad ranges and turns: 404 TURN_NOT_FOUND for a turn the task lacks, 400 for a malformed side, nothing changed', async (t) => {
