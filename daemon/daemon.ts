@@ -18,7 +18,7 @@ import { taskRoutes } from './routes/tasks.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { createApprovalService } from './approvals/service.ts';
 import { approvalsTable } from './store/approvals.ts';
-import { acquireDataLock } from './runtime/lock.ts';
+import type { DataLock } from './runtime/lock.ts';
 import { createLimiter } from './runtime/limiter.ts';
 import { emptyScratch } from './runtime/scratch.ts';
 import { once } from './runtime/once.ts';
@@ -26,8 +26,7 @@ import type { Logger } from './runtime/log.ts';
 import { built, VERSION } from './runtime/root.ts';
 import type { Settings } from './runtime/settings.ts';
 import { createSessionService } from './sessions/service.ts';
-import { openStore } from './store/db.ts';
-import { patientReads } from './store/store.ts';
+import { patientReads, type Store } from './store/store.ts';
 import { portLeasesTable } from './store/port-leases.ts';
 import { projectsTable } from './store/projects.ts';
 import { sessionsTable } from './store/sessions.ts';
@@ -73,9 +72,10 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-// Starts lock, store, config watcher, pool, sessions, tasks, API and front, in that order, with
-// the agents the settings name (made and checked with them before anything starts, main.ts).
-export async function startDaemon(settings: Settings, agents: Agents, log: Logger): Promise<Daemon> {
+// Starts config watcher, pool, sessions, tasks, API and front, in that order, with the agents
+// the settings name (made and checked with them before anything starts) on the store opening
+// under the lock main.ts took: both are closed with the rest, on a failed start too.
+export async function startDaemon(settings: Settings, agents: Agents, log: Logger, first: { lock: DataLock; store: Promise<Store> }): Promise<Daemon> {
   const started: Array<{ name: string; close(): Promise<void> }> = [];
   const startedAt = new Date().toISOString();
   const closeAll = async () => {
@@ -90,17 +90,28 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
   const child = (module: string) => log.child({ module });
 
   try {
-    const lock = acquireDataLock(settings.dataDir);
+    const { lock } = first;
     started.push({ name: 'lock', close: () => lock.close() });
-
-    const store = await openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl, log: child('store') });
-    started.push({ name: 'store', close: () => store.close() });
+    // While the store opens, this thread makes the parts that need none of it (their schemas
+    // compiled, the pool, the SSH hosts).
+    started.push({ name: 'store', close: () => first.store.then((s) => s.close(), () => {}) });
 
     const configs = createProjectConfigs({ log: child('config') });
     started.push({ name: 'configs', close: () => configs.close() });
 
     const pool = createPool();
     started.push({ name: 'pool', close: () => pool.close() });
+
+    // The saved SSH hosts (DESIGN §14.1): their masters and forwards are the user's, shared with
+    // the CLI's `--host`, in the user's runtime folder.
+    const sshHosts = createSshHosts({
+      hostsFile: hostsFilePath(settings),
+      ssh: { runtimeDir: sshDir(process.env, process.getuid?.() ?? 0), env: process.env },
+      log: child('ssh'),
+    });
+    started.push({ name: 'ssh hosts', close: () => sshHosts.close() });
+
+    const store = await first.store;
 
     // Every change goes to the store with its event; committed events go to the bus (DESIGN §11):
     // on a shared store through the team reader, which reads every host's (DESIGN §14.2).
@@ -248,15 +259,6 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     await stopLeftHooks(hookRuns, child('hooks'));
     const hooks = createHooks({ hooks: settings.config.hooks ?? [], bus, hostId, runDir: hookRuns, log: child('hooks') });
     started.push({ name: 'hooks', close: () => hooks.close() });
-
-    // The saved SSH hosts (DESIGN §14.1): their masters and forwards are the user's, shared with
-    // the CLI's `--host`, in the user's runtime folder.
-    const sshHosts = createSshHosts({
-      hostsFile: hostsFilePath(settings),
-      ssh: { runtimeDir: sshDir(process.env, process.getuid?.() ?? 0), env: process.env },
-      log: child('ssh'),
-    });
-    started.push({ name: 'ssh hosts', close: () => sshHosts.close() });
 
     let port: number | null = null;
     const routes = [

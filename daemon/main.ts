@@ -1,11 +1,12 @@
 // `npm start` / `grove daemon`: runs the supervisor in the foreground until SIGTERM or SIGINT.
-import { agentsOf } from './agents/agents.ts';
-import { startDaemon } from './daemon.ts';
+import { agentsOf, type Agents } from './agents/agents.ts';
+import type { Daemon } from './daemon.ts';
 import { gitProblem } from './git/version.ts';
-import { LockHeldError } from './runtime/lock.ts';
+import { acquireDataLock, LockHeldError } from './runtime/lock.ts';
 import { createLogger, earlyLevel, endLog, type Logger } from './runtime/log.ts';
-import { loadSettings, SettingsError } from './runtime/settings.ts';
+import { loadSettings, SettingsError, type Settings } from './runtime/settings.ts';
 import { SocketInUseError } from './http/unix-socket.ts';
+import { openStore } from './store/db.ts';
 import { StoreUnreachableError } from './store/store.ts';
 
 // Exit statuses a service manager can tell apart (sysexits.h). 78: restarting won't help. 75
@@ -36,6 +37,24 @@ function exitWith(log: Logger, code: number, message: string, fields: Record<str
   return exitAfterLog(log, code);
 }
 
+// The lock, then the store, then the rest (daemon.ts): the store opens in its own thread
+// (PGlite's WebAssembly) or on its server while this thread loads the modules of the other
+// parts, which nothing before needs; the one dynamic import of the start, for that overlap.
+async function start(settings: Settings, agents: Agents, log: Logger): Promise<Daemon> {
+  const lock = acquireDataLock(settings.dataDir);
+  const store = openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl, log: log.child({ module: 'store' }) });
+  store.catch(() => {}); // awaited in startDaemon, where its failure fails the start
+  let startDaemon;
+  try {
+    ({ startDaemon } = await import('./daemon.ts'));
+  } catch (err) {
+    await store.then((s) => s.close(), () => {});
+    await lock.close();
+    throw err;
+  }
+  return startDaemon(settings, agents, log, { lock, store });
+}
+
 export async function runDaemon(): Promise<void> {
   const log = createLogger(earlyLevel(process.env.GROVE_LOG_LEVEL));
   let settings, agents;
@@ -52,7 +71,7 @@ export async function runDaemon(): Promise<void> {
 
   let daemon;
   try {
-    daemon = await startDaemon(settings, agents, log);
+    daemon = await start(settings, agents, log);
   } catch (err) {
     if (err instanceof LockHeldError) return exitWith(log, EXIT_ALREADY_RUNNING, err.message, { holder_pid: err.pid });
     if (err instanceof SocketInUseError) return exitWith(log, EXIT_ALREADY_RUNNING, err.message);

@@ -29,7 +29,7 @@ async function startFails(t: test.TestContext, env: Record<string, string>, conf
   const code = await Promise.race([d.exited, d.ready.then(() => 'ready' as const)]);
   const logged = d.logs.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n');
   assert.equal(d.logs.some((l) => l?.msg === 'grove daemon ready'), false);
-  return { code, stderr: d.stderr(), logged };
+  return { code, stderr: d.stderr(), logged, home };
 }
 
 function noPassword(r: { stderr: string; logged: string }, password = PASSWORD) {
@@ -44,6 +44,9 @@ test('a closed port: exit 75, "cannot reach the store" with the refusal, the URL
   assert.match(r.stderr, new RegExp(`^grove: cannot reach the store at postgresql://grove:\\*\\*\\*@127\\.0\\.0\\.1:${port}/grove: .*ECONNREFUSED`, 'm'));
   assert.match(r.logged, /cannot reach the store/);
   noPassword(r);
+  // The lock was taken before the store was tried, with the daemon's other parts loading meanwhile.
+  assert.ok(!existsSync(path.join(r.home, 'data', 'grove.lock')), 'lock released');
+  assert.ok(!existsSync(path.join(r.home, 'grove.sock')), 'no socket');
 });
 
 test('the same from the user config: database_url', async (t) => {
