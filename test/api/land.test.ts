@@ -303,7 +303,9 @@ test('a merge racing a commit and a rebase on the same task: each is answered, o
 });
 
 // A daemon whose git runs under a 1 s git_timeout_s, shared by the tests of its bounds.
-const gitBounded = sharedDaemon({ config: { git_timeout_s: 1 } });
+// The bound counts from the request's arrival (a thread's start, the landing journal's check
+// included): 3 s leaves git time to reach the hanging filter before it ends.
+const gitBounded = sharedDaemon({ config: { git_timeout_s: 3 } });
 
 
 test('a rebase whose abort hangs in a smudge filter answers GIT_TIMEOUT; what it left is put right before the next rebase', { timeout: 120_000 }, async (t) => {
@@ -329,7 +331,7 @@ test('a rebase whose abort hangs in a smudge filter answers GIT_TIMEOUT; what it
   t.diagnostic(`answered ${r.status} after ${Date.now() - started} ms`);
   assert.equal(r.status, 504, r.text);
   assert.equal(r.json.code, 'GIT_TIMEOUT');
-  assert.match(r.json.detail, /^the rebase took longer than git_timeout_s \(1 s\) and was stopped; what it had begun could not be put right yet/);
+  assert.match(r.json.detail, /^the rebase took longer than git_timeout_s \(3 s\) and was stopped; what it had begun could not be put right yet/);
   await gone(m);
   assert.equal(existsSync(gitPath(wt, 'index.lock')), false, 'no index.lock is left');
   assert.equal(git(wt, 'rev-parse', `refs/heads/${task.branch}`), head, 'the branch has not moved');
@@ -370,7 +372,7 @@ test("a merge whose read-tree -u hangs in a smudge filter is stopped at git_time
   const r = await within(20_000, 'the merge', merge);
   assert.equal(r.status, 504, r.text);
   assert.equal(r.json.code, 'GIT_TIMEOUT');
-  assert.match(r.json.detail, /^the merge took longer than git_timeout_s \(1 s\) and was stopped; grove then undid what it had begun$/);
+  assert.match(r.json.detail, /^the merge took longer than git_timeout_s \(3 s\) and was stopped; grove then undid what it had begun$/);
   await gone(m);
   assert.equal(git(repo, 'rev-parse', 'main'), old, 'the base has not moved');
   assert.equal(git(repo, 'status', '--porcelain'), '', 'the base checkout is as it was');
