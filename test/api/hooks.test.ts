@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { addProject, makeHome, startDaemon } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { waitPidGone } from '../helpers/state.ts';
+import { until } from '../helpers/store.ts';
 
 // Resolves once `file` has at least `n` lines.
 async function linesOf(file: string, n: number): Promise<string[]> {
@@ -81,24 +82,40 @@ test('hooks: an invalid hook in the user config stops the daemon at start, namin
   }
 });
 
-// The daemon's peak resident memory in KiB (the kernel's high-water mark).
-function peakRssKiB(pid: number): number {
-  return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+// The daemon's resident memory in KiB: now, and its high-water mark.
+function memKiB(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return { rss: Number(/VmRSS:\s+(\d+)/.exec(status)![1]), hwm: Number(/VmHWM:\s+(\d+)/.exec(status)![1]) };
 }
 
+// Resident memory sampled while the hook runs, from a daemon whose start is over: on Node 24 a
+// start's native memory peaks for a few seconds after the daemon first answers and is given back
+// (issue 40's note), which is no cost of the hook's.
 test('hooks: a hook printing 300 MB to stderr costs the daemon a bounded memory and logs only its end', async (t) => {
   const hooks = [{ on: ['project.added'], command: ['sh', '-c', "head -c 300000000 /dev/zero | tr '\\0' x >&2; printf '\\nlast words\\n' >&2; exit 3"], timeout_s: 120 }];
   const home = makeHome(t);
   writeFileSync(path.join(home, 'config.json'), JSON.stringify({ hooks }));
   const d = await startDaemon(t, { home });
-  const before = peakRssKiB(d.proc.pid!);
+  const pid = d.proc.pid!;
+  // The start is over once its high-water mark has held for 2 s.
+  let mark = { hwm: memKiB(pid).hwm, since: Date.now() };
+  await until(() => {
+    const { hwm } = memKiB(pid);
+    if (hwm !== mark.hwm) mark = { hwm, since: Date.now() };
+    return Date.now() - mark.since >= 2000;
+  }, 'the start to reach its peak', 30_000);
+  const before = memKiB(pid).rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, memKiB(pid).rss)), 20);
+  t.after(() => clearInterval(sampler));
   await addProject(d, makeRepo(t));
   const failed = await d.waitForLog((l) => l.msg === 'hook failed' && l.exit_code === 3, 120_000);
-  const grown = peakRssKiB(d.proc.pid!) - before;
-  console.log(`peak RSS grew by ${Math.round(grown / 1024)} MiB; logged stderr: ${failed.stderr.length} characters`);
+  clearInterval(sampler);
+  const grown = peak - before;
+  console.log(`RSS grew by ${Math.round(grown / 1024)} MiB at most; logged stderr: ${failed.stderr.length} characters`);
   assert.ok(failed.stderr.trimEnd().endsWith('last words'), 'the end of stderr is logged');
   assert.ok(failed.stderr.length <= 64 * 1024, 'what is logged of stderr is its end only');
-  assert.ok(grown < 200 * 1024, `the daemon's peak memory grew by ${grown} KiB`);
+  assert.ok(grown < 200 * 1024, `the daemon's memory grew by ${grown} KiB`);
 });
 
 test('hooks: a hook (and its child) left running by a daemon killed with SIGKILL is stopped by the next start', async (t) => {
