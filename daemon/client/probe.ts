@@ -5,7 +5,7 @@ import type { SavedHost, SshHost } from '../../schemas/host.ts';
 
 // How long one host may take, forward and answer; past it, it is shown unreachable: a list never
 // waits on the slowest machine for long.
-export const PROBE_MS = 5000;
+export const PROBE_MS = 10_000;
 
 export interface Prober {
   /** the local socket that reaches the host's daemon (its forward, opened if need be) */
