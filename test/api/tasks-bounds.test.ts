@@ -8,8 +8,10 @@ import { slowFilter } from '../helpers/filters.ts';
 import { consistentState, gone, marker, repoState } from '../helpers/state.ts';
 import { within } from '../helpers/within.ts';
 
-// A daemon whose user config bounds setup and git at 1 s, shared by the tests (each its own repository).
-const daemon = sharedDaemon({ config: { git_timeout_s: 1, setup_timeout_s: 1 } });
+// Daemons whose user config bounds setup (creation) or git short, shared by the tests (each its own
+// repository). Only the bound a test is about is short: the other steps of a loaded machine pass theirs.
+const daemon = sharedDaemon({ config: { setup_timeout_s: 3 } });
+const gitBounded = sharedDaemon({ config: { git_timeout_s: 2, setup_timeout_s: 60 } });
 
 
 test('a creation whose git worktree add hangs in a smudge filter is refused with GIT_TIMEOUT at setup_timeout_s, leaving no branch, worktree, row or intent', { timeout: 120_000 }, async (t) => {
@@ -26,7 +28,7 @@ test('a creation whose git worktree add hangs in a smudge filter is refused with
   t.diagnostic(`answered ${r.status} after ${Date.now() - started} ms`);
   assert.equal(r.status, 504, r.text);
   assert.equal(r.json.code, 'GIT_TIMEOUT');
-  assert.match(r.json.detail, /^creating the worktree \(git worktree add\) took longer than setup_timeout_s \(1 s\) and was stopped; nothing was made$/);
+  assert.match(r.json.detail, /^creating the worktree \(git worktree add\) took longer than setup_timeout_s \(3 s\) and was stopped; nothing was made$/);
   await gone(m);
   assert.deepEqual(repoState(repo), before, 'no branch, worktree or folder is left');
   assert.equal(existsSync(path.join(repo, '.git', 'worktrees')) && git(repo, 'worktree', 'list', '--porcelain').includes('.grove'), false);
@@ -42,12 +44,14 @@ test('a creation whose git worktree add hangs in a smudge filter is refused with
 });
 
 test("an archive whose dirty check, or whose worktree removal, hangs in a clean filter answers GIT_TIMEOUT at git_timeout_s; the task is left as it was", { timeout: 120_000 }, async (t) => {
-  const d = await daemon();
+  const d = await gitBounded();
   for (const grove of [{ teardown: ['echo tearing down'] }, {}]) {
     const m = marker(t);
     const repo = makeRepo(t, { files: { '.gitattributes': '*.slow filter=slow\n', 'x.slow': 'x\n', '.grove.json': JSON.stringify(grove) } });
     const project = await addProject(d, repo);
-    const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'kept' } })).json;
+    const made = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'kept' } });
+    assert.equal(made.status, 201, made.text);
+    const task = made.json;
     const filter = slowFilter(t, repo, 'clean', m);
     // A changed file of the filter's, of the same size: git status reads it through the filter.
     writeFileSync(path.join(repo, task.worktree_path, 'x.slow'), 'y\n');
@@ -58,7 +62,7 @@ test("an archive whose dirty check, or whose worktree removal, hangs in a clean 
     assert.equal(r.json.code, 'GIT_TIMEOUT');
     const what = grove.teardown ? 'checking the worktree for uncommitted work' : 'removing the worktree';
     const then = grove.teardown ? 'nothing was archived' : 'the task is not archived';
-    assert.equal(r.json.detail, `${what} took longer than git_timeout_s (1 s) and was stopped; ${then}`);
+    assert.equal(r.json.detail, `${what} took longer than git_timeout_s (2 s) and was stopped; ${then}`);
     await gone(m);
     const now = (await d.socket('GET', `/api/tasks/${task.id}`)).json;
     assert.equal(now.status, 'ready');

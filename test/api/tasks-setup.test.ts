@@ -13,9 +13,9 @@ import { newSince } from '../helpers/since.ts';
 import { processesMatching, waitPidGone } from '../helpers/state.ts';
 
 // Tests that need no settings of their own share one daemon (each makes its own repository);
-// those that need setup and teardown cut short at 1 s share another.
+// those that need setup and teardown cut short (at 3 s, past a loaded machine's git worktree add) share another.
 const daemon = sharedDaemon();
-const bounded = sharedDaemon({ config: { setup_timeout_s: 1 } });
+const bounded = sharedDaemon({ config: { setup_timeout_s: 3 } });
 
 const execFileAsync = promisify(execFile);
 
