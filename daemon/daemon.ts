@@ -81,6 +81,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
   const closeAll = async () => {
     for (const part of started.splice(0).reverse()) {
       try {
+        log.debug({ part: part.name }, 'closing');
         await part.close();
       } catch (err) {
         log.error({ err, part: part.name }, 'error while closing');

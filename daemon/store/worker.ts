@@ -125,6 +125,9 @@ port.on('message', (req: StoreRequest) => {
       send({ type: 'reply', id: req.id, ok: true });
       clearInterval(keepAlive);
       port.close();
+      // PGlite leaves handles that keep the thread alive, and terminate() from outside then
+      // waits on them for seconds: the thread ends itself once the store is closed.
+      process.exit(0);
     })();
   }
 });

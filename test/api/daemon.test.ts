@@ -39,7 +39,15 @@ test('SIGTERM and SIGINT shut down cleanly: exit 0, socket and lock removed, eve
     const exited = d.stop(signal);
     // The lock goes last: all is closed, and what is left to do is to write the log and exit.
     const lock = path.join(d.home, 'data', 'grove.lock');
-    await until(() => !existsSync(lock), `${signal}: lock removed`, 30_000);
+    try {
+      await until(() => !existsSync(lock), `${signal}: lock removed`, 30_000);
+    } catch (err) {
+      // Say how far the shutdown got: the parts it closed, from the log it could not write yet.
+      d.proc.stdout!.resume();
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      const last = d.logs.slice(-16).map((l) => `${l?.msg}${l?.part ? ` (${l.part})` : ''}`);
+      throw new Error(`${(err as Error).message}; the daemon's last log lines: ${JSON.stringify(last)}; exited: ${d.proc.exitCode ?? d.proc.signalCode}`);
+    }
     d.proc.stdout!.resume();
     assert.equal(await exited, 0, signal);
     // Its last lines may still be in the pipe when it has exited.
