@@ -121,10 +121,12 @@ try {
       grove: queue.grove_ms,
       base: queue.raw_ms,
       ratio: queue.ratio,
-      target: le(1.5),
+      // A landing keeps its refusals (a person's uncommitted work is worth more than its scans):
+      // the queue is held to its landings' own git commands, and to the bare loop with room for them.
+      target: le(2.5),
     },
     { what: `the same queue vs POST rebase and POST merge of each task in turn by the API (ms, median)`, grove: queue.grove_ms, base: queue.review_api_ms, ratio: queue.ratio_review_api },
-    { what: `the same queue vs the git commands of its landings (their refusals' scans included) by hand in a loop (ms, median)`, grove: queue.grove_ms, base: queue.landing_git_ms, ratio: queue.ratio_landing_git },
+    { what: `the same queue vs the git commands of its landings (their refusals' scans included) by hand in a loop (ms, median)`, grove: queue.grove_ms, base: queue.landing_git_ms, ratio: queue.ratio_landing_git, target: le(1.3) },
     { what: `those git commands by hand vs the plain rebases and fast-forwards by hand (ms, median)`, grove: queue.landing_git_ms, base: queue.raw_ms, ratio: queue.landing_git_vs_raw },
     { what: `grove status vs node -e 0 (ms, p50 of ${cli.grove_status_ms.n})`, grove: cli.grove_status_ms.median, base: cli.node_e0_ms.median, ratio: cli.ratio_p50, target: le(2) },
     ...cli.old.map((o) => ({ what: `grove status of ${o.checkout} (GROVE_BENCH_OLD) vs node -e 0, same rounds (ms, p50 of ${o.status_ms.n})`, grove: o.status_ms.median, base: cli.node_e0_ms.median, ratio: o.ratio_p50 })),
