@@ -15,7 +15,7 @@ export function pgdataDir(dataDir: string): string {
 export async function initStoreDir(dir: string): Promise<void> {
   const tmp = `${dir}.init-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
-  const res = await execa(process.execPath, [INIT_CHILD, tmp, JSON.stringify(PGLITE_CONF)], { reject: false, stdin: 'ignore' });
+  const res = await execa(process.execPath, ['--liftoff-only', INIT_CHILD, tmp, JSON.stringify(PGLITE_CONF)], { reject: false, stdin: 'ignore' });
   if (res.exitCode !== 0) {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`initialising the store at ${dir} failed: ${res.stderr || res.stdout || `exit ${res.exitCode}`}`);

@@ -21,7 +21,7 @@ test('the generated systemd unit passes systemd-analyze verify', (t) => {
   const home = makeHome(t);
   const { file, content } = render('linux', { HOME: home, PATH: '/usr/bin:/bin:/opt/my tools/bin' });
   assert.equal(file, path.join(home, '.config', 'systemd', 'user', 'grove.service'));
-  assert.match(content, new RegExp(`^ExecStart="${process.execPath}" --max-semi-space-size=4 --v8-pool-size=1 "${GROVE}" daemon$`, 'm'));
+  assert.match(content, new RegExp(`^ExecStart="${process.execPath}" --liftoff-only --max-semi-space-size=4 --v8-pool-size=1 "${GROVE}" daemon$`, 'm'));
   assert.match(content, /^KillMode=process$/m);
   assert.match(content, /^Restart=on-failure$/m);
   // Restarted on 75 too, without a start limit: a PostgreSQL down at boot comes back later.
@@ -45,7 +45,7 @@ test('the generated launchd plist is a valid property list with the right keys',
   if (plutil.error === undefined) assert.equal(plutil.status, 0);
   const parsed = parsePlist(content) as Record<string, any>;
   assert.equal(parsed.Label, 'dev.grove.daemon');
-  assert.deepEqual(parsed.ProgramArguments, [process.execPath, '--max-semi-space-size=4', '--v8-pool-size=1', GROVE, 'daemon']);
+  assert.deepEqual(parsed.ProgramArguments, [process.execPath, '--liftoff-only', '--max-semi-space-size=4', '--v8-pool-size=1', GROVE, 'daemon']);
   assert.equal(parsed.AbandonProcessGroup, true);
   assert.equal(parsed.RunAtLoad, true);
   assert.deepEqual(parsed.KeepAlive, { SuccessfulExit: false });

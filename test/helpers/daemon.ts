@@ -14,7 +14,7 @@ export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 // The entry users run (npm start, the service): `grove daemon`, from the build in dist/ (npm
 // test builds first), with the V8 flags npm start and the service use.
 export const DAEMON_ENTRY = path.join(ROOT, 'bin', 'grove.js');
-export const DAEMON_ARGS = ['--max-semi-space-size=4', '--v8-pool-size=1', DAEMON_ENTRY, 'daemon'];
+export const DAEMON_ARGS = ['--liftoff-only', '--max-semi-space-size=4', '--v8-pool-size=1', DAEMON_ENTRY, 'daemon'];
 
 export interface Reply {
   status: number;
