@@ -19,11 +19,14 @@ import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
 // The CLI, installed once for this file's tests (before the first) into a folder removed after
-// the last.
+// the last. The version these tests were last read against: with 2.1.332 three of the grove
+// bridge's approval tests below fail (a denial, an expiry, a remembered allow) that pass with
+// 2.1.331, so a new release is taken on purpose, its differences read, not whatever npm has today.
+const CLAUDE_CODE = '@anthropic-ai/claude-code@2.1.331';
 const prefix = makeTempDir({ after }, 'grove-claude-');
 let installed = '';
 before(() => {
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, '@anthropic-ai/claude-code'], {
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, CLAUDE_CODE], {
     stdio: ['ignore', 'ignore', 'inherit'],
     timeout: 300_000,
   });
@@ -304,11 +307,10 @@ test('AskUserQuestion goes to the MCP permission prompt tool: allow with updated
     { tool_name: 'AskUserQuestion', input: { questions }, tool_use_id: answered!.tool_use_id },
     { tool_name: 'AskUserQuestion', input: { questions }, tool_use_id: refused!.tool_use_id },
   ]);
-  assert.deepEqual(answered, {
-    tool_use_id: answered!.tool_use_id,
-    is_error: false,
-    text: 'Your questions have been answered: "Which color?"="green, actually". You can now continue with these answers in mind.',
-  });
+  // Claude Code words the answer itself (its wording changes between releases); the answer given
+  // is what must reach the model.
+  assert.equal(answered!.is_error, false);
+  assert.ok(answered!.text.includes('"Which color?"="green, actually"'), answered!.text);
   assert.deepEqual(refused, { tool_use_id: refused!.tool_use_id, is_error: true, text: 'no answer from the person (test)' });
   assert.deepEqual(run.result.permission_denials, [{ tool_name: 'AskUserQuestion', tool_use_id: refused!.tool_use_id, tool_input: { questions } }]);
 });
