@@ -104,7 +104,8 @@ test('tools: unique names; every input an object of its own properties only, ids
   assert.equal(compile(ajv, tool('respond_to_approval').input)({ approval_id: APPROVAL, decision: 'allow', nonce: 'n' }), false, 'the nonce is read for the agent');
 });
 
-test('wait_for_session: answers at the session’s end from its output stream, with the denials in words, and lets go of its streams', async (t) => {
+// Bounded: a wait that kept its streams would otherwise never end.
+test('wait_for_session: answers at the session’s end from its output stream, with the denials in words, and lets go of its streams', { timeout: 20_000 }, async (t) => {
   let end!: () => void;
   const { client, asked, streams } = await api(t, {
     'GET /api/health': () => ({ last_event_seq: 41 }),
