@@ -104,5 +104,6 @@ test('a first session waiting for other tasks: queued with them, then started, o
   await service.failWaiting((await service.waitingForTasks(TEST_HOST_ID)).find((r) => r.id === never.id)!, `task ${other.id} was archived without merging`);
   const failed = await service.get(never.id);
   assert.equal(failed.status, 'failed');
+  assert.deepEqual((await service.lines(never.id, 0, 10)).lines.map((l) => l.text), [`grove: task ${other.id} was archived without merging`], 'the reason is its one line');
   assert.ok(!(await service.waitingForTasks(TEST_HOST_ID)).some((r) => r.id === never.id));
 });
