@@ -99,7 +99,8 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
     keepAlive: true,
   });
   // A pooled connection the server drops while idle: the next query takes another.
-  pool.on('error', (err) => log.warn({ err: { message: scrub(err.message, url), code: (err as { code?: string }).code } }, 'a store connection failed'));
+  const connectionFailed = (err: Error) => log.warn({ err: { message: scrub(err.message, url), code: (err as { code?: string }).code } }, 'a store connection failed');
+  pool.on('error', connectionFailed);
 
   let first: pg.PoolClient;
   try {
@@ -178,6 +179,14 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
         // A connection whose ROLLBACK failed, or that lost the server or timed out (a statement
         // may still run on it), is not given back: the pool drops it.
         let broken: Error | undefined;
+        // The server ending the connection between two statements is told by an 'error' event,
+        // which the pool hears only on idle connections: unheard, it would end the daemon. The
+        // next statement then fails as unreachable.
+        const lost = (err: Error) => {
+          broken ??= err;
+          connectionFailed(err);
+        };
+        client.on('error', lost);
         try {
           await tx.query('BEGIN');
           let result: T;
@@ -195,6 +204,7 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
           if (isUnreachable(err)) broken ??= err as Error;
           throw err;
         } finally {
+          client.off('error', lost);
           client.release(broken);
         }
       }),
