@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { sseEnd } from '../daemon/client/sse.ts';
-import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
+import { PGLITE_CONF } from '../daemon/store/driver/pglite-options.ts';
 import { call, FIXTURE_AGENT, fixtureHome, readyTask, ROOT, rssMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 

@@ -2,7 +2,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PGLITE_CONF } from '../daemon/store/pglite-options.ts';
+import { PGLITE_CONF } from '../daemon/store/driver/pglite-options.ts';
 import { call, rssMb, spawnUntil, startBenchDaemon, stopProcess } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 

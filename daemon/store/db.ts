@@ -1,9 +1,9 @@
 // The store: one interface (store.ts), two drivers, chosen once at start. Nothing above this
 // folder knows which one it talks to.
 import type { Logger } from '../runtime/log.ts';
-import { initStoreDir, pgdataDir } from './init.ts';
-import { openPgliteStore } from './pglite.ts';
-import { openPostgresStore } from './postgres.ts';
+import { initStoreDir, pgdataDir } from './driver/init.ts';
+import { openPgliteStore } from './driver/pglite.ts';
+import { openPostgresStore } from './driver/postgres.ts';
 import type { Store } from './store.ts';
 
 export { initStoreDir, pgdataDir };

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { createApiHandler } from '../../daemon/http/api.ts';
 import { COMMAND_HEADER, route, type Remote, type Route } from '../../daemon/http/route.ts';
 import { GroveError } from '../../daemon/errors.ts';
-import { openPostgresStore } from '../../daemon/store/postgres.ts';
+import { openPostgresStore } from '../../daemon/store/driver/postgres.ts';
 import { UUID_PATTERN } from '../../schemas/common.ts';
 import { rawRequest } from '../helpers/raw.ts';
 import { memoryLog } from '../helpers/store.ts';

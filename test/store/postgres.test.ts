@@ -1,4 +1,4 @@
-// The PostgreSQL driver (daemon/store/postgres.ts) alone, on a real PostgreSQL: the one this
+// The PostgreSQL driver (daemon/store/driver/postgres.ts) alone, on a real PostgreSQL: the one this
 // process starts (test/helpers/postgres.ts), under `npm run test:postgres` and under plain
 // `npm test` alike, since a driver without its server tests nothing (see docs/decisions/tests.md).
 // What both drivers share (rows, types, counts, codes, concurrent migration) is compared in
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import test, { type TestContext } from 'node:test';
 import pg from 'pg';
-import { openPostgresStore, redactUrl } from '../../daemon/store/postgres.ts';
+import { openPostgresStore, redactUrl } from '../../daemon/store/driver/postgres.ts';
 import { StoreUnreachableError, type Store } from '../../daemon/store/store.ts';
 import { freshDatabase, postgresServer } from '../helpers/postgres.ts';
 import { memoryLog } from '../helpers/store.ts';

@@ -1,4 +1,4 @@
-// The prepared store (daemon/store/template.ts): made once with every migration applied, copied
+// The prepared store (daemon/store/driver/template.ts): made once with every migration applied, copied
 // at a first start, never used when made by another PGlite or half made; without it the first
 // start runs initdb as before.
 import assert from 'node:assert/strict';
@@ -6,9 +6,9 @@ import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { MIGRATIONS_DIR } from '../../daemon/store/migrations.ts';
-import { openPgliteStore } from '../../daemon/store/pglite.ts';
-import { prepareTemplate, TEMPLATE_DATA_DIR, templateKey, usableTemplate } from '../../daemon/store/template.ts';
+import { MIGRATIONS_DIR } from '../../daemon/store/driver/migrations.ts';
+import { openPgliteStore } from '../../daemon/store/driver/pglite.ts';
+import { prepareTemplate, TEMPLATE_DATA_DIR, templateKey, usableTemplate } from '../../daemon/store/driver/template.ts';
 import { memoryLog } from '../helpers/store.ts';
 
 function tempDir(t: { after(fn: () => unknown): void }): string {

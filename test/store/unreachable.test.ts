@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { createLimiter } from '../../daemon/runtime/limiter.ts';
-import { isUnreachable } from '../../daemon/store/postgres.ts';
+import { isUnreachable } from '../../daemon/store/driver/postgres.ts';
 import { patientReads, STORE_RETRY_MS, StoreUnreachableError } from '../../daemon/store/store.ts';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });

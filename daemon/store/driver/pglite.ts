@@ -2,18 +2,18 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { once } from '../runtime/once.ts';
-import { built } from '../runtime/root.ts';
-import type { Logger } from '../runtime/log.ts';
+import { once } from '../../runtime/once.ts';
+import { built } from '../../runtime/root.ts';
+import type { Logger } from '../../runtime/log.ts';
 import { initStoreDir, pgdataDir } from './init.ts';
 import { MIGRATIONS_DIR } from './migrations.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 import { copyTemplate, TEMPLATE_DATA_DIR, usableTemplate } from './template.ts';
 import { fromWire, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
-import { createListeners } from './listeners.ts';
-import type { Db, Store } from './store.ts';
+import { createListeners } from '../listeners.ts';
+import type { Db, Store } from '../store.ts';
 
-const ENTRY = built('daemon/store/worker.js');
+const ENTRY = built('daemon/store/driver/worker.js');
 
 type Ok = Extract<StoreReply, { type: 'reply'; ok: true }>;
 // A request before its id is given (Omit over a union keeps only the common keys).

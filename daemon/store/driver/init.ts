@@ -1,10 +1,10 @@
 import { renameSync, rmSync } from 'node:fs';
 import { execa } from 'execa';
 import path from 'node:path';
-import { built } from '../runtime/root.ts';
+import { built } from '../../runtime/root.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 
-const INIT_CHILD = built('daemon/store/init-child.js');
+const INIT_CHILD = built('daemon/store/driver/init-child.js');
 
 // The folder inside the data folder that holds PGlite's files.
 export function pgdataDir(dataDir: string): string {

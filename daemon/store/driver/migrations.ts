@@ -2,7 +2,7 @@
 // same order, each recorded in schema_migrations in the transaction that applies it.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../runtime/root.ts';
+import { ROOT } from '../../runtime/root.ts';
 
 export interface Migration {
   version: number;
@@ -11,7 +11,7 @@ export interface Migration {
 }
 
 // Read from the sources' folder: .sql files are not copied into dist/.
-export const MIGRATIONS_DIR = path.join(ROOT, 'daemon', 'store', 'migrations');
+export const MIGRATIONS_DIR = path.join(ROOT, 'daemon', 'store', 'driver', 'migrations');
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
   version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { built, ROOT } from '../runtime/root.ts';
+import { built, ROOT } from '../../runtime/root.ts';
 import { initStoreDir } from './init.ts';
 import { MIGRATIONS_DIR, pendingMigrations } from './migrations.ts';
 import { PGLITE_CONF } from './pglite-options.ts';

@@ -1,11 +1,11 @@
 // The shared driver: a PostgreSQL server (14 or newer) named by `database_url`, through a pool
 // of node-postgres connections. Same migrations, same row shapes, same SQLSTATE codes as PGlite.
 import pg from 'pg';
-import { once } from '../runtime/once.ts';
-import type { Logger } from '../runtime/log.ts';
+import { once } from '../../runtime/once.ts';
+import type { Logger } from '../../runtime/log.ts';
 import { MIGRATIONS_DIR, pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
-import { createListeners } from './listeners.ts';
-import { StoreUnreachableError, type Db, type Notified, type Store } from './store.ts';
+import { createListeners } from '../listeners.ts';
+import { StoreUnreachableError, type Db, type Notified, type Store } from '../store.ts';
 
 // Connections at most: statements take turns (below), so one is busy at a time; a spare one is
 // ready when the server has dropped the other.
