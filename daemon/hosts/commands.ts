@@ -7,6 +7,7 @@ import { GroveError, PROBLEM_CONTENT_TYPE, problemBody } from '../errors.ts';
 import { COMMAND_HEADER, type OwnerKind, type Remote } from '../http/route.ts';
 import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
+import { createCoalescer } from '../runtime/coalesce.ts';
 import { ANSWERED_CHANNEL, COMMANDS_CHANNEL, TAKE_WITHIN_S, type Command, type CommandAnswer, type CommandsTable } from '../store/commands.ts';
 import type { HostsTable } from '../store/hosts.ts';
 import type { Store } from '../store/store.ts';
@@ -102,8 +103,6 @@ export function createCommands(deps: {
   const runs = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
   let stopCommands: (() => void) | null = null;
-  let polling: Promise<void> | null = null;
-  let again = false;
   let failing = false;
   let stopped = false;
   let closed = false;
@@ -151,37 +150,25 @@ export function createCommands(deps: {
   }
 
   // Takes every command waiting for this host, one claim at a time; each runs without holding
-  // up the next claim (a long merge must not leave a session start to be withdrawn).
-  function poll(): void {
-    if (stopped) return;
-    if (polling) {
-      again = true;
-      return;
+  // up the next claim (a long merge must not leave a session start to be withdrawn). One poll
+  // at a time; a wake during one makes one more.
+  const poller = createCoalescer<void>(async () => {
+    try {
+      await hosts.polled(hostId);
+      for (;;) {
+        const c = await rows.take(hostId);
+        if (!c) break;
+        const p = run(c).finally(() => runs.delete(p));
+        runs.add(p);
+      }
+      failing = false;
+    } catch (err) {
+      // Once per outage: the heartbeat says the rest.
+      if (!failing) log.warn({ err }, 'reading the command queue failed; trying again each second');
+      failing = true;
     }
-    polling = (async () => {
-      do {
-        again = false;
-        await hosts.polled(hostId);
-        for (;;) {
-          const c = await rows.take(hostId);
-          if (!c) break;
-          const p = run(c).finally(() => runs.delete(p));
-          runs.add(p);
-        }
-      } while (again && !stopped);
-    })()
-      .then(
-        () => {
-          failing = false;
-        },
-        (err: unknown) => {
-          // Once per outage: the heartbeat says the rest.
-          if (!failing) log.warn({ err }, 'reading the command queue failed; trying again each second');
-          failing = true;
-        },
-      )
-      .finally(() => (polling = null));
-  }
+  });
+  const poll = (): void => void poller.run();
 
   return {
     async elsewhere(kind: OwnerKind, id: string) {
@@ -210,7 +197,7 @@ export function createCommands(deps: {
       stopped = true;
       if (timer) clearTimeout(timer);
       stopCommands?.();
-      await polling;
+      await poller.close();
     }),
     close: once(async () => {
       closed = true;
