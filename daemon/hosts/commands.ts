@@ -8,6 +8,7 @@ import { COMMAND_HEADER, type OwnerKind, type Remote } from '../http/route.ts';
 import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
 import { createCoalescer } from '../runtime/coalesce.ts';
+import { createRegistry } from '../runtime/registry.ts';
 import { ANSWERED_CHANNEL, COMMANDS_CHANNEL, TAKE_WITHIN_S, type Command, type CommandAnswer, type CommandsTable } from '../store/commands.ts';
 import type { HostsTable } from '../store/hosts.ts';
 import type { Store } from '../store/store.ts';
@@ -39,22 +40,21 @@ export function createCommands(deps: {
   log: Logger;
 }): Commands {
   const { store, rows, hosts, hostId, log } = deps;
-  const waiting = new Map<string, () => void>();
+  const waiting = createRegistry<string, () => void>();
   const stopAnswers = store.listen(ANSWERED_CHANNEL, (id) => {
-    if (id === null) for (const wake of waiting.values()) wake();
-    else waiting.get(id)?.();
+    for (const wake of id === null ? waiting.all() : waiting.get(id)) wake();
   });
 
   // Until the command's answer is notified, or POLL_MS.
   function nap(id: string): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, POLL_MS);
+      const stop = waiting.add(id, done);
       function done() {
         clearTimeout(timer);
-        waiting.delete(id);
+        stop();
         resolve();
       }
-      waiting.set(id, done);
     });
   }
 
@@ -202,7 +202,7 @@ export function createCommands(deps: {
     close: once(async () => {
       closed = true;
       stopAnswers();
-      for (const wake of waiting.values()) wake();
+      for (const wake of waiting.all()) wake();
       await Promise.all(runs);
       await local.close();
     }),
