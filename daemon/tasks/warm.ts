@@ -70,14 +70,8 @@ export function createWarmPool(deps: WarmPoolDeps) {
 
   const folderOf = (project: Project, s: SlotRow) => path.join(project.path, s.worktree_path);
 
-  function configOf(project: Project): ProjectConfig | null {
-    try {
-      return deps.configs.load(project.path);
-    } catch {
-      // An invalid config refuses tasks too; its slots go with it and come back once it is fixed.
-      return null;
-    }
-  }
+  // An invalid config refuses tasks too; its slots go with it and come back once it is fixed.
+  const configOf = (project: Project): ProjectConfig => deps.configs.loadOrNone(project.path, 'the warm pool keeps no slots until it is fixed');
 
   // Removes a slot the caller holds (claimed, or taken): its setup, worktree, branch and row.
   async function drop(project: Project, s: SlotRow, why: string): Promise<void> {
