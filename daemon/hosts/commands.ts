@@ -9,12 +9,15 @@ import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
 import { createCoalescer } from '../runtime/coalesce.ts';
 import { createRegistry } from '../runtime/registry.ts';
+import { retrying, type RetryPolicy } from '../runtime/retry.ts';
 import { ANSWERED_CHANNEL, COMMANDS_CHANNEL, TAKE_WITHIN_S, type Command, type CommandAnswer, type CommandsTable } from '../store/commands.ts';
 import type { HostsTable } from '../store/hosts.ts';
 import type { Store } from '../store/store.ts';
 
 // How often a waiting requester and the owner's loop read the store when no notification came.
 const POLL_MS = 1000;
+// Storing an answer: a try each POLL_MS, for about half a minute.
+const ANSWER_RETRY: RetryPolicy = { delayMs: POLL_MS, tries: 31 };
 
 // Every this many polls, the owner deletes its old commands.
 const PRUNE_EVERY = 60;
@@ -137,16 +140,13 @@ export function createCommands(deps: {
     log.info({ command: c.id, from: c.from_host_id, method: c.method, path: c.path }, 'running a command of another host');
     const answer = await runLocally(c);
     // The answer must reach the store, or the requester waits until this host is offline.
-    for (let attempt = 0; ; attempt++) {
-      try {
+    await retrying(
+      async () => {
         if (!(await rows.answer(c.id, answer))) log.warn({ command: c.id }, 'a command was answered after it was abandoned');
         await store.notify(ANSWERED_CHANNEL, c.id);
-        return;
-      } catch (err) {
-        if (stopped || attempt >= 30) return void log.warn({ err, command: c.id }, 'a command\'s answer could not be stored');
-        await new Promise((r) => setTimeout(r, POLL_MS));
-      }
-    }
+      },
+      { policy: ANSWER_RETRY, retryable: () => !stopped },
+    ).catch((err: unknown) => log.warn({ err, command: c.id }, 'a command\'s answer could not be stored'));
   }
 
   // Takes every command waiting for this host, one claim at a time; each runs without holding
