@@ -1,5 +1,6 @@
 import type { AgentDefinition, Format } from '../../schemas/config.ts';
 import type { Denial, SessionReading, SessionResult } from '../../schemas/session.ts';
+import { str } from '../runtime/str.ts';
 
 // What a session's output has said so far (DESIGN §8). The pump stores it with the lines it came
 // from, so a restart reads on with it and nothing is read twice or missed.
@@ -14,7 +15,6 @@ const EMPTY_RESULT: SessionResult = { text: null, is_error: null, cost_usd: null
 
 // An agent's session id goes into a command line: only a plain token, never one that reads as an option.
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
-const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
 const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});

@@ -91,14 +91,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
   });
 
   // The project's config for rules and timeouts; an invalid one adds nothing (its error is the sessions' to report).
-  function configOf(project: Project): ProjectConfig {
-    try {
-      return deps.configs.load(project.path);
-    } catch (err) {
-      if (err instanceof GroveError) return {};
-      throw err;
-    }
-  }
+  const configOf = (project: Project): ProjectConfig => deps.configs.loadOrNone(project.path, 'its allow rules and approval timeouts do not apply');
 
   return {
     // A bridge asks for its agent (POST /api/sessions/:id/approvals): recorded once per

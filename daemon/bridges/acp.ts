@@ -11,6 +11,7 @@ import type { ApprovalVerdict } from '../../schemas/approval.ts';
 import type { Client } from '../client/calls.ts';
 import { ApiProblem } from '../client/problem.ts';
 import { decide, type Ask } from './ask.ts';
+import { str } from '../runtime/str.ts';
 
 export interface BridgeOptions {
   api: Client;
@@ -24,7 +25,6 @@ export interface BridgeOptions {
 }
 
 const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 // An ACP tool call as grove's approval: kinds named as Claude Code names its tools, so the
 // Claude Code rules of `allow` and `remember` (DESIGN §15) apply, with the fields they read

@@ -1,15 +1,15 @@
 // What every approval bridge (DESIGN §15) shares: one call of an agent asked through the daemon's
 // ask API, keyed so that asking again after a lost answer (a daemon restart) finds the same
 // approval, and its verdict waited for by long polls.
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Approval, ApprovalVerdict } from '../../schemas/approval.ts';
 import { MAX_WAIT_S } from '../../schemas/approval.ts';
 import type { Client } from '../client/calls.ts';
 import { ApiProblem } from '../client/problem.ts';
 import { DaemonUnreachable } from '../client/transport.ts';
+import { retrying as retry, type RetryPolicy } from '../runtime/retry.ts';
 
 // Between two tries while the daemon does not answer (it restarts): the question stays asked.
-const RETRY_MS = 500;
+const RETRY: RetryPolicy = { delayMs: 500 };
 
 // Whether `err` says the daemon went away (not running, or its socket closed under a request:
 // EPIPE on a kept-alive connection as it stops) rather than refused.
@@ -20,15 +20,8 @@ export function gone(err: unknown): boolean {
 }
 
 // `fn` tried again while the daemon is not there; an API refusal goes through.
-export async function retrying<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!gone(err) || signal.aborted) throw err;
-      await delay(RETRY_MS, undefined, { signal });
-    }
-  }
+export function retrying<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  return retry(fn, { policy: RETRY, retryable: gone, signal });
 }
 
 // Asks the daemon about one call and waits for its verdict, across daemon restarts. `key` is the

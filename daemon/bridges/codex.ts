@@ -12,6 +12,7 @@ import type { ApprovalVerdict } from '../../schemas/approval.ts';
 import type { Client } from '../client/calls.ts';
 import { ApiProblem } from '../client/problem.ts';
 import { decide, type Ask } from './ask.ts';
+import { str } from '../runtime/str.ts';
 
 export type BridgeMode = 'read' | 'edit';
 
@@ -31,7 +32,6 @@ export function innerCommand(command: string): string {
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 // What grove asks about one request of the server, or null for a request it does not ask about.
 // A command is Claude Code's `Bash` (so rules read alike), a file change `Edit` with the changes

@@ -1,5 +1,6 @@
 import type { GroveEvent } from '../../schemas/event.ts';
 import type { Logger } from '../runtime/log.ts';
+import { createCoalescer } from '../runtime/coalesce.ts';
 import { once } from '../runtime/once.ts';
 import type { EventsTable } from '../store/events.ts';
 import type { Store } from '../store/store.ts';
@@ -20,8 +21,6 @@ export function createTeamReader(deps: { bus: EventBus; events: EventsTable; sto
   const { bus, store, log } = deps;
   // Those whose commit waits until the bus has its events (so a read after the answer sees them).
   const waiters = new Set<{ seq: number; done: () => void }>();
-  let dirty = false;
-  let reading: Promise<void> | null = null;
   let failing = false;
   let closed = false;
 
@@ -33,36 +32,26 @@ export function createTeamReader(deps: { bus: EventBus; events: EventsTable; sto
     }
   };
 
-  async function readOn(): Promise<void> {
-    while (dirty && !closed) {
-      dirty = false;
-      try {
-        for (;;) {
-          const list = await deps.events.page({}, bus.newest(), PAGE);
-          if (closed) return;
-          if (list.length > 0) bus.publish(list);
-          settle(false);
-          if (list.length < PAGE) break;
-        }
-        if (failing) log.info('reading the team stream again');
-        failing = false;
-      } catch (err) {
-        // Logged once per outage; the poll tries again. A commit waits for none of it.
-        if (!failing) log.warn({ err }, 'reading the team stream failed; trying again');
-        failing = true;
-        settle(true);
+  // One read at a time; a wake during one makes one more.
+  const reader = createCoalescer<void>(async () => {
+    try {
+      for (;;) {
+        const list = await deps.events.page({}, bus.newest(), PAGE);
+        if (closed) return;
+        if (list.length > 0) bus.publish(list);
+        settle(false);
+        if (list.length < PAGE) break;
       }
+      if (failing) log.info('reading the team stream again');
+      failing = false;
+    } catch (err) {
+      // Logged once per outage; the poll tries again. A commit waits for none of it.
+      if (!failing) log.warn({ err }, 'reading the team stream failed; trying again');
+      failing = true;
+      settle(true);
     }
-  }
-
-  function wake(): void {
-    dirty = true;
-    reading ??= readOn().finally(() => {
-      reading = null;
-      // A wake-up between the last read and here would otherwise be lost.
-      if (dirty && !closed) wake();
-    });
-  }
+  });
+  const wake = (): void => void reader.run();
 
   const stopListening = store.listen(EVENTS_CHANNEL, wake);
   const poll = setInterval(wake, deps.pollMs ?? POLL_MS);
@@ -87,7 +76,7 @@ export function createTeamReader(deps: { bus: EventBus; events: EventsTable; sto
       stopListening();
       clearInterval(poll);
       settle(true);
-      await reading;
+      await reader.close();
     }),
   };
 }

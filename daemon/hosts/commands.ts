@@ -7,12 +7,17 @@ import { GroveError, PROBLEM_CONTENT_TYPE, problemBody } from '../errors.ts';
 import { COMMAND_HEADER, type OwnerKind, type Remote } from '../http/route.ts';
 import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
+import { createCoalescer } from '../runtime/coalesce.ts';
+import { createRegistry } from '../runtime/registry.ts';
+import { retrying, type RetryPolicy } from '../runtime/retry.ts';
 import { ANSWERED_CHANNEL, COMMANDS_CHANNEL, TAKE_WITHIN_S, type Command, type CommandAnswer, type CommandsTable } from '../store/commands.ts';
 import type { HostsTable } from '../store/hosts.ts';
 import type { Store } from '../store/store.ts';
 
 // How often a waiting requester and the owner's loop read the store when no notification came.
 const POLL_MS = 1000;
+// Storing an answer: a try each POLL_MS, for about half a minute.
+const ANSWER_RETRY: RetryPolicy = { delayMs: POLL_MS, tries: 31 };
 
 // Every this many polls, the owner deletes its old commands.
 const PRUNE_EVERY = 60;
@@ -38,22 +43,21 @@ export function createCommands(deps: {
   log: Logger;
 }): Commands {
   const { store, rows, hosts, hostId, log } = deps;
-  const waiting = new Map<string, () => void>();
+  const waiting = createRegistry<string, () => void>();
   const stopAnswers = store.listen(ANSWERED_CHANNEL, (id) => {
-    if (id === null) for (const wake of waiting.values()) wake();
-    else waiting.get(id)?.();
+    for (const wake of id === null ? waiting.all() : waiting.get(id)) wake();
   });
 
   // Until the command's answer is notified, or POLL_MS.
   function nap(id: string): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, POLL_MS);
+      const stop = waiting.add(id, done);
       function done() {
         clearTimeout(timer);
-        waiting.delete(id);
+        stop();
         resolve();
       }
-      waiting.set(id, done);
     });
   }
 
@@ -102,8 +106,6 @@ export function createCommands(deps: {
   const runs = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
   let stopCommands: (() => void) | null = null;
-  let polling: Promise<void> | null = null;
-  let again = false;
   let failing = false;
   let stopped = false;
   let closed = false;
@@ -138,50 +140,35 @@ export function createCommands(deps: {
     log.info({ command: c.id, from: c.from_host_id, method: c.method, path: c.path }, 'running a command of another host');
     const answer = await runLocally(c);
     // The answer must reach the store, or the requester waits until this host is offline.
-    for (let attempt = 0; ; attempt++) {
-      try {
+    await retrying(
+      async () => {
         if (!(await rows.answer(c.id, answer))) log.warn({ command: c.id }, 'a command was answered after it was abandoned');
         await store.notify(ANSWERED_CHANNEL, c.id);
-        return;
-      } catch (err) {
-        if (stopped || attempt >= 30) return void log.warn({ err, command: c.id }, 'a command\'s answer could not be stored');
-        await new Promise((r) => setTimeout(r, POLL_MS));
-      }
-    }
+      },
+      { policy: ANSWER_RETRY, retryable: () => !stopped },
+    ).catch((err: unknown) => log.warn({ err, command: c.id }, 'a command\'s answer could not be stored'));
   }
 
   // Takes every command waiting for this host, one claim at a time; each runs without holding
-  // up the next claim (a long merge must not leave a session start to be withdrawn).
-  function poll(): void {
-    if (stopped) return;
-    if (polling) {
-      again = true;
-      return;
+  // up the next claim (a long merge must not leave a session start to be withdrawn). One poll
+  // at a time; a wake during one makes one more.
+  const poller = createCoalescer<void>(async () => {
+    try {
+      await hosts.polled(hostId);
+      for (;;) {
+        const c = await rows.take(hostId);
+        if (!c) break;
+        const p = run(c).finally(() => runs.delete(p));
+        runs.add(p);
+      }
+      failing = false;
+    } catch (err) {
+      // Once per outage: the heartbeat says the rest.
+      if (!failing) log.warn({ err }, 'reading the command queue failed; trying again each second');
+      failing = true;
     }
-    polling = (async () => {
-      do {
-        again = false;
-        await hosts.polled(hostId);
-        for (;;) {
-          const c = await rows.take(hostId);
-          if (!c) break;
-          const p = run(c).finally(() => runs.delete(p));
-          runs.add(p);
-        }
-      } while (again && !stopped);
-    })()
-      .then(
-        () => {
-          failing = false;
-        },
-        (err: unknown) => {
-          // Once per outage: the heartbeat says the rest.
-          if (!failing) log.warn({ err }, 'reading the command queue failed; trying again each second');
-          failing = true;
-        },
-      )
-      .finally(() => (polling = null));
-  }
+  });
+  const poll = (): void => void poller.run();
 
   return {
     async elsewhere(kind: OwnerKind, id: string) {
@@ -210,12 +197,12 @@ export function createCommands(deps: {
       stopped = true;
       if (timer) clearTimeout(timer);
       stopCommands?.();
-      await polling;
+      await poller.close();
     }),
     close: once(async () => {
       closed = true;
       stopAnswers();
-      for (const wake of waiting.values()) wake();
+      for (const wake of waiting.all()) wake();
       await Promise.all(runs);
       await local.close();
     }),

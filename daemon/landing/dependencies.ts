@@ -3,6 +3,7 @@ import type { Project } from '../../schemas/project.ts';
 import type { CreateSession, Session } from '../../schemas/session.ts';
 import type { CreatedTask, CreateTask, Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
+import { createCoalescer } from '../runtime/coalesce.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import type { Listen } from '../runtime/signal.ts';
@@ -59,8 +60,6 @@ export function createDependencies(deps: DependenciesDeps) {
   // again after that parent's next merge, the task's next session end (its work may be committed
   // or fixed by then) or a restart, not on every event.
   const failed = new Map<string, string>();
-  let dirty = false;
-  let sweeping: Promise<void> | null = null;
   let closed = false;
 
   // One task's restack or one session's start: its failure is logged and is no other's; only an
@@ -115,23 +114,15 @@ export function createDependencies(deps: DependenciesDeps) {
   }
 
   // One sweep at a time; a wake during one makes one more.
-  function sweep(): Promise<void> {
-    dirty = true;
-    sweeping ??= (async () => {
-      while (dirty && !closed) {
-        dirty = false;
-        try {
-          await sweepOnce();
-        } catch (err) {
-          log.error({ err }, 'starting or restacking waiting tasks failed');
-          retryWhenUnreachable(err, () => void (closed || sweep()));
-        }
-      }
-    })().finally(() => {
-      sweeping = null;
-    });
-    return sweeping;
-  }
+  const sweeper = createCoalescer<void>(async () => {
+    try {
+      await sweepOnce();
+    } catch (err) {
+      log.error({ err }, 'starting or restacking waiting tasks failed');
+      retryWhenUnreachable(err, () => void (closed || sweep()));
+    }
+  });
+  const sweep = (): Promise<void> => sweeper.run();
 
   // A refusal of the session's fields names them where this request has them, under /session.
   function inSession<T>(fn: () => T): T {
@@ -183,7 +174,7 @@ export function createDependencies(deps: DependenciesDeps) {
     close: once(async () => {
       closed = true;
       stop();
-      await sweeping;
+      await sweeper.close();
     }),
   };
 }

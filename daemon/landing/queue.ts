@@ -9,6 +9,7 @@ import type { ProjectConfigs } from '../projects/config.ts';
 import { GroveError } from '../errors.ts';
 import { stopOrphanGroup } from '../proc/orphan.ts';
 import type { Logger } from '../runtime/log.ts';
+import { createCoalescer } from '../runtime/coalesce.ts';
 import { once } from '../runtime/once.ts';
 import type { Listen } from '../runtime/signal.ts';
 import type { Failure, QueueTable } from '../store/queue.ts';
@@ -50,8 +51,12 @@ export interface QueueDeps {
 // each runs under its landing intent, and a restart finishes or undoes one cut short).
 export function createMergeQueue(deps: QueueDeps) {
   const { queue, log } = deps;
-  // The queue running now per project and base: a wake while it runs is seen by its next claim.
-  const running = new Map<string, Promise<void>>();
+  // One drain at a time per project and base; a wake during one makes one more (a wake right as
+  // its last claim found nothing would otherwise wait for the next).
+  const running = createCoalescer<string>((key) => {
+    const [projectId, base] = key.split('\0') as [string, string];
+    return drain(projectId, base);
+  });
   // What stops the check running now, per task.
   const checks = new Map<string, () => void>();
   let closed = false;
@@ -60,17 +65,12 @@ export function createMergeQueue(deps: QueueDeps) {
     return deps.getProject(id);
   }
 
-  // Runs every queue of the project with an entry waiting that is not running already.
+  // Runs every queue of the project with an entry waiting (one running already goes round once more).
   function wake(projectId: string): void {
     if (closed) return;
     queue.waitingBases(projectId).then(
       (bases) => {
-        for (const base of bases) {
-          const key = `${projectId}\0${base}`;
-          if (running.has(key)) continue;
-          const run = drain(projectId, base).finally(() => running.delete(key));
-          running.set(key, run);
-        }
+        for (const base of bases) void running.run(`${projectId}\0${base}`);
       },
       (err: unknown) => {
         log.error({ err, project: projectId }, 'reading the merge queue failed');
@@ -257,7 +257,7 @@ export function createMergeQueue(deps: QueueDeps) {
       closed = true;
       stopEnded();
       for (const cancel of checks.values()) cancel();
-      await Promise.allSettled([...running.values()]);
+      await running.close();
     }),
   };
 }

@@ -48,6 +48,8 @@ export function createProjectConfigs(opts: { log: Logger }) {
   const watchers = new Map<string, FSWatcher>();
   // A change looked at again once chokidar's throttle has passed, by file.
   const settling = new Map<string, NodeJS.Timeout>();
+  // The error last warned of per project and use (loadOrNone), so a warning is not repeated at every use.
+  const warned = new Map<string, Map<string, string>>();
   // A project's .grove.json was written or removed (its root): the warm pool follows it.
   const changes = createSignal<string>();
 
@@ -170,6 +172,23 @@ export function createProjectConfigs(opts: { log: Logger }) {
       const v = read(projectPath);
       if (v instanceof GroveError) throw v;
       return v;
+    },
+    // For what goes on without the config (an archive's teardown, approval rules, the warm pool):
+    // an invalid one counts as none, with a warning saying `what` that means, once per project
+    // and use until its error changes. Only CONFIG_INVALID is taken so: any other throw is a bug.
+    loadOrNone(projectPath: string, what: string): ProjectConfig {
+      const v = read(projectPath);
+      if (!(v instanceof GroveError)) {
+        warned.delete(projectPath);
+        return v;
+      }
+      let said = warned.get(projectPath);
+      if (!said) warned.set(projectPath, (said = new Map()));
+      if (said.get(what) !== v.detail) {
+        said.set(what, v.detail);
+        log.warn({ project: projectPath, errors: v.errors }, `${CONFIG_FILE} is invalid, so ${what}: ${v.detail}`);
+      }
+      return {};
     },
     watch(projectPath: string): void {
       if (roots.has(projectPath)) return;

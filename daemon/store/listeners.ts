@@ -1,25 +1,20 @@
+import { createRegistry } from '../runtime/registry.ts';
 import type { Notified } from './store.ts';
 
 // The listeners of each channel of one store, and the delivery of a notification to them; each
 // driver decides where notifications come from.
 export function createListeners() {
-  const byChannel = new Map<string, Set<Notified>>();
+  const byChannel = createRegistry<string, Notified>();
   return {
     add(channel: string, fn: Notified): () => void {
       if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
-      let set = byChannel.get(channel);
-      if (!set) byChannel.set(channel, (set = new Set()));
-      set.add(fn);
-      return () => {
-        set.delete(fn);
-        if (set.size === 0) byChannel.delete(channel);
-      };
+      return byChannel.add(channel, fn);
     },
-    channels: (): string[] => [...byChannel.keys()],
+    channels: (): string[] => byChannel.keys(),
     has: (channel: string): boolean => byChannel.has(channel),
     // A listener that throws is its own failure, not the other listeners'.
     deliver(channel: string, payload: string | null): void {
-      for (const fn of [...(byChannel.get(channel) ?? [])]) {
+      for (const fn of byChannel.get(channel)) {
         try {
           fn(payload);
         } catch {
@@ -29,7 +24,7 @@ export function createListeners() {
     },
     // After a gap in which notifications may have been missed: every listener reads again.
     deliverAll(): void {
-      for (const channel of [...byChannel.keys()]) this.deliver(channel, null);
+      for (const channel of byChannel.keys()) this.deliver(channel, null);
     },
   };
 }

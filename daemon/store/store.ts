@@ -1,5 +1,6 @@
 // The one store interface, whichever driver is behind it (pglite.ts, postgres.ts; db.ts chooses).
 import type { Limiter } from '../runtime/limiter.ts';
+import { retryDelay, retrying, type RetryPolicy } from '../runtime/retry.ts';
 
 // What table modules get: queries, never the driver itself. Rows have the same shapes on both
 // drivers (timestamps as Date, int8 as number, json and jsonb parsed); errors carry their SQLSTATE
@@ -31,11 +32,12 @@ export interface Store {
 // How long a timer's work that found the store unreachable waits before it tries again: no
 // client asks for it again, so it would otherwise be lost until a restart.
 export const STORE_RETRY_MS = 2000;
+const STORE_RETRY: RetryPolicy = { delayMs: STORE_RETRY_MS };
 
 // Runs `again` after STORE_RETRY_MS when `err` says the store could not be reached; whether it will.
 export function retryWhenUnreachable(err: unknown, again: () => void): boolean {
   if (!(err instanceof StoreUnreachableError)) return false;
-  setTimeout(again, STORE_RETRY_MS).unref();
+  setTimeout(again, retryDelay(STORE_RETRY, 1)).unref();
   return true;
 }
 
@@ -45,15 +47,9 @@ export function retryWhenUnreachable(err: unknown, again: () => void): boolean {
 export function patientReads(limiter: Limiter): Limiter {
   return {
     ...limiter,
-    async run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-      for (;;) {
-        try {
-          return await limiter.run(fn, signal);
-        } catch (err) {
-          if (!(err instanceof StoreUnreachableError) || signal?.aborted) throw err;
-          await new Promise((r) => setTimeout(r, STORE_RETRY_MS));
-        }
-      }
+    run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+      // The signal is not handed on: a wait under way ends as it would, then the abort ends the tries.
+      return retrying(() => limiter.run(fn, signal), { policy: STORE_RETRY, retryable: (err) => err instanceof StoreUnreachableError && !signal?.aborted });
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
+import { createRegistry } from '../runtime/registry.ts';
 import type { Listen } from '../runtime/signal.ts';
 import type { Store } from './store.ts';
 
@@ -13,9 +14,9 @@ const POLL_MS = 1000;
 // `tellOn`: this daemon's signals of such changes (by key), told to the team as they fire.
 export function createTeamWakes(deps: { store: Pick<Store, 'shared' | 'listen' | 'notify'>; channel: string; tellOn?: Array<Listen<string>>; log: Logger; pollMs?: number }) {
   const { store, channel, log } = deps;
-  const byKey = new Map<string, Set<() => void>>();
+  const byKey = createRegistry<string, () => void>();
   const pokeAll = () => {
-    for (const set of [...byKey.values()]) for (const poke of [...set]) poke();
+    for (const poke of byKey.all()) poke();
   };
   let stopListening = () => {};
   let poll: NodeJS.Timeout | null = null;
@@ -24,7 +25,7 @@ export function createTeamWakes(deps: { store: Pick<Store, 'shared' | 'listen' |
     // null: notifications may have been missed while the listening connection was away.
     stopListening = store.listen(channel, (key) => {
       if (key === null) return pokeAll();
-      for (const poke of [...(byKey.get(key) ?? [])]) poke();
+      for (const poke of byKey.get(key)) poke();
     });
     poll = setInterval(pokeAll, deps.pollMs ?? POLL_MS);
     poll.unref();
@@ -40,14 +41,7 @@ export function createTeamWakes(deps: { store: Pick<Store, 'shared' | 'listen' |
     /** calls `poke` when `key` may have changed on any daemon; returns what stops it */
     watch(key: string, poke: () => void): () => void {
       if (!store.shared) return () => {};
-      const entry = () => poke();
-      let set = byKey.get(key);
-      if (!set) byKey.set(key, (set = new Set()));
-      set.add(entry);
-      return () => {
-        set.delete(entry);
-        if (set.size === 0 && byKey.get(key) === set) byKey.delete(key);
-      };
+      return byKey.add(key, poke);
     },
 
     /** after a change to `key` has committed: every daemon's watchers of it read again */

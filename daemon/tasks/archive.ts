@@ -43,14 +43,7 @@ export function createTaskArchiver(deps: TaskArchiverDeps) {
   const { tasks, pool, log } = deps;
 
   // An invalid .grove.json must not block an archive: it then has no teardown to run.
-  function configOf(project: Project): ProjectConfig {
-    try {
-      return deps.configs.load(project.path);
-    } catch (err) {
-      log.warn({ err, project: project.id }, '.grove.json is invalid: archiving without teardown');
-      return {};
-    }
-  }
+  const configOf = (project: Project): ProjectConfig => deps.configs.loadOrNone(project.path, 'archiving runs no teardown');
 
   async function run(task: Task, project: Project, force: boolean, opts: { teardown?: boolean }): Promise<void> {
     const { id } = task;

@@ -7,6 +7,7 @@ import type { CreateTask } from '../../schemas/task.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { BaseWatch } from '../projects/base-watch.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
+import { createCoalescer } from '../runtime/coalesce.ts';
 import { createKeyedMutex, type KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
@@ -48,9 +49,6 @@ const atHead = (head: Head, s: { base: string; base_commit: string }) => head ==
 // project keeps its slots in line with its config, one slot at a time.
 export function createWarmPool(deps: WarmPoolDeps) {
   const { tasks, pool, log } = deps;
-  const loops = new Map<string, Promise<void>>();
-  // A sync asked for while the project's loop runs: the loop goes round once more.
-  const again = new Set<string>();
   // Projects being removed: their loop stops and makes nothing more.
   const removing = new Set<string>();
   const timers = new Map<string, NodeJS.Timeout>();
@@ -60,17 +58,20 @@ export function createWarmPool(deps: WarmPoolDeps) {
   // temporary reflog file, and all but one can fail (a claim then made cold for nothing).
   const renames = createKeyedMutex();
   let closed = false;
+  // One loop per project at a time; a sync asked for while it runs has it go round once more.
+  const loops = createCoalescer<string>((projectId) =>
+    syncOnce(projectId).catch((err: unknown) => {
+      log.error({ err, project: projectId }, 'keeping the warm pool failed');
+      // A store that did not answer (down, or a statement past its bound): the pool is kept
+      // again shortly rather than left as it was until the next claim or change.
+      retryWhenUnreachable(err, () => void sync(projectId));
+    }),
+  );
 
   const folderOf = (project: Project, s: SlotRow) => path.join(project.path, s.worktree_path);
 
-  function configOf(project: Project): ProjectConfig | null {
-    try {
-      return deps.configs.load(project.path);
-    } catch {
-      // An invalid config refuses tasks too; its slots go with it and come back once it is fixed.
-      return null;
-    }
-  }
+  // An invalid config refuses tasks too; its slots go with it and come back once it is fixed.
+  const configOf = (project: Project): ProjectConfig => deps.configs.loadOrNone(project.path, 'the warm pool keeps no slots until it is fixed');
 
   // Removes a slot the caller holds (claimed, or taken): its setup, worktree, branch and row.
   async function drop(project: Project, s: SlotRow, why: string): Promise<void> {
@@ -144,9 +145,9 @@ export function createWarmPool(deps: WarmPoolDeps) {
       else if (await tasks.takeSlot(s.id)) await drop(project, s, why);
     }
     const size = config?.pool?.size ?? 0;
-    for (; kept < size && !closed && !removing.has(projectId) && !again.has(projectId); kept++) {
+    for (; kept < size && !closed && !removing.has(projectId) && !loops.pending(projectId); kept++) {
       await makeSlot(project, config!);
-      if (again.has(projectId)) break;
+      if (loops.pending(projectId)) break;
       const slots = await tasks.slots(projectId);
       // A failed setup stops the filling (it would fail again): the slot shows why until the
       // next change of the config or of the base, claim or start.
@@ -205,28 +206,12 @@ export function createWarmPool(deps: WarmPoolDeps) {
     await tasks.releaseSlot(s.id);
   }
 
-  // Runs the project's loop, or has the running one go round again.
+  // Runs the project's loop, or has the running one go round again (a sync asked for while the
+  // project's loop runs).
   function sync(projectId: string): Promise<void> {
     if (closed || removing.has(projectId)) return Promise.resolve();
-    const running = loops.get(projectId);
-    if (running) {
-      again.add(projectId);
-      void stopIfStale(projectId);
-      return running;
-    }
-    const loop = (async () => {
-      do {
-        again.delete(projectId);
-        await syncOnce(projectId).catch((err: unknown) => {
-          log.error({ err, project: projectId }, 'keeping the warm pool failed');
-          // A store that did not answer (down, or a statement past its bound): the pool is kept
-          // again shortly rather than left as it was until the next claim or change.
-          retryWhenUnreachable(err, () => void sync(projectId));
-        });
-      } while (again.has(projectId) && !closed);
-    })().finally(() => loops.delete(projectId));
-    loops.set(projectId, loop);
-    return loop;
+    if (loops.running(projectId)) void stopIfStale(projectId);
+    return loops.run(projectId);
   }
 
   return {
@@ -317,7 +302,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
         const project = await deps.getProject(projectId);
         clearTimeout(timers.get(projectId));
         for (const s of await tasks.slots(projectId)) await deps.setups.stop(s.id);
-        await loops.get(projectId);
+        await loops.running(projectId);
         for (const s of await tasks.slots(projectId)) {
           if (s.slot === 'free' && !(await tasks.takeSlot(s.id))) continue;
           await drop(project, s, 'the project is removed');
@@ -330,9 +315,10 @@ export function createWarmPool(deps: WarmPoolDeps) {
     // Stops the loops: running slot setups are stopped (a slot left setting up is remade at the next start).
     close: once(async () => {
       closed = true;
+      const looping = loops.close();
       for (const t of timers.values()) clearTimeout(t);
       await deps.setups.close();
-      await Promise.allSettled([...loops.values()]);
+      await looping;
     }),
   };
 }

@@ -180,3 +180,29 @@ test('project config: a save made the moment a project is watched, before chokid
   await until(() => records.some((r) => r.file === file && r.msg === '.grove.json loaded'), 'the early save reported');
   await c.close();
 });
+
+test('project config: loadOrNone takes an invalid config as none, warning once per use until its error changes', (t) => {
+  const { log, records } = memoryLog();
+  const c = configs(t, log);
+  const project = makeTempDir(t);
+  const file = path.join(project, CONFIG_FILE);
+  const warnings = () => records.filter((r) => r.level === 40).map((r) => r.msg.replace(file, '<file>'));
+  writeFileSync(file, JSON.stringify({ setup: ['npm ci'] }));
+  assert.deepEqual(c.loadOrNone(project, 'archiving runs no teardown'), { setup: ['npm ci'] }, 'a valid one is itself');
+  writeFileSync(file, '{ not json');
+  assert.deepEqual(c.loadOrNone(project, 'archiving runs no teardown'), {});
+  assert.deepEqual(c.loadOrNone(project, 'archiving runs no teardown'), {});
+  assert.equal(warnings().length, 1, 'not repeated at every use');
+  assert.match(warnings()[0]!, /^\.grove\.json is invalid, so archiving runs no teardown: <file> is not valid JSON/);
+  c.loadOrNone(project, 'the warm pool keeps no slots');
+  assert.equal(warnings().length, 2, 'another use says what it means for it');
+  writeFileSync(file, JSON.stringify({ ports: 'no' }));
+  c.loadOrNone(project, 'archiving runs no teardown');
+  assert.equal(warnings().length, 3, 'another error is warned of');
+  writeFileSync(file, '{}');
+  c.loadOrNone(project, 'archiving runs no teardown');
+  writeFileSync(file, JSON.stringify({ ports: 'no' }));
+  c.loadOrNone(project, 'archiving runs no teardown');
+  assert.equal(warnings().length, 4, 'fixed then broken again is warned of again');
+  assert.throws(() => c.load(project), { code: 'CONFIG_INVALID' }, 'load still refuses');
+});

@@ -4,6 +4,7 @@
 import type { Client } from '../../client/calls.ts';
 import { EXIT } from '../errors.ts';
 import { usage } from '../usage.ts';
+import { str } from '../../runtime/str.ts';
 
 export interface Plumbing {
   values: Record<string, string | boolean | undefined>;
@@ -27,7 +28,6 @@ const session = (p: Plumbing, command: string): string => {
   if (typeof s !== 'string' || s === '') usage(`grove ${command} needs --session <grove session id>`);
   return s;
 };
-const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
 
 export const PLUMBING: Record<string, (p: Plumbing, word: string) => Promise<number>> = {
   async install(p, word) {

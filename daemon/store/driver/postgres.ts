@@ -6,6 +6,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { MIGRATIONS_DIR, pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
 import { createListeners } from '../listeners.ts';
 import { StoreUnreachableError, type Db, type Notified, type Store } from '../store.ts';
+import { retryDelay, type RetryPolicy } from '../../runtime/retry.ts';
 
 // Connections at most: statements take turns (below), so one is busy at a time; a spare one is
 // ready when the server has dropped the other.
@@ -19,7 +20,7 @@ const QUERY_TIMEOUT_MS = 5000;
 const MIGRATION_LOCK = 0x67726f7665; // "grove"
 const OLDEST = 140000;
 // A lost listening connection is opened again after this long, for as long as it takes.
-const RELISTEN_MS = 1000;
+const RELISTEN: RetryPolicy = { delayMs: 1000 };
 
 // PGlite's parsers where node-postgres differs, so that table modules read one shape: int8 as a
 // number (a BigInt beyond 2^53), date as a Date, interval as its text, bytea as a Uint8Array.
@@ -244,7 +245,7 @@ function listenOn(url: string, log: Logger) {
     retry = setTimeout(() => {
       retry = null;
       void connect();
-    }, RELISTEN_MS);
+    }, retryDelay(RELISTEN, 1));
   };
 
   function connect(): Promise<void> {

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { retryDelay, retrying } from '../../daemon/runtime/retry.ts';
+
+test('retry: the delay is steady by default, grows by its factor, and stops at its cap', () => {
+  assert.deepEqual([1, 2, 3].map((n) => retryDelay({ delayMs: 500 }, n)), [500, 500, 500]);
+  assert.deepEqual([1, 2, 3, 4, 5].map((n) => retryDelay({ delayMs: 100, factor: 2, maxDelayMs: 500 }, n)), [100, 200, 400, 500, 500]);
+});
+
+test('retry: tried again after a retryable failure until it goes through; a failure that is not retryable goes through at once', async () => {
+  let n = 0;
+  const started = Date.now();
+  const v = await retrying(
+    async () => {
+      if (++n < 3) throw new Error('flaky');
+      return 'done';
+    },
+    { policy: { delayMs: 20 }, retryable: (err) => (err as Error).message === 'flaky' },
+  );
+  assert.equal(v, 'done');
+  assert.equal(n, 3);
+  assert.ok(Date.now() - started >= 2 * 20 - 5, 'it waited between tries');
+  n = 0;
+  await assert.rejects(
+    retrying(
+      async () => {
+        n++;
+        throw new Error('refused');
+      },
+      { policy: { delayMs: 20 }, retryable: (err) => (err as Error).message === 'flaky' },
+    ),
+    /refused/,
+  );
+  assert.equal(n, 1);
+});
+
+test('retry: `tries` bounds the tries in all, throwing the last failure', async () => {
+  let n = 0;
+  await assert.rejects(
+    retrying(
+      async () => {
+        throw new Error(`try ${++n}`);
+      },
+      { policy: { delayMs: 1, tries: 4 }, retryable: () => true },
+    ),
+    /try 4/,
+  );
+  assert.equal(n, 4);
+});
+
+test('retry: an abort cuts the wait short (an AbortError) and ends the tries', async () => {
+  const ac = new AbortController();
+  let n = 0;
+  const p = retrying(
+    async () => {
+      n++;
+      setImmediate(() => ac.abort(new Error('gone')));
+      throw new Error('down');
+    },
+    { policy: { delayMs: 60_000 }, retryable: () => true, signal: ac.signal },
+  );
+  await assert.rejects(p, { name: 'AbortError' });
+  assert.equal(n, 1);
+  // Aborted before a failure: the failure itself goes through.
+  await assert.rejects(retrying(async () => Promise.reject(new Error('down')), { policy: { delayMs: 1 }, retryable: () => true, signal: AbortSignal.abort() }), /down/);
+});
