@@ -19,10 +19,11 @@ import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
 // The CLI, installed once for this file's tests (before the first) into a folder removed after
-// the last. The version these tests were last read against: with 2.1.332 three of the grove
-// bridge's approval tests below fail (a denial, an expiry, a remembered allow) that pass with
-// 2.1.331, so a new release is taken on purpose, its differences read, not whatever npm has today.
-const CLAUDE_CODE = '@anthropic-ai/claude-code@2.1.331';
+// the last. The version these tests were read against, 2.1.197: the last that runs on Node 20
+// (from 2.1.198 it needs Node 22, so npm on Node 20 picked it by itself). Later releases answer
+// several cases below differently (a hook's error, a permission tool's allow without updatedInput,
+// plan mode, a denial): a newer Claude Code is taken on purpose, with the tests read against it.
+const CLAUDE_CODE = '@anthropic-ai/claude-code@2.1.197';
 const prefix = makeTempDir({ after }, 'grove-claude-');
 let installed = '';
 before(() => {
