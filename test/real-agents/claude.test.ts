@@ -459,10 +459,9 @@ test('grove bridge, edit: under `Bash(tee:*)` a line of tee and a read-only comm
   const message = 'not that part (test)';
   let asked: any;
   const lines = ['tee ran.txt </dev/null && echo done', 'tee ran2.txt </dev/null && touch other.txt'];
-  // Claude Code asks the prompt tool about these lines at once; in -p it connects MCP servers in
-  // the background unless MCP_CONNECTION_NONBLOCKING is off, and a call before grove's server is
-  // up fails as "not found" instead of being asked.
-  const run = await scripted(t, [bash(lines[0]!), bash(lines[1]!), { text: 'One ran.' }], { mode: 'edit' }, { MCP_CONNECTION_NONBLOCKING: '0' }, {
+  // The model's first call comes at once: grove has Claude Code connect its prompt server first
+  // (a call before it is up would fail as "not found" instead of being asked).
+  const run = await scripted(t, [bash(lines[0]!), bash(lines[1]!), { text: 'One ran.' }], { mode: 'edit' }, {}, {
     grove: { allow: ['Bash(tee:*)'] },
     during: async (d, id, worktree) => {
       asked = await pendingOf(d, id);
