@@ -198,6 +198,11 @@ export function acpBridgeCommand(opts: { session: string; resume: string | null;
   );
 }
 
+// What Claude Code is told beside those arguments: in -p it connects MCP servers in the
+// background, and a call it asks about before grove's server is up fails as "not found" instead
+// of being asked; it then waits for them before the model's first turn.
+export const APPROVAL_SERVER_ENV: Readonly<Record<string, string>> = { MCP_CONNECTION_NONBLOCKING: '0' };
+
 // Claude Code's arguments naming grove's approval server for grove session `session`: this
 // package's own `grove` run by this Node, told the daemon's socket.
 export function approvalArgs(socketPath: string, session: string): string[] {

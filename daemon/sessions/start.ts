@@ -6,7 +6,7 @@ import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
 import { isLive, type CreateSession, type Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
-import { acpBridgeCommand, buildCommand, modeArgs, pinsSession, which } from '../agents/agents.ts';
+import { acpBridgeCommand, APPROVAL_SERVER_ENV, buildCommand, modeArgs, pinsSession, which } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
 import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import { terminate } from '../proc/terminate.ts';
@@ -80,7 +80,7 @@ export function createStart(deps: StartDeps) {
     }
     // An agent whose bridge runs it (Codex through `codex app-server`) has the bridge's command.
     const wrapped = session !== undefined ? deps.agents.bridgeCommand(ask.agent, ask.mode, session, { prompt: ask.prompt ?? '', resume: ask.resume, args: ask.args }) : null;
-    return { command: wrapped?.command ?? own, pinned, env: { ...(def.env ?? {}), ...(wrapped?.env ?? {}), GROVE_AGENT: ask.agent } };
+    return { command: wrapped?.command ?? own, pinned, env: { ...(def.env ?? {}), ...(wrapped?.env ?? {}), ...(bridge.length > 0 ? APPROVAL_SERVER_ENV : {}), GROVE_AGENT: ask.agent } };
   }
 
   // An ACP agent's session (DESIGN §15): its command with the mode's arguments and the request's

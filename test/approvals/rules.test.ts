@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { firstMatch, parseRule, ruleFor, ruleMatches } from '../../daemon/approvals/rules.ts';
+import { innerCommand } from '../../daemon/bridges/codex.ts';
 
 const CWD = '/repo/.grove/worktrees/t/';
 const bash = (command: string) => ({ tool: 'Bash', input: { command } });
@@ -78,4 +79,91 @@ test('ruleFor: what remember keeps is that command, that host, or the tool', () 
   assert.equal(ruleFor({ tool: 'WebFetch', input: { url: 'https://Docs.rs/x' } }), 'WebFetch(domain:docs.rs)');
   assert.equal(ruleFor({ tool: 'Edit', input: { file_path: 'a' } }), 'Edit');
   assert.equal(ruleFor({ tool: 'WebFetch', input: { url: '::' } }), 'WebFetch');
+});
+
+// Claude Code's documented Bash rule semantics (code.claude.com/docs/en/permissions; the passages
+// are quoted in docs/decisions/approvals.md), row by row from the documentation's own examples.
+const allowedBy = (rules: string[], command: string) => firstMatch(rules, bash(command), CWD);
+
+test('issue 41: `tee ran.txt </dev/null && echo done` under Bash(tee:*) is allowed; a part no rule allows and that is not read-only still asks', () => {
+  assert.equal(allowedBy(['Bash(tee:*)'], 'tee ran.txt </dev/null && echo done'), 'Bash(tee:*)');
+  assert.equal(allowedBy(['Bash(tee:*)'], 'tee ran2.txt </dev/null && touch other.txt'), null);
+  assert.equal(allowedBy(['Bash(tee:*)'], 'echo done && rm -rf x'), null);
+});
+
+test('wildcard patterns: the documentation\'s table of rules, what each matches and what it does not', () => {
+  const rows: Array<[string, string[], string[]]> = [
+    ['Bash(npm run build)', ['npm run build'], ['npm run build --watch']],
+    ['Bash(npm run *)', ['npm run build', 'npm run test --watch', 'npm run'], ['npm install']],
+    ['Bash(git log * main)', ['git log --oneline main', 'git log -5 main', 'git log --output=log.txt main'], ['git log main', 'git push origin main']],
+    ['Bash(git * main)', ['git merge main', 'git push origin main', 'git -c core.fsmonitor=./x.sh diff main'], ['git log']],
+    ['Bash(* --version)', ['node --version', "bash -c 'echo hi' --version"], ['node -v']],
+    ['Bash(ls *)', ['ls -la', 'ls'], ['lsof']],
+    ['Bash(ls*)', ['ls -la', 'lsof'], []],
+    ['Bash(* --help *)', ['npm --help x'], ['npm --help']],
+    ['Bash(ls:*)', ['ls -la', 'ls'], ['lsof']],
+    ['Bash(npm run test:*)', ['npm run test', 'npm run test -- --watch'], ['npm run testing']],
+    ['Bash(git:* push)', ['git:* push'], ['git push', 'git push origin']],
+    ['Bash(*)', ['anything at all', 'x $(y)'], []],
+  ];
+  for (const [rule, yes, no] of rows) {
+    for (const c of yes) assert.equal(allows(rule, bash(c)), true, `${rule} allows ${c}`);
+    for (const c of no) assert.equal(allows(rule, bash(c)), false, `${rule} does not allow ${c}`);
+  }
+});
+
+test('compound commands: split at && || ; | |& & and newlines, each part allowed on its own; a prefix rule never allows the whole line', () => {
+  const rules = ['Bash(npm test:*)', 'Bash(npm run lint)'];
+  for (const sep of [' && ', ' || ', '; ', ' | ', ' |& ', ' & ', '\n']) {
+    assert.equal(allowedBy(rules, `npm test${sep}npm run lint`), 'Bash(npm test:*), Bash(npm run lint)', JSON.stringify(sep));
+    assert.equal(allowedBy(rules, `npm test${sep}other-cmd`), null, JSON.stringify(sep));
+  }
+  assert.equal(allows('Bash(safe-cmd *)', bash('safe-cmd && other-cmd')), false);
+  assert.equal(allows('Bash(safe-cmd *)', bash('safe-cmd a && safe-cmd b')), true);
+  assert.equal(allows('Bash(git commit *)', bash('git commit -m "a; b && c | d"')), true, 'operators inside quotes are text');
+  assert.equal(allows('Bash(git commit *)', bash("git commit -m 'x' && git push")), false);
+  assert.equal(allows('Bash(npm *)', bash('npm test &&')), false, 'an operator with nothing after it is unparsable');
+  assert.equal(allows('Bash(npm *)', bash('npm test ||')), false);
+  assert.equal(allows('Bash(npm *)', bash('npm test |')), false);
+  assert.equal(allows('Bash(npm *)', bash('npm test;')), true, 'a trailing ; ends the line');
+});
+
+test('read-only commands need no rule beside an allowed one; their write forms are not read-only', () => {
+  const rule = ['Bash(npm test:*)'];
+  for (const ro of ['ls -la', 'cat README.md', 'echo "exit=$?"', 'pwd', 'head -3 a.txt', 'tail -n 5 a.txt', 'grep -rn x src', 'find . -name "*.log"', 'wc -l src/*.py', 'which node', 'diff a b', 'stat a', 'du -sh .', 'ls *.ts', 'git status', 'git log --oneline -5', 'git diff HEAD', 'cd packages/api && ls', `cd ${CWD}`]) {
+    assert.equal(allowedBy(rule, `npm test && ${ro}`), 'Bash(npm test:*)', ro);
+  }
+  for (const notRo of ['touch x', 'rm -rf x', 'sed -i s/a/b/ f', 'sort -o x y', 'find . -delete', 'find . -name *.log', 'find . -fprint x', 'git push', 'git commit -m x', 'git -c core.pager=x log', 'git log --output=x', 'git diff --ext-diff', 'git log *.ts', 'cd /tmp', 'cd ..', 'cd', 'cd ~', 'cd $HOME', 'cd sub && git status', 'echo hi > out.txt', 'python3 x.py']) {
+    assert.equal(allowedBy(rule, `npm test && ${notRo}`), null, notRo);
+  }
+  assert.equal(allowedBy(['Edit', ...rule], 'npm test && echo hi > out.txt'), 'Bash(npm test:*), Edit', 'an Edit rule covers the file it writes');
+  // A line of read-only commands alone is never asked by Claude Code; another agent asking for one wants more than reading.
+  assert.equal(allowedBy(['Edit'], 'ls -la && cat README.md'), null);
+});
+
+test('redirections: no file behind it is not checked; a file read or written must be a literal name in the worktree, never a protected folder', () => {
+  const rule = ['Bash(npm test:*)', 'Bash(tee *)'];
+  for (const ok of ['npm test </dev/null', 'npm test 2>&1', 'npm test >/dev/null 2>&1', 'npm test 2>/dev/null', 'npm test >&2', 'npm test <&0', 'npm test > out.txt', 'npm test >> out.txt', 'npm test &> out.txt', 'npm test < README.md', 'npm test 2>&1 | tee build.log', 'npm test | tee -a a.log b.log', 'grep x <<< "$y" && npm test', 'npm test > .claude/worktrees/x/log']) {
+    assert.notEqual(allowedBy(rule, ok), null, ok);
+  }
+  assert.equal(allowedBy(rule, 'npm test | tee build.log'), 'Bash(npm test:*), Bash(tee *)');
+  for (const no of ['npm test > /tmp/x', 'npm test > ../x', 'npm test > ~/x', 'npm test > *.txt', 'npm test > $OUT', 'npm test > .git/hooks/post-commit', 'npm test > .claude/settings.json', 'npm test < /etc/passwd', 'npm test | tee /tmp/x', 'npm test | tee .git/config', 'npm test | tee ~/x', 'cd sub && npm test > out.txt', 'npm test >', 'cat <<EOF\nx\nEOF']) {
+    assert.equal(allowedBy(rule, no), null, no);
+  }
+});
+
+test('shell grove cannot fully read is asked about, never allowed by a rule', () => {
+  const rules = ['Bash(npm test:*)', 'Bash(echo *)', 'Bash(for *)', 'Bash(if *)'];
+  for (const line of ['npm test $(rm x)', 'npm test `rm x`', 'echo "$(rm x)"', 'npm test <(cat x)', 'npm test >(cat)', '(cd x && npm test)', '{ npm test; }', 'FOO=1 npm test', 'for f in a; do npm test; done', 'if true; then npm test; fi', 'npm test "unclosed', "npm test 'unclosed", 'echo ${HOME}', 'echo $((1+2))', "echo $'\\x41'", 'npm test\\']) {
+    assert.equal(allowedBy(rules, line), null, line);
+  }
+  // What `remember` keeps is the whole line as written: it allows that line again, and only it.
+  const kept = ruleFor(bash('npm test && echo "$(date)"'));
+  assert.equal(allows(kept, bash('npm test && echo "$(date)"')), true);
+  assert.equal(allows(kept, bash('npm test && echo "$(rm x)"')), false);
+});
+
+test('Codex and ACP commands go through the same matcher: a Codex `bash -lc` line is read by its inner command', () => {
+  assert.equal(firstMatch(['Bash(tee:*)'], bash(innerCommand("/bin/bash -lc 'tee ran.txt </dev/null && echo done'")), CWD), 'Bash(tee:*)');
+  assert.equal(firstMatch(['Bash(tee:*)'], bash(innerCommand("/bin/bash -lc 'tee ran.txt && touch x'")), CWD), null);
 });

@@ -458,6 +458,30 @@ test("grove bridge, edit: an `allow` rule in .grove.json lets the command run wi
   assert.ok(!events.includes('approval.requested'), events.join(' '));
 });
 
+test('grove bridge, edit: under `Bash(tee:*)` a line of tee and a read-only command runs with no pending approval, as Claude Code runs it; a part no rule allows and not read-only is still asked (issue 41)', async (t) => {
+  const message = 'not that part (test)';
+  let asked: any;
+  const lines = ['tee ran.txt </dev/null && echo done', 'tee ran2.txt </dev/null && touch other.txt'];
+  // The model's first call comes at once: grove has Claude Code connect its prompt server first
+  // (a call before it is up would fail as "not found" instead of being asked).
+  const run = await scripted(t, [bash(lines[0]!), bash(lines[1]!), { text: 'One ran.' }], { mode: 'edit' }, {}, {
+    grove: { allow: ['Bash(tee:*)'] },
+    during: async (d, id, worktree) => {
+      asked = await pendingOf(d, id);
+      assert.ok(existsSync(path.join(worktree, 'ran.txt')), 'the first line ran before the second was asked');
+      const r = await d.socket('POST', `/api/approvals/${asked.id}`, { body: { nonce: asked.nonce, decision: 'deny', message } });
+      assert.equal(r.status, 200, r.text);
+    },
+  });
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.equal(asked.input.command, lines[1]);
+  const [first, second] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  assert.deepEqual([first!.is_error, first!.text], [false, 'done']);
+  assert.deepEqual([second!.is_error, second!.text], [true, message]);
+  assert.ok(!existsSync(path.join(run.worktree, 'ran2.txt')) && !existsSync(path.join(run.worktree, 'other.txt')), 'the asked line did not run');
+  assert.deepEqual(run.approvals.map((a: any) => [a.status, a.input.command, a.reason]), [['allowed', lines[0], 'allowed by the rule Bash(tee:*)'], ['denied', lines[1], message]]);
+});
+
 // The bridge's cases below share one scripted model server and one daemon (the CLI is installed
 // once, above): each test appends its turns to the one script, in a project of its own, and reads
 // the requests from where it began. The restart test runs its own daemon on that server.
