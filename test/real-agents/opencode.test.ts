@@ -15,7 +15,9 @@ const opencodeBin = installCliForFile('opencode-ai');
 
 test("the built-in opencode agent over ACP: grove's agent per mode as its mode option, the prompt sent, timeout_s ends it killed, a follow-up resumes the session", async (t) => {
   const { d, task } = await daemonWithAgent(t, 'opencode', cliEnv(t, opencodeBin()));
-  const first = await startSession(d, task, { agent: 'opencode', prompt: '- fix the failing test', timeout_s: 10 });
+  // OpenCode answers initialize and session/new after several seconds on a loaded machine (its
+  // first run in a new home): the bound leaves room for both before it ends the session.
+  const first = await startSession(d, task, { agent: 'opencode', prompt: '- fix the failing test', timeout_s: 25 });
   assert.deepEqual(first.command.slice(5), ['--acp-mode', 'grove-edit', '--prompt=- fix the failing test', '--', 'opencode', 'acp']);
   const s = await endedSession(d, first.id);
   assert.deepEqual([s.status, s.timed_out], ['killed', true]);
