@@ -9,7 +9,7 @@ import { until } from './store.ts';
 // The agent that fixes what the merge queue says failed (see the fixture), in stream-json.
 export const FIXER = path.join(ROOT, 'test', 'fixtures', 'queue-fixer.mjs');
 export const FIXER_AGENTS = {
-  fixer: { command: [FIXER, '--session-id', '{session}', '--', '{prompt}'], resume: [FIXER, '--resume', '{session}', '--', '{prompt}'], format: 'claude' },
+  fixer: { command: [FIXER, '--session-id', '{session}', '--', '{prompt}'], resume: [FIXER, '--resume', '{session}', '--', '{prompt}'], format: 'claude' as const },
 };
 
 // Writes a file in a checkout and commits it there; the new commit.

@@ -107,7 +107,7 @@ export async function until<T>(check: () => T | Promise<T>, what: string, ms = 1
 
 // The session service as the daemon wires it, on a test store; closed when the test ends.
 export function sessionService(
-  t: TestContext,
+  t: { after(fn: () => unknown): void },
   s: TestStore,
   opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; defaultMode?: Mode; log?: Logger; gate?: TaskGate } = {},
 ): SessionService {

@@ -1,7 +1,6 @@
 import './env.ts';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { TestContext } from 'node:test';
 import { pino } from 'pino';
 import { createProjectConfigs } from '../../daemon/projects/config.ts';
 import { portLeasesTable } from '../../daemon/store/port-leases.ts';
@@ -15,13 +14,20 @@ import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeRepo } from './git.ts';
 import { openTestStore, TEST_HOST_ID } from './store.ts';
 
+// What registers what a test made to be removed: a test's context, or a file's `after`.
+export interface Cleanup {
+  after(fn: () => unknown): void;
+}
+
 // What the task verbs are made from, for real and in this process: a store (PGlite in its
 // thread, or PostgreSQL under test:postgres), the worker pool on the built workers, the tables,
 // a journal, ports, configs.
-// Everything is closed and removed after the test; a file's subtests share one set.
-export async function taskParts(t: TestContext) {
+// Everything is closed and removed after the test (or the file, given its `after`); a file's
+// subtests may share one set.
+export async function taskParts(t: Cleanup) {
   const log = pino({ level: 'silent' });
-  const { store, events, dataDir, getProject } = await openTestStore((fn) => t.after(fn), log);
+  const testStore = await openTestStore((fn) => t.after(fn), log);
+  const { store, events, dataDir, getProject } = testStore;
   const pool = createPool({ maxThreads: 2 });
   const configs = createProjectConfigs({ log });
   t.after(async () => {
@@ -33,6 +39,7 @@ export async function taskParts(t: TestContext) {
   const tasks = tasksTable(store.db, events, withPresence);
   const leases = portLeasesTable(store.db);
   return {
+    testStore,
     log,
     pool,
     configs,
