@@ -27,11 +27,12 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
   const { log } = opts;
   const pgdata = pgdataDir(opts.dataDir);
   if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
-    const t0 = performance.now();
     rmSync(pgdata, { recursive: true, force: true }); // a half-made folder from a crash during initdb
     const prepared = usableTemplate(opts.template === undefined ? TEMPLATE_DATA_DIR : (opts.template ?? ''));
     mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-    // The first start is silent for seconds otherwise: say what is happening before it happens.
+    // The first start is silent for seconds otherwise: say what is happening before it happens
+    // (`ms` below counts from here).
+    const t0 = performance.now();
     if (prepared) {
       log.info({ dir: pgdata }, 'first start: creating the store from the prepared one');
       copyTemplate(prepared, pgdata);
