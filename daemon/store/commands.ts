@@ -1,5 +1,8 @@
 import type { Db } from './db.ts';
 
+// How often a waiting requester and the owner's loop read the commands when no notification came.
+export const COMMAND_POLL_MS = 1000;
+
 // A command waits this long to be taken (DESIGN §14.2): the requester withdraws it after, and
 // the owner takes only younger ones, both by the store's clock, so one withdrawn is never run.
 export const TAKE_WITHIN_S = 10;

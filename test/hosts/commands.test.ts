@@ -1,4 +1,4 @@
-// Forwarding to the owner (daemon/hosts/commands.ts, DESIGN §14.2) alone: two hosts' command
+// Forwarding to the owner (daemon/hosts/commands.ts: requester.ts and owner.ts, DESIGN §14.2) alone: two hosts' command
 // loops on one real store in this process, the owner's API a real HTTP server on a unix socket.
 // What a team of daemons does with it is test/team/'s.
 import assert from 'node:assert/strict';
