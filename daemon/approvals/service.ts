@@ -11,6 +11,7 @@ import type { ProjectConfigs } from '../projects/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import { createSignal, type Listen } from '../runtime/signal.ts';
+import { waitFor } from '../runtime/wait.ts';
 import { publicApproval, type ApprovalRecord, type ApprovalsTable } from '../store/approvals.ts';
 import type { SessionRecord } from '../store/sessions.ts';
 import { retryWhenUnreachable } from '../store/store.ts';
@@ -43,6 +44,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
   // Fired with an approval's id once its decision is stored: waiters read it then.
   const decided = createSignal<string>();
   const timers = new Map<string, NodeJS.Timeout>();
+  // The long polls held now, woken all at once when the service closes.
   const waiters = new Set<() => void>();
   let closed = false;
 
@@ -136,21 +138,21 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     // The approval; with `waitS`, held while it is pending, up to that long (a bridge's long poll).
     async get(id: string, waitS = 0, abort?: AbortSignal): Promise<Approval> {
       if (waitS <= 0 || closed) return publicApproval(await find(id));
-      let done!: () => void;
-      const woken = new Promise<void>((resolve) => (done = resolve));
-      const stopListening = decided.onChange(id, () => done());
-      const timer = setTimeout(() => done(), waitS * 1000);
-      abort?.addEventListener('abort', () => done(), { once: true });
-      waiters.add(done);
+      // Waiting before the read: a decision between the two is not missed.
+      const waiting = waitFor(
+        (wake) => {
+          waiters.add(wake);
+          return [decided.onChange(id, wake), () => waiters.delete(wake)];
+        },
+        { ms: waitS * 1000, signal: abort },
+      );
       try {
         const a = await find(id);
         if (a.status !== 'pending') return publicApproval(a);
-        await woken;
+        await waiting.done;
         return publicApproval(await find(id));
       } finally {
-        stopListening();
-        clearTimeout(timer);
-        waiters.delete(done);
+        waiting.stop();
       }
     },
 

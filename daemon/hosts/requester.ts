@@ -8,6 +8,7 @@ import type { OwnerKind, Remote } from '../http/route.ts';
 import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
 import { createRegistry } from '../runtime/registry.ts';
+import { waitFor } from '../runtime/wait.ts';
 import { ANSWERED_CHANNEL, COMMAND_POLL_MS as POLL_MS, COMMANDS_CHANNEL, TAKE_WITHIN_S, type CommandAnswer, type CommandsTable } from '../store/commands.ts';
 import type { HostsTable } from '../store/hosts.ts';
 import type { Store } from '../store/store.ts';
@@ -26,16 +27,8 @@ export function createRequester(deps: { store: Store; rows: CommandsTable; hosts
   });
 
   // Until the command's answer is notified, or POLL_MS.
-  function nap(id: string): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, POLL_MS);
-      const stop = waiting.add(id, done);
-      function done() {
-        clearTimeout(timer);
-        stop();
-        resolve();
-      }
-    });
+  async function nap(id: string): Promise<void> {
+    await waitFor((wake) => [waiting.add(id, wake)], { ms: POLL_MS }).done;
   }
 
   async function nameOf(id: string): Promise<string> {
