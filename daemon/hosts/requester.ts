@@ -26,11 +26,6 @@ export function createRequester(deps: { store: Store; rows: CommandsTable; hosts
     for (const wake of id === null ? waiting.all() : waiting.get(id)) wake();
   });
 
-  // Until the command's answer is notified, or POLL_MS.
-  async function nap(id: string): Promise<void> {
-    await waitFor((wake) => [waiting.add(id, wake)], { ms: POLL_MS }).done;
-  }
-
   async function nameOf(id: string): Promise<string> {
     return (await hosts.get(id))?.name ?? id;
   }
@@ -46,28 +41,35 @@ export function createRequester(deps: { store: Store; rows: CommandsTable; hosts
     await store.notify(COMMANDS_CHANNEL, target);
     for (;;) {
       if (closed) throw new GroveError('UNAVAILABLE', 'this daemon is stopping; the request may still run on its host');
-      const c = (await rows.get(id))!;
-      switch (c.status) {
-        case 'done':
-          return c.answer!;
-        case 'abandoned':
-          throw new GroveError('HOST_OFFLINE', `host ${host.name} stopped while running the request; it may have run in part`);
-        case 'withdrawn':
-          throw new GroveError('HOST_OFFLINE', `host ${host.name} did not take the request in ${TAKE_WITHIN_S} s; it was withdrawn and will not run`);
-        case 'pending':
-          if (await rows.withdraw(id)) {
-            log.warn({ command: id, host: host.name }, 'the owning host did not take the command; withdrawn');
-            await hosts.unresponsive(target);
+      // Until the answer is notified, or POLL_MS: waiting before the read, so that an answer
+      // stored between the two wakes it.
+      const next = waitFor((wake) => [waiting.add(id, wake)], { ms: POLL_MS });
+      try {
+        const c = (await rows.get(id))!;
+        switch (c.status) {
+          case 'done':
+            return c.answer!;
+          case 'abandoned':
+            throw new GroveError('HOST_OFFLINE', `host ${host.name} stopped while running the request; it may have run in part`);
+          case 'withdrawn':
             throw new GroveError('HOST_OFFLINE', `host ${host.name} did not take the request in ${TAKE_WITHIN_S} s; it was withdrawn and will not run`);
-          }
-          break;
-        case 'taken':
-          if (!(await hosts.get(target))?.online) {
-            throw new GroveError('HOST_OFFLINE', `host ${host.name} went offline while running the request; it may have run`);
-          }
-          break;
+          case 'pending':
+            if (await rows.withdraw(id)) {
+              log.warn({ command: id, host: host.name }, 'the owning host did not take the command; withdrawn');
+              await hosts.unresponsive(target);
+              throw new GroveError('HOST_OFFLINE', `host ${host.name} did not take the request in ${TAKE_WITHIN_S} s; it was withdrawn and will not run`);
+            }
+            break;
+          case 'taken':
+            if (!(await hosts.get(target))?.online) {
+              throw new GroveError('HOST_OFFLINE', `host ${host.name} went offline while running the request; it may have run`);
+            }
+            break;
+        }
+        await next.done;
+      } finally {
+        next.stop();
       }
-      await nap(id);
     }
   }
 
