@@ -4,6 +4,8 @@
 // group, so a kill or timeout_s ends both), opens or continues the agent's session in its working
 // folder, runs one prompt turn, asks the person through grove for each `session/request_permission`
 // and elicitation, and prints what the agent says as JSON lines for the `acp` dialect.
+// node:child_process, not execa: the agent's stdin and stdout are the JSON-RPC streams the ACP
+// SDK reads and writes as Node streams, for the agent's whole life.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk/unstable';

@@ -6,6 +6,8 @@
 // line the server prints goes to stdout as is (the codex dialect reads them); the bridge exits
 // when the turn ends: 0 when it completed, 1 otherwise. Codex's questions to the person
 // (`item/tool/requestUserInput`) are asked as grove questions and answered with their text.
+// node:child_process, not execa: `codex app-server`'s stdin and stdout are a JSON-RPC stream
+// for the turn's whole life.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { ApprovalVerdict } from '../../schemas/approval.ts';

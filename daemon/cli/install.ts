@@ -1,3 +1,4 @@
+// node:child_process, not execa: short synchronous systemctl/launchctl calls from the CLI.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';

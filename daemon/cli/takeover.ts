@@ -1,4 +1,6 @@
 // `grove takeover SESSION`: the agent's interactive resume in this terminal (DESIGN §15).
+// node:child_process, not execa: the agent inherits this terminal (stdio inherit, its signals
+// passed on), and the CLI loads no more than the command needs.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Session, Takeover } from '../../schemas/session.ts';

@@ -1,6 +1,8 @@
 // The SSH transport (DESIGN §14.1): the system's `ssh`, one master connection per host, and a
 // stream-local forward of the remote daemon's unix socket to a local one, as `docker -H ssh://`
 // does. SSH does the authentication; only unix sockets are opened on this machine.
+// node:child_process, not execa: the ssh master and forwards are long-lived children whose
+// stderr is read as it comes, on the CLI's path.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';

@@ -1,3 +1,5 @@
+// node:child_process, not execa: the one git runner needs the bare process for its own stop
+// (terminate() of its process group, a grace) and its own bounded reading of the output.
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { GRACE_MS, terminate } from '../proc/terminate.ts';

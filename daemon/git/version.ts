@@ -1,3 +1,4 @@
+// node:child_process, not execa: one synchronous `git --version` before anything starts.
 import { execFileSync } from 'node:child_process';
 
 // `git merge-tree --write-tree` (merges without a checkout, DESIGN §9) came in git 2.38.

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+// node:child_process, not execa: one short synchronous `ps` where /proc is missing (macOS).
 import { execFileSync } from 'node:child_process';
 
 // One process as the kernel lists it; `start` (ticks since boot on Linux, ps's lstart elsewhere)

@@ -1,4 +1,6 @@
 // `grove status`, `open`, `agents` and `socket`: the daemon itself.
+// node:child_process, not execa: `grove open` starts the browser detached and forgets it, and
+// `grove status` loads no more than it needs.
 import { spawn } from 'node:child_process';
 import { isLive } from '../../../schemas/session-status.ts';
 import type { Command } from '../ctx.ts';
