@@ -1,7 +1,7 @@
 // What every approval bridge (DESIGN §15) shares: one call of an agent asked through the daemon's
 // ask API, keyed so that asking again after a lost answer (a daemon restart) finds the same
 // approval, and its verdict waited for by long polls.
-import type { Approval, ApprovalVerdict } from '../../schemas/approval.ts';
+import type { Approval, ApprovalAsk, ApprovalKind, ApprovalVerdict } from '../../schemas/approval.ts';
 import { MAX_WAIT_S } from '../../schemas/approval.ts';
 import type { Client } from '../client/calls.ts';
 import { ApiProblem } from '../client/problem.ts';
@@ -24,14 +24,11 @@ export function retrying<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<
   return retry(fn, { policy: RETRY, retryable: gone, signal });
 }
 
-// Asks the daemon about one call and waits for its verdict, across daemon restarts. `key` is the
-// agent's own id of the call (a tool-use id, a JSON-RPC request id with its session's).
-export interface Ask {
-  key: string;
-  kind: 'tool' | 'question';
-  tool: string;
-  input: Record<string, unknown>;
-}
+// The ask's body (schemas/approval.ts), with the kind always given and the input a bridge builds.
+// `key` is the agent's own id of the call (a tool-use id, a JSON-RPC request id with its session's).
+export type Ask = Omit<ApprovalAsk, 'kind' | 'input'> & { kind: ApprovalKind; input: Record<string, unknown> };
+
+// Asks the daemon about one call and waits for its verdict, across daemon restarts.
 
 export async function decide(api: Client, session: string, ask: Ask, signal: AbortSignal): Promise<ApprovalVerdict> {
   let approval = await retrying(() => api.call<Approval>('POST', `/api/sessions/${encodeURIComponent(session)}/approvals`, ask), signal);

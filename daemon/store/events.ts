@@ -1,4 +1,4 @@
-import type { EventType, GroveEvent } from '../../schemas/event.ts';
+import type { EventQuery, EventType, GroveEvent } from '../../schemas/event.ts';
 import type { Db } from './db.ts';
 
 // An event as recorded: its seq and time come from the store.
@@ -7,10 +7,8 @@ export type NewEvent = Pick<GroveEvent, 'type' | 'project_id' | 'data'> & Partia
 // Records `e` inside the caller's transaction.
 export type RecordEvent = (e: NewEvent) => Promise<void>;
 
-export interface EventFilter {
-  project_id?: string | undefined;
-  task_id?: string | undefined;
-}
+// Which events a reader follows: the event query's filters (schemas/event.ts).
+export type EventFilter = Pick<EventQuery, 'project_id' | 'task_id'>;
 
 interface Row {
   seq: string | number;
