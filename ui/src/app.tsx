@@ -8,7 +8,7 @@ import { api, HOST } from './api.ts';
 import { badgesOf } from './attention.ts';
 import { taskWait, WaitLine, type Wait } from './deps.tsx';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
-import { useLive, useRoute } from './hooks.ts';
+import { useAction, useLive, useRoute } from './hooks.ts';
 import { HostSwitcher } from './hosts.tsx';
 import { hostOf, type Live } from './live.ts';
 import { QueueBoard } from './queue.tsx';
@@ -204,19 +204,17 @@ function TaskCard(props: { task: Task; project: Project | undefined; host: { nam
 }
 
 function RemoveProject({ project, hasTasks }: { project: Project; hasTasks: boolean }) {
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run } = useAction();
   const remove = async () => {
     if (!confirm(`Remove project ${project.name} from grove? The repository itself stays.`)) return;
-    try {
+    await run(async () => {
       await api('DELETE', `/api/projects/${project.id}`);
       location.hash = '#/';
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
   return (
     <>
-      <button type="button" onClick={remove} disabled={hasTasks} title={hasTasks ? 'archive or delete its tasks first' : undefined}>
+      <button type="button" onClick={remove} disabled={hasTasks || busy} title={hasTasks ? 'archive or delete its tasks first' : undefined}>
         Remove project
       </button>
       <FormError error={error} fields={[]} />

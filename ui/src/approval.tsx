@@ -2,6 +2,7 @@
 // the tool's whole input and the answers. A card leaves when its `approval.decided` arrives, from
 // whichever client answered.
 import { useState } from 'preact/hooks';
+import { useAction } from './hooks.ts';
 import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
 import type { Session } from '../../schemas/session.ts';
 import { api, messageOf } from './api.ts';
@@ -26,21 +27,10 @@ function ApprovalCard({ approval: a, agent }: { approval: Approval; agent: strin
   const question = a.kind === 'question';
   const [message, setMessage] = useState('');
   const [answer, setAnswer] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run } = useAction();
   // The nonce the card was shown with: a decision on something else (asked again meanwhile) is
   // refused by the API rather than applied to what the person did not see.
-  const decide = async (body: Omit<ApprovalDecision, 'nonce'>) => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await api<Approval>('POST', `/api/approvals/${a.id}`, { ...body, nonce: a.nonce });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const decide = (body: Omit<ApprovalDecision, 'nonce'>) => run(() => api<Approval>('POST', `/api/approvals/${a.id}`, { ...body, nonce: a.nonce }));
   const deny = () => decide({ decision: 'deny', ...(message.trim() ? { message: message.trim() } : {}) });
   const id = `approval-${a.id}`;
   const title = question ? `${agent} asks you` : `${agent} asks to use ${a.tool}`;

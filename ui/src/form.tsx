@@ -1,8 +1,8 @@
 // Form pieces: a field with the API's own message for it (from the problem's `errors`, or by
 // the problem's code), and the form's general error.
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
 import { ApiError, messageOf } from './api.ts';
+import { useAction } from './hooks.ts';
 
 // The message for `name` in `err`: a validation issue at that field, or a code that belongs to it.
 export function fieldError(err: unknown, name: string, codes: string[] = []): string | undefined {
@@ -49,21 +49,12 @@ export function FormError(props: { error: unknown; fields: string[]; codes?: str
 // and a success clears the error and the text typed. Choices (agent, mode) stay as they were:
 // the next session most often wants the same, and a reset would fall back to the first option.
 export function useSubmit(send: (fields: FormData) => Promise<void>) {
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useAction();
   const onSubmit = async (e: Event) => {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
-    setBusy(true);
-    try {
-      await send(new FormData(form));
-      setError(undefined);
-      for (const field of form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('textarea, input')) field.value = '';
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    const sent = await run(async () => (await send(new FormData(form)), true));
+    if (sent) for (const field of form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('textarea, input')) field.value = '';
   };
   return { error, busy, onSubmit };
 }

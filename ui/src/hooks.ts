@@ -2,6 +2,27 @@
 import { useEffect, useState, useSyncExternalStore } from 'preact/compat';
 import type { Live } from './live.ts';
 
+// The one busy-and-error state of a view's actions: `run(fn)` marks it busy and clears the last
+// error while `fn` runs, keeps a throw as the error, and gives what `fn` returned (undefined
+// after a throw).
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  async function run<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await fn();
+    } catch (err) {
+      setError(err);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { busy, error, run };
+}
+
 // Re-renders on every change of the live state.
 export function useLive(live: Live): number {
   return useSyncExternalStore(live.subscribe, () => live.version);

@@ -1,6 +1,7 @@
 // The merge queue on the dashboard (DESIGN §17): a task queued from its page, and the queue of a
 // project on its board, in order, with why a landing failed.
 import { useState } from 'preact/hooks';
+import { useAction } from './hooks.ts';
 import type { QueueEntry } from '../../schemas/queue.ts';
 import type { Task } from '../../schemas/task.ts';
 import { api } from './api.ts';
@@ -18,33 +19,19 @@ function queuedOf(live: Live, task: Task): QueueEntry | undefined {
 // "Queue" on a task's page: the strategy and whether a failure is sent to its conversation to fix,
 // confirmed as the other landing actions are; answers the place, or the API's refusal.
 export function QueueAction({ live, task, disabled }: { live: Live; task: Task; disabled: boolean }) {
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const [strategy, setStrategy] = useState('merge');
   const [fix, setFix] = useState(false);
   const entry = queuedOf(live, task);
   const failure = live.state.queueFailures.get(task.id);
   const queue = async () => {
     if (!confirm(`Queue ${task.branch} to land on ${task.base} (${strategy}${fix ? ', its conversation fixes a failure' : ''})? It is rebased, checked and merged in its turn.`)) return;
-    setBusy(true);
-    setError(undefined);
-    try {
-      // Its place is shown from the queue.added event, as every page sees it.
-      await api<QueueEntry>('POST', `/api/projects/${task.project_id}/queue`, { task_id: task.id, strategy, fix });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    // Its place is shown from the queue.added event, as every page sees it.
+    await run(() => api<QueueEntry>('POST', `/api/projects/${task.project_id}/queue`, { task_id: task.id, strategy, fix }));
   };
   const leave = async () => {
     if (!confirm(`Take ${task.name} out of the merge queue?`)) return;
-    setError(undefined);
-    try {
-      await api('DELETE', `/api/projects/${task.project_id}/queue/${task.id}`); // its queue.removed event redraws
-    } catch (err) {
-      setError(err);
-    }
+    await run(() => api('DELETE', `/api/projects/${task.project_id}/queue/${task.id}`)); // its queue.removed event redraws
   };
   return (
     <div class="queue-action" role="group" aria-label="Merge queue">

@@ -8,7 +8,7 @@ import type { Task } from '../../schemas/task.ts';
 import { api, apiText, messageOf } from './api.ts';
 import { DiffView } from './diff.tsx';
 import { FormError } from './form.tsx';
-import { useLoad } from './hooks.ts';
+import { useAction, useLoad } from './hooks.ts';
 
 // The two ends compared, as the API takes them: base, work or turn:N.
 interface Range {
@@ -41,24 +41,17 @@ type Loaded<T> = ReturnType<typeof useLoad<T>>;
 
 function TurnsPanel({ task, sessions, turns, onRange, onRestored }: { task: Task; sessions: Session[]; turns: Loaded<TurnList>; onRange: (r: Range) => void; onRestored: () => void }) {
   const [note, setNote] = useState('');
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const agentRunning = sessions.some((s) => s.kind !== 'service' && isBusy(s.status));
   const byId = new Map(sessions.map((s) => [s.id, s]));
   const restore = async (n: number) => {
     if (!confirm(`Restore turn ${n}? The worktree's files become those of turn ${n}; what is there now is saved as a new turn first, so this can be undone.`)) return;
-    setBusy(true);
-    setError(undefined);
     setNote('');
-    try {
+    await run(async () => {
       const r = await api<RestoreResult>('POST', `/api/tasks/${task.id}/restore`, { turn: n });
       setNote(`Restored turn ${r.restored.n}; the state before is saved as turn ${r.saved.n} — restore it to undo.`);
       onRestored();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   const list = turns.value ?? [];
   return (

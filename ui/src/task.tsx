@@ -13,7 +13,7 @@ import { Approvals } from './approval.tsx';
 import { markSeen } from './attention.ts';
 import { RestackNote, WaitLine, waitOf } from './deps.tsx';
 import { ActionError, Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
-import { useLive, useLoad } from './hooks.ts';
+import { useAction, useLive, useLoad } from './hooks.ts';
 import { hostOf, type Live } from './live.ts';
 import { OutputView } from './output.tsx';
 import { QueueAction } from './queue.tsx';
@@ -133,20 +133,13 @@ function conversations(sessions: Session[]): Session[][] {
 
 // Commit, rebase, merge, push and archive, each confirmed first.
 function Actions({ live, task, onArchiving }: { live: Live; task: Task; onArchiving: (on: boolean) => void }) {
-  const [error, setError] = useState<unknown>(undefined);
   const [note, setNote] = useState('');
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const { busy, error } = action;
+  // Each action's note says what it did; a failure is its error instead.
   const run = async (fn: () => Promise<string>) => {
-    setBusy(true);
-    setError(undefined);
     setNote('');
-    try {
-      setNote(await fn());
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    setNote((await action.run(fn)) ?? '');
   };
   const commit = () => {
     const message = prompt('Commit message for everything the task changed:');
@@ -241,19 +234,15 @@ function Log({ title, path, open, refresh }: { title: string; path: string; open
 function Services({ live, task, sessions }: { live: Live; task: Task; sessions: Session[] }) {
   const version = sessions.filter((s) => s.kind === 'service').map((s) => s.status).join();
   const { value, error, reload } = useLoad(() => api<ServiceList>('GET', `/api/tasks/${task.id}/services`), [task.id, version]);
-  const [actionError, setActionError] = useState<unknown>(undefined);
+  const { error: actionError, run } = useAction();
   if (error) return <p class="form-error">{messageOf(error)}</p>;
   if (!value || value.length === 0) return null;
-  const act = async (fn: () => Promise<unknown>) => {
-    setActionError(undefined);
-    try {
+  const act = (fn: () => Promise<unknown>) =>
+    run(async () => {
       const s = await fn();
       if (s && typeof s === 'object' && 'kind' in s) live.put('session', s as Session);
       reload();
-    } catch (err) {
-      setActionError(err);
-    }
-  };
+    });
   return (
     <section class="panel">
       <h2>Services</h2>
@@ -332,19 +321,15 @@ function Denials({ agent, denials }: { agent: string; denials: NonNullable<Sessi
 // One conversation: its turns (prompt, then the agent's output), and a box for the next one.
 function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
   const last = turns[turns.length - 1]!;
-  const [killError, setKillError] = useState<unknown>(undefined);
+  const killing = useAction();
   const running = isBusy(last.status);
   const { error: sendError, busy, onSubmit: send } = useSubmit(async (f) => {
     live.put('session', await api<Session>('POST', `/api/sessions/${last.id}/messages`, { prompt: String(f.get('prompt') ?? ''), mode: String(f.get('mode')) }));
   });
-  const error = sendError ?? killError;
+  const error = sendError ?? killing.error;
   const kill = async (s: Session) => {
     if (!confirm(`Stop the ${s.agent} session?`)) return;
-    try {
-      await api('DELETE', `/api/sessions/${s.id}`);
-    } catch (err) {
-      setKillError(err);
-    }
+    await killing.run(() => api('DELETE', `/api/sessions/${s.id}`));
   };
   const promptError = fieldError(error, 'prompt', ['RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED']);
   return (
