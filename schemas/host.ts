@@ -56,3 +56,23 @@ export type Host = Static<typeof Host>;
 
 export const HostList = Type.Array(Host);
 export type HostList = Static<typeof HostList>;
+
+// What a host forwards to a row's owner (DESIGN §14.2), stored as a command row: the kinds of
+// rows that have an owner, the request as a client sent it, and the owner's answer as it wrote it.
+export const OwnerKind = Type.Union([Type.Literal('task'), Type.Literal('session'), Type.Literal('project'), Type.Literal('approval')]);
+export type OwnerKind = Static<typeof OwnerKind>;
+
+export const CommandRequest = Type.Object({
+  method: Type.String(),
+  path: Type.String({ description: 'with its query string' }),
+  headers: Type.Record(Type.String(), Type.String()),
+  body: Type.Union([Type.String(), Type.Null()], { description: 'the JSON body as text, or null without one' }),
+});
+export type CommandRequest = Static<typeof CommandRequest>;
+
+export const CommandAnswer = Type.Object({
+  status: Type.Integer(),
+  headers: Type.Record(Type.String(), Type.String(), { description: 'those that describe the body' }),
+  body: Type.Uint8Array({ description: "the body's bytes" }),
+});
+export type CommandAnswer = Static<typeof CommandAnswer>;

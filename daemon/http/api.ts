@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CommandAnswer } from '../../schemas/host.ts';
 import type { Logger } from '../runtime/log.ts';
 import { compile, createAjv, type Validator } from '../runtime/validation.ts';
 import { assertJsonContentType, discardBody, drainUnread, hasBody, readJson } from './body.ts';
@@ -158,7 +159,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 // The owner's answer to a forwarded request, as it wrote it: status, content type, bytes.
-function sendRaw(req: IncomingMessage, res: ServerResponse, a: { status: number; headers: Record<string, string>; body: Buffer }): void {
+function sendRaw(req: IncomingMessage, res: ServerResponse, a: CommandAnswer): void {
   if (res.headersSent) return;
   const empty = a.status === 204 || a.status === 304;
   res.writeHead(a.status, { ...COMMON_HEADERS, ...a.headers, ...(empty ? {} : { 'content-length': a.body.length }) });

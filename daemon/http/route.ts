@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from '../runtime/log.ts';
 import type { ErrorCode } from '../errors.ts';
+import type { CommandAnswer, CommandRequest, OwnerKind } from '../../schemas/host.ts';
 
 export type Method = 'GET' | 'POST' | 'DELETE';
 
@@ -18,7 +19,7 @@ export interface Context<P, Q, B> {
   arrived: number;
 }
 
-export type OwnerKind = 'task' | 'session' | 'project' | 'approval';
+export type { OwnerKind };
 
 // What the API asks of the team (DESIGN §14.2): whose a row is, and a request run on its owner.
 export interface Remote {
@@ -27,7 +28,7 @@ export interface Remote {
   /** the host by id, for messages */
   nameOf(hostId: string): Promise<string>;
   /** runs the request on `hostId` and gives its answer as the owner wrote it */
-  forward(hostId: string, req: { method: string; path: string; headers: Record<string, string>; body: string | null }): Promise<{ status: number; headers: Record<string, string>; body: Buffer }>;
+  forward(hostId: string, req: CommandRequest): Promise<CommandAnswer>;
 }
 
 // Marks a request as a command the owner runs for another host: it is never forwarded again.

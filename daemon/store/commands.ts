@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import type { CommandAnswer, CommandRequest } from '../../schemas/host.ts';
 
 // How often a waiting requester and the owner's loop read the commands when no notification came.
 export const COMMAND_POLL_MS = 1000;
@@ -17,22 +18,8 @@ export const KEEP_H = 1;
 
 export type CommandStatus = 'pending' | 'taken' | 'done' | 'withdrawn' | 'abandoned';
 
-// What a command asks: a request to the owner's API as a client sent it.
-export interface CommandRequest {
-  method: string;
-  /** path with its query string */
-  path: string;
-  headers: Record<string, string>;
-  /** the JSON body as text, or null without one */
-  body: string | null;
-}
-
-// The owner's answer as it wrote it: status, the headers that describe the body, the body's bytes.
-export interface CommandAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
+// What a command asks and what its owner answers (schemas/host.ts).
+export type { CommandAnswer, CommandRequest };
 
 export interface Command extends CommandRequest {
   id: string;
@@ -116,7 +103,7 @@ export function commandsTable(db: Db) {
       const res = await db.query(
         `UPDATE commands SET status = 'done', ended_at = now(), answer_status = $2, answer_headers = $3, answer_body = $4
          WHERE id = $1 AND status = 'taken'`,
-        [id, a.status, JSON.stringify(a.headers), a.body.toString('base64')],
+        [id, a.status, JSON.stringify(a.headers), Buffer.from(a.body.buffer, a.body.byteOffset, a.body.byteLength).toString('base64')],
       );
       return (res.affectedRows ?? 0) > 0;
     },
