@@ -73,6 +73,7 @@ export type CommandRequest = Static<typeof CommandRequest>;
 export const CommandAnswer = Type.Object({
   status: Type.Integer(),
   headers: Type.Record(Type.String(), Type.String(), { description: 'those that describe the body' }),
-  body: Type.Uint8Array({ description: "the body's bytes" }),
+  // Bytes are no JSON type: the schema says nothing of them (the commands table stores base64).
+  body: Type.Unsafe<Uint8Array>({ description: "the body's bytes" }),
 });
 export type CommandAnswer = Static<typeof CommandAnswer>;
