@@ -26,17 +26,26 @@ function epoch(v: number): string {
   return new Date(v > 1e12 ? v : v * 1000).toISOString();
 }
 
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
 // "try again at 9:37 PM": the next time the daemon's clock shows it (the CLI runs on this machine,
-// in its time zone), after `at`.
+// in its time zone), after `at`. A reset on another day comes with its date, as Codex words it:
+// "try again at Nov 28th, 2026 12:04 AM": that day and time here.
 export function nextClockTime(text: string, at: string): string | null {
-  const m = /try again at (\d{1,2}):(\d{2})\s*([AP]M)?/i.exec(text);
+  const m = /try again at (?:([A-Za-z]{3})[a-z]* (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}),? )?(\d{1,2}):(\d{2})\s*([AP]M)?/i.exec(text);
   if (!m) return null;
-  let h = Number(m[1]);
-  const min = Number(m[2]);
-  const half = m[3]?.toUpperCase();
+  let h = Number(m[4]);
+  const min = Number(m[5]);
+  const half = m[6]?.toUpperCase();
   if (half === 'PM' && h < 12) h += 12;
   if (half === 'AM' && h === 12) h = 0;
   if (h > 23 || min > 59) return null;
+  if (m[1] !== undefined) {
+    const month = MONTHS.indexOf(m[1].toLowerCase());
+    if (month < 0) return null;
+    const t = new Date(Number(m[3]), month, Number(m[2]), h, min, 0, 0);
+    return Number.isNaN(t.getTime()) ? null : t.toISOString();
+  }
   const from = new Date(at);
   const t = new Date(from);
   t.setHours(h, min, 0, 0);

@@ -254,3 +254,12 @@ test('acp (the bridge\'s lines): the session line\'s id, the agent\'s message af
   assert.deepEqual([failed.result!.text, failed.result!.is_error, failed.agent_session_id], ['Quota exceeded. Please retry after 60s.', true, null]);
   assert.equal(failed.limit_resets_at, new Date(Date.parse(AT) + 60_000).toISOString());
 });
+
+test('a usage limit that resets on another day, as Codex words it with its date, is that day and time on this machine', () => {
+  const text = 'You’ve hit your usage limit. Visit https://chatgpt.com/settings/usage to purchase more credits or try again at Nov 28th, 2026 12:04 AM.';
+  assert.equal(nextClockTime(text, AT), new Date(2026, 10, 28, 0, 4).toISOString());
+  assert.equal(nextClockTime('try again at Dec 1st, 2026 3:15 PM', AT), new Date(2026, 11, 1, 15, 15).toISOString());
+  assert.equal(nextClockTime('try again at Foo 1st, 2026 3:15 PM', AT), null, 'no such month: not a time');
+  const failed = read({ format: 'codex' }, [{ type: 'turn.failed', error: { message: text } }]);
+  assert.equal(failed.limit_resets_at, new Date(2026, 10, 28, 0, 4).toISOString(), 'the session says when');
+});

@@ -274,8 +274,8 @@ test('edit mode, a usage limit (a 429 usage_limit_reached): the turn fails with 
   const { s, said } = await ended(d, r.json.id);
   assert.equal(s.status, 'failed', said);
   assert.equal(s.result.is_error, true);
-  assert.match(s.result.text, /usage limit.*try again at \d{1,2}:\d{2}/);
-  // Codex names a clock time to the minute: the next time the clock shows it.
+  // Codex names a clock time to the minute, with its date when that is another day.
+  assert.match(s.result.text, /usage limit.*try again at (?:\w+ \d{1,2}\w*, \d{4} )?\d{1,2}:\d{2}/);
   const resets = Date.parse(s.limit_resets_at);
   assert.ok(resets > Date.now() && resets <= (resetsAt + 60) * 1000, s.limit_resets_at);
 });
