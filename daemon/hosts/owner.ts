@@ -9,11 +9,10 @@ import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
 import { createCoalescer } from '../runtime/coalesce.ts';
 import { retrying, type RetryPolicy } from '../runtime/retry.ts';
-import { ANSWERED_CHANNEL, COMMAND_POLL_MS, COMMANDS_CHANNEL, type Command, type CommandAnswer, type CommandsTable } from '../store/commands.ts';
+import { ANSWERED_CHANNEL, COMMAND_POLL_MS as POLL_MS, COMMANDS_CHANNEL, type Command, type CommandAnswer, type CommandsTable } from '../store/commands.ts';
 import type { HostsTable } from '../store/hosts.ts';
 import type { Store } from '../store/store.ts';
 
-const POLL_MS = COMMAND_POLL_MS;
 // Storing an answer: a try each POLL_MS, for about half a minute.
 const ANSWER_RETRY: RetryPolicy = { delayMs: POLL_MS, tries: 31 };
 
