@@ -251,7 +251,9 @@ test('kill while pending: the approval ends expired and the bridge and agent are
   assert.equal((await d.socket('GET', `/api/sessions/${s.id}`)).json.status, 'killed');
   assert.deepEqual(liveGroupMembers(s.pid), [], 'the bridge and the agent went with the group');
 
-  const tm = await start(d, task.id, { prompt: 'run: touch never.txt', timeout_s: 2 }, t);
+  // The bound must outlast the bridge's and the agent's start on a loaded machine, so that it
+  // ends the session while the approval is pending.
+  const tm = await start(d, task.id, { prompt: 'run: touch never.txt', timeout_s: 12 }, t);
   await pendingOf(d, tm.id);
   const timed = await ended(d, tm.id);
   assert.deepEqual([timed.status, timed.timed_out], ['killed', true]);

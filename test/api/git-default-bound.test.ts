@@ -57,6 +57,8 @@ async function hungProject(t: test.TestContext, d: TestDaemon, m: string) {
   assert.equal(created.status, 201, created.text);
   git(repo, 'config', 'filter.hang.clean', `sleep ${m}`);
   writeFileSync(path.join(repo, created.json.worktree_path, 'x.txt'), 'x\n');
+  // The fixture as the daemon must find it (a CI run once read no untracked file here).
+  assert.equal(git(path.join(repo, created.json.worktree_path), 'ls-files', '--others', '--exclude-standard'), 'x.txt');
   return { repo, project, task: created.json };
 }
 
@@ -71,6 +73,8 @@ async function pushProject(t: test.TestContext, d: TestDaemon, hang: (repo: stri
   const project = await addProject(d, repo);
   const created = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'pushed' } });
   assert.equal(created.status, 201, created.text);
+  // The fixture as the daemon must find it (a CI run once found no remote here).
+  assert.equal(git(repo, 'remote'), 'origin');
   return { repo, task: created.json };
 }
 
