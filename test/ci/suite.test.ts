@@ -27,23 +27,26 @@ test('npm test runs every test folder; the real agents, the smoke test and the P
   assert.match(scripts['test:smoke']!, / test\/smoke\/\*\.test\.ts$/);
 });
 
-// `npm run test:postgres` runs again, with every daemon and store on PostgreSQL (DESIGN §14.2),
-// each folder with a test that starts a daemon or opens a store, and the PostgreSQL tests; but
-// the clients of the API, named here (docs/decisions/tests.md): a new folder is in unless it is
-// added to them on purpose.
-const API_CLIENTS = new Set(['test/cli', 'test/mcp', 'test/ui', 'test/bridges', 'test/security']);
-test('npm run test:postgres runs every folder whose tests use a daemon or a store, but the named clients of the API', () => {
+// `npm run test:postgres` runs again on PostgreSQL (DESIGN §14.2) the PostgreSQL and team tests,
+// every test of a module on the store (it opens one in-process: a new such file is in by its
+// folder), and of the daemon-level tests those whose answers the store decides, named one by one
+// (docs/decisions/tests.md): the others drive git, processes, HTTP or a client, as on PGlite.
+test('npm run test:postgres runs every module test on the store by its folder, and daemon tests named one by one', () => {
   const scripts = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')).scripts as Record<string, string>;
   const line = scripts['test:postgres']!;
   assert.match(line, /GROVE_TEST_POSTGRES=1 node /);
-  const globs = new Set(line.split(/\s+/).filter((w) => w.startsWith('test/')));
-  const own = new Set(['test/real-agents', 'test/smoke']);
-  const users = new Set(['test/postgres', 'test/team']);
-  for (const f of readdirSync(path.join(repo, 'test'), { recursive: true }) as string[]) {
-    if (!f.endsWith('.test.ts')) continue;
-    const dir = path.posix.join('test', path.dirname(f).split(path.sep).join('/'));
-    if (!own.has(dir) && !API_CLIENTS.has(dir) && /\b(startDaemon|sharedDaemon|sharedAgentDaemon|readyTask|openTestStore|taskParts)\(/.test(readFileSync(path.join(repo, 'test', f), 'utf8'))) users.add(dir);
+  const args = line.split(/\s+/).filter((w) => w.startsWith('test/'));
+  const globs = new Set(args.filter((w) => w.endsWith('/*.test.ts')).map((w) => path.posix.dirname(w)));
+  const named = args.filter((w) => !w.endsWith('/*.test.ts'));
+  const files = (readdirSync(path.join(repo, 'test'), { recursive: true }) as string[]).filter((f) => f.endsWith('.test.ts')).map((f) => path.posix.join('test', f.split(path.sep).join('/')));
+  const source = (f: string) => readFileSync(path.join(repo, f), 'utf8');
+  const onStore = files.filter((f) => /\b(openTestStore|taskParts)\(/.test(source(f)) && !/^test\/(real-agents|smoke)\//.test(f));
+  assert.deepEqual(onStore.filter((f) => !globs.has(path.posix.dirname(f))).sort(), [], 'modules on the store whose folder test:postgres does not run');
+  for (const d of ['test/postgres', 'test/team']) assert.ok(globs.has(d), `${d} runs`);
+  for (const d of globs) assert.ok(files.some((f) => path.posix.dirname(f) === d), `${d}/*.test.ts matches nothing`);
+  for (const f of named) {
+    assert.ok(files.includes(f), `${f} does not exist`);
+    assert.ok(!globs.has(path.posix.dirname(f)), `${f} is run twice`);
+    assert.match(source(f), /\b(startDaemon|spawnDaemon|sharedDaemon|sharedAgentDaemon|readyTask)\(/, `${f} starts no daemon: it would run as on PGlite`);
   }
-  assert.deepEqual([...users].filter((d) => !globs.has(`${d}/*.test.ts`)).sort(), [], 'folders test:postgres does not run');
-  assert.deepEqual([...globs].filter((g) => !users.has(path.posix.dirname(g))).sort(), [], 'folders with no daemon or store, or clients, run on PostgreSQL');
 });
