@@ -215,8 +215,14 @@ test('a client too slow to read is dropped with event: end and resumes from its 
   assert.equal(end.data.reason, 'too_slow');
   const seen = got.filter((e) => e.event !== 'end');
   assert.ok(seen.length < all.length, 'it was dropped before the end');
-  const rest = await sse(d, '', (evs) => evs.length >= all.length - seen.length, { 'last-event-id': seen.at(-1)!.id! });
-  assert.deepEqual([...seen, ...rest].map((e) => Number(e.id)), all.map((e) => e.seq), 'and resumed with nothing lost');
+  // It resumes as a client does: from its last id, again if this process, loaded, is once more
+  // too slow for the 100 KB events (then its stream ends with event: end as well).
+  const resumed = [...seen];
+  for (let round = 0; resumed.length < all.length && round < 10; round++) {
+    const rest = await sse(d, '', (evs) => evs.length >= all.length - resumed.length || evs.at(-1)?.event === 'end', { 'last-event-id': resumed.at(-1)!.id! });
+    resumed.push(...rest.filter((e) => e.event !== 'end'));
+  }
+  assert.deepEqual(resumed.map((e) => Number(e.id)), all.map((e) => e.seq), 'and resumed with nothing lost');
 });
 
 test('500 event streams catching up from the start leave GET /api/tasks answered promptly', async (t) => {
