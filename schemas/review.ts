@@ -47,6 +47,8 @@ export function parseSide(s: string | undefined, dflt: 'base' | 'work'): Side {
 
 export const ChangesQuery = Type.Object({ from: Side('the older end, default base'), to: Side('the newer end, default work') }, { additionalProperties: false });
 export type ChangesQuery = Static<typeof ChangesQuery>;
+// The ends of changes and diff once parsed (parseSide); either left out is its default.
+export type Range = { [K in keyof ChangesQuery]?: Side };
 
 export const DiffQuery = Type.Object(
   {

@@ -1,14 +1,14 @@
 // The daemon's API as typed calls (the types from schemas/), so that the CLI, `grove mcp` and the
 // bridges do not each spell paths and casts; and the one paging loop of events and output.
 import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
-import type { EventPage, GroveEvent } from '../../schemas/event.ts';
+import type { EventPage, EventQuery, GroveEvent } from '../../schemas/event.ts';
 import type { Health } from '../../schemas/health.ts';
 import type { Host } from '../../schemas/host.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { CreateProject, Project } from '../../schemas/project.ts';
 import type { QueueBody, QueueEntry } from '../../schemas/queue.ts';
-import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult, RestoreResult, TurnList } from '../../schemas/review.ts';
+import type { Changes, CommitResult, ChangesQuery, ConflictList, MergeBody, MergeResult, PushResult, RestoreResult, TurnList } from '../../schemas/review.ts';
 import { EVENT_PAGE_MAX, OUTPUT_PAGE_MAX } from '../../schemas/pages.ts';
 import type { AgentList, CreateMessage, CreateSession, KillResult, OutputPage, Service, Session } from '../../schemas/session.ts';
 import type { CreatedTask, CreateTaskBody, Task, TaskSetup } from '../../schemas/task.ts';
@@ -23,15 +23,9 @@ const query = (values: Record<string, string | number | boolean | undefined>) =>
 };
 
 // The two ends changes and diff compare (DESIGN §17): base, work or turn:N; either left out is the default.
-export interface Range {
-  from?: string;
-  to?: string;
-}
+export type Range = ChangesQuery;
 
-export interface EventFilter {
-  project_id?: string;
-  task_id?: string;
-}
+export type EventFilter = Pick<EventQuery, 'project_id' | 'task_id'>;
 
 // Reads pages from `after` until one comes back short (the end), handing each item on; answers the
 // `next` of the last page. The one paging loop: events and output are paged the same way.

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Project } from '../../schemas/project.ts';
-import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult, RestoreResult, Side, TurnList } from '../../schemas/review.ts';
+import type { Changes, CommitResult, ConflictList, MergeBody, MergeResult, PushResult, Range, RestoreResult, TurnList } from '../../schemas/review.ts';
 import type { TurnRef } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
@@ -41,11 +41,6 @@ export interface ReviewDeps {
   log: Logger;
 }
 
-// The range of changes and diff (DESIGN §17); absent ends are the merge-base and the work.
-export interface Range {
-  from?: Side;
-  to?: Side;
-}
 
 // Reads of one project's git at a time: hung ones (a slow filter) wait out their bound or their
 // client, and must not take every thread of the review pool from the other projects.

@@ -1,7 +1,7 @@
 // A task's review on its page: its turns (DESIGN §17) with Restore, and what changed between two
 // ends (the merge-base, a turn, the work) as a file list and the diff.
 import { useState } from 'preact/hooks';
-import type { Changes, RestoreResult, TurnList } from '../../schemas/review.ts';
+import type { Changes, ChangesQuery, RestoreResult, TurnList } from '../../schemas/review.ts';
 import type { Session } from '../../schemas/session.ts';
 import { isBusy } from '../../schemas/session-status.ts';
 import type { Task } from '../../schemas/task.ts';
@@ -10,11 +10,8 @@ import { DiffView } from './diff.tsx';
 import { FormError } from './form.tsx';
 import { useAction, useLoad } from './hooks.ts';
 
-// The two ends compared, as the API takes them: base, work or turn:N.
-interface Range {
-  from: string;
-  to: string;
-}
+// The two ends compared, as the API takes them (base, work or turn:N), both always named here.
+type Range = Required<ChangesQuery>;
 const WHOLE: Range = { from: 'base', to: 'work' };
 const sideName = (s: string) => (s === 'base' ? 'the base' : s === 'work' ? 'the work' : `turn ${s.slice(5)}`);
 
