@@ -19,9 +19,16 @@ export function gone(err: unknown): boolean {
   return typeof (err as NodeJS.ErrnoException).code === 'string';
 }
 
-// `fn` tried again while the daemon is not there; an API refusal goes through.
+// A refusal that says to ask again later: a team's store out of reach (503 STORE_UNAVAILABLE,
+// with the wait in its Retry-After).
+function later(err: unknown): boolean {
+  return err instanceof ApiProblem && err.status === 503 && err.code === 'STORE_UNAVAILABLE';
+}
+
+// `fn` tried again while the daemon is not there or asks to be asked later (after the wait it
+// names); any other API refusal goes through.
 export function retrying<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
-  return retry(fn, { policy: RETRY, retryable: gone, signal });
+  return retry(fn, { policy: RETRY, retryable: (err) => gone(err) || later(err), asked: (err) => (err instanceof ApiProblem ? err.retryAfterMs : undefined), signal });
 }
 
 // The ask's body (schemas/approval.ts), with the kind always given and the input a bridge builds.

@@ -30,6 +30,8 @@ async function readAll(res: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+const retryAfterOf = (res: IncomingMessage) => [res.headers['retry-after']].flat()[0];
+
 // EPIPE: a forwarded socket (DESIGN §14.1) accepts at once, and ssh closes it when the remote
 // daemon's socket refuses, sometimes before the request is written.
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE']);
@@ -53,12 +55,12 @@ export function createTransport(socketPath: string): Transport {
       const text = body === undefined ? undefined : JSON.stringify(body);
       const res = await send(method, path, text === undefined ? {} : { 'content-type': 'application/json' }, text);
       const out = await readAll(res);
-      if (res.statusCode! >= 400) throw parseProblem(res.statusCode!, out);
+      if (res.statusCode! >= 400) throw parseProblem(res.statusCode!, out, retryAfterOf(res));
       return out === '' ? undefined : JSON.parse(out);
     },
     async stream(path, headers = {}) {
       const res = await send('GET', path, headers);
-      if (res.statusCode! >= 400) throw parseProblem(res.statusCode!, await readAll(res));
+      if (res.statusCode! >= 400) throw parseProblem(res.statusCode!, await readAll(res), retryAfterOf(res));
       return res as Body;
     },
     close: once(async () => {

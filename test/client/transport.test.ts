@@ -46,6 +46,8 @@ test('call: JSON both ways; a refusal is an ApiProblem, a non-JSON one too; stre
       req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, type: req.headers['content-type'], body: JSON.parse(body) })));
     } else if (req.url === '/gone') {
       res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ code: 'NOT_FOUND', detail: 'no task x', status: 404 }));
+    } else if (req.url === '/later') {
+      res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '2' }).end(JSON.stringify({ code: 'STORE_UNAVAILABLE', detail: 'the store', status: 503 }));
     } else if (req.url === '/proxy') {
       res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>bad gateway</h1>');
     } else if (req.url === '/events') {
@@ -60,7 +62,10 @@ test('call: JSON both ways; a refusal is an ApiProblem, a non-JSON one too; stre
   assert.equal(await api.call('DELETE', '/empty'), undefined);
   await assert.rejects(api.call('GET', '/gone'), (err) => err instanceof ApiProblem && err.code === 'NOT_FOUND' && err.status === 404 && err.detail === 'no task x');
   await assert.rejects(api.call('GET', '/proxy'), (err) => err instanceof ApiProblem && err.code === '502' && err.detail === '<h1>bad gateway</h1>' && err.json === null);
-  await assert.rejects(api.stream('/proxy'), (err) => err instanceof ApiProblem && err.status === 502);
+  await assert.rejects(api.stream('/proxy'), (err) => err instanceof ApiProblem && err.status === 502 && err.retryAfterMs === undefined);
+  // Retry-After is kept with the refusal, for call and stream alike.
+  await assert.rejects(api.call('GET', '/later'), (err) => err instanceof ApiProblem && err.code === 'STORE_UNAVAILABLE' && err.retryAfterMs === 2000);
+  await assert.rejects(api.stream('/later'), (err) => err instanceof ApiProblem && err.retryAfterMs === 2000);
   const body = await api.stream('/events', { accept: 'text/event-stream' });
   assert.equal(body.headers['x-note'], 'kept');
   const got = [];
