@@ -1,17 +1,17 @@
 // The requester's side of forwarding to the owner (DESIGN §14.2): a request on another host's
-// resource is written as a command row, the owner woken (NOTIFY), and its answer awaited: woken
-// by the notification of that command's answer, or by a poll should it be missed. The owner's
-// side is owner.ts.
+// resource is written as a command row, the owner woken (NOTIFY), and its answer awaited through
+// the store's keyed wake-ups (store/wakes.ts): the notification of that command's answer, or
+// their poll should it be missed. The owner's side is owner.ts.
 import { randomUUID } from 'node:crypto';
 import { GroveError } from '../errors.ts';
 import type { OwnerKind, Remote } from '../http/route.ts';
 import { once } from '../runtime/once.ts';
 import type { Logger } from '../runtime/log.ts';
-import { createRegistry } from '../runtime/registry.ts';
 import { waitFor } from '../runtime/wait.ts';
 import { ANSWERED_CHANNEL, COMMAND_POLL_MS as POLL_MS, COMMANDS_CHANNEL, TAKE_WITHIN_S, type CommandAnswer, type CommandsTable } from '../store/commands.ts';
 import type { HostsTable } from '../store/hosts.ts';
 import type { Store } from '../store/store.ts';
+import { createTeamWakes } from '../store/wakes.ts';
 
 export interface Requester extends Remote {
   /** ends the waits (UNAVAILABLE) and stops listening */
@@ -20,11 +20,9 @@ export interface Requester extends Remote {
 
 export function createRequester(deps: { store: Store; rows: CommandsTable; hosts: HostsTable; hostId: string; log: Logger }): Requester {
   const { store, rows, hosts, hostId, log } = deps;
-  let closed = false;
-  const waiting = createRegistry<string, () => void>();
-  const stopAnswers = store.listen(ANSWERED_CHANNEL, (id) => {
-    for (const wake of id === null ? waiting.all() : waiting.get(id)) wake();
-  });
+  // close() ends every wait at once: the request may still run on its host.
+  const closing = new AbortController();
+  const answers = createTeamWakes({ store, channel: ANSWERED_CHANNEL, log, pollMs: POLL_MS });
 
   async function nameOf(id: string): Promise<string> {
     return (await hosts.get(id))?.name ?? id;
@@ -40,10 +38,10 @@ export function createRequester(deps: { store: Store; rows: CommandsTable; hosts
     log.info({ command: id, host: host.name, method: req.method, path: req.path }, 'forwarded to the owning host');
     await store.notify(COMMANDS_CHANNEL, target);
     for (;;) {
-      if (closed) throw new GroveError('UNAVAILABLE', 'this daemon is stopping; the request may still run on its host');
-      // Until the answer is notified, or POLL_MS: waiting before the read, so that an answer
+      if (closing.signal.aborted) throw new GroveError('UNAVAILABLE', 'this daemon is stopping; the request may still run on its host');
+      // Until the answer is notified or polled for: waiting before the read, so that an answer
       // stored between the two wakes it.
-      const next = waitFor((wake) => [waiting.add(id, wake)], { ms: POLL_MS });
+      const next = waitFor((wake) => [answers.watch(id, wake)], { signal: closing.signal });
       try {
         const c = (await rows.get(id))!;
         switch (c.status) {
@@ -81,9 +79,8 @@ export function createRequester(deps: { store: Store; rows: CommandsTable; hosts
     nameOf,
     forward,
     close: once(async () => {
-      closed = true;
-      stopAnswers();
-      for (const wake of waiting.all()) wake();
+      closing.abort();
+      await answers.close();
     }),
   };
 }

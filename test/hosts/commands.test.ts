@@ -40,6 +40,9 @@ async function ownerApi(t: TestContext, dir: string): Promise<{ socketPath: stri
 const s = await openTestStore(after);
 const hosts = hostsTable(s.store.db, s.events);
 const rows = commandsTable(s.store.db);
+// Two hosts on one store make it a shared one, whichever driver is under the test (the team's
+// wake-ups, store/wakes.ts, listen only on a shared store).
+const teamStore = { ...s.store, shared: true };
 const commandCount = async () => (await s.store.db.query('SELECT id FROM commands')).rows.length;
 
 async function team(t: TestContext, opts: { ownerAccepts?: boolean; ownerRowAccepts?: boolean; socketPath?: string } = {}) {
@@ -49,7 +52,7 @@ async function team(t: TestContext, opts: { ownerAccepts?: boolean; ownerRowAcce
   const api = await ownerApi(t, dir);
   const { log, records } = memoryLog();
   const make = (hostId: string, socketPath: string, acceptRemote = true) => {
-    const c = createCommands({ store: s.store, rows, hosts, hostId, acceptRemote, socketPath, log });
+    const c = createCommands({ store: teamStore, rows, hosts, hostId, acceptRemote, socketPath, log });
     t.after(async () => {
       await c.stop();
       await c.close();
