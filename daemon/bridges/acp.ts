@@ -137,6 +137,29 @@ async function settles(p: Promise<unknown>, ms: number): Promise<boolean> {
 }
 
 // Runs one turn; the exit status: 0 when the turn ended `end_turn`, 1 otherwise.
+type Tokens = { inputTokens: number | null; outputTokens: number | null };
+const tokens = (v: unknown) => (typeof v === 'number' ? v : null);
+const sum = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : a + b);
+
+// Adds the model call's tokens an update carries, as Qwen Code sends them (an
+// `agent_message_chunk` with `_meta.usage`, once per call), to those of the turn so far.
+export function addStreamedUsage(sofar: Tokens | null, update: Record<string, unknown>): Tokens | null {
+  if (update.sessionUpdate !== 'agent_message_chunk') return sofar;
+  const usage = obj(obj(update._meta).usage);
+  if (tokens(usage.inputTokens) === null && tokens(usage.outputTokens) === null) return sofar;
+  return { inputTokens: sum(sofar?.inputTokens ?? null, tokens(usage.inputTokens)), outputTokens: sum(sofar?.outputTokens ?? null, tokens(usage.outputTokens)) };
+}
+
+// The turn's tokens as ACP's PromptResponse `usage` names them; where an agent sends none, as
+// Gemini CLI reports them (`_meta.quota.token_count`), else as streamed with its updates
+// (addStreamedUsage); null when none is there.
+export function usageOf(done: { usage?: unknown; _meta?: unknown }, streamed: Tokens | null = null): unknown {
+  if (done.usage !== undefined && done.usage !== null) return done.usage;
+  const count = obj(obj(obj(done._meta).quota).token_count);
+  if (tokens(count.input_tokens) === null && tokens(count.output_tokens) === null) return streamed;
+  return { inputTokens: tokens(count.input_tokens), outputTokens: tokens(count.output_tokens) };
+}
+
 export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
   const { api, out } = opts;
   const child = spawn(opts.command[0]!, opts.command.slice(1), { cwd: opts.cwd, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -146,8 +169,10 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
   });
   const exited = exitOf(child);
   let agentSession: string | null = null;
-  // Usage from `usage_update` notifications (cost) and the prompt's response (tokens).
+  // Usage from `usage_update` notifications (cost) and the prompt's response or this turn's
+  // updates (tokens: usageOf).
   let cost: unknown = null;
+  let streamed: Tokens | null = null;
   // While a session is loaded, its history comes as updates: printed, marked so it is not read as this turn's.
   let replaying = false;
 
@@ -158,6 +183,7 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
       if (method !== acp.methods.client.session.update) return;
       const update = obj(obj(params).update);
       if (update.sessionUpdate === 'usage_update' && update.cost !== undefined) cost = update.cost;
+      if (!replaying) streamed = addStreamedUsage(streamed, update);
       out({ method, params, ...(replaying ? { replay: true } : {}) });
     })
     .onRequest('*', async ({ method, params, signal, requestId }) => {
@@ -283,7 +309,7 @@ export async function runAcpBridge(opts: BridgeOptions): Promise<number> {
       // What the agent says from here on is this turn's (Gemini CLI says "[MODE_UPDATE] …" before).
       out({ type: 'prompt', sessionId: agentSession });
       const done = await call(ctx.request(acp.methods.agent.session.prompt, { sessionId: agentSession, prompt: [{ type: 'text', text: opts.prompt }] }));
-      out({ type: 'result', sessionId: agentSession, stopReason: done.stopReason, usage: done.usage ?? null, cost });
+      out({ type: 'result', sessionId: agentSession, stopReason: done.stopReason, usage: usageOf(done, streamed), cost });
       return done.stopReason === 'end_turn' ? 0 : 1;
     });
   } catch (err) {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import test from 'node:test';
-import { askOf, contentOf, outcomeOf } from '../../daemon/bridges/acp.ts';
+import { addStreamedUsage, askOf, contentOf, outcomeOf, usageOf } from '../../daemon/bridges/acp.ts';
 import { ruleMatches } from '../../daemon/approvals/rules.ts';
 import { DAEMON_ENTRY } from '../helpers/daemon.ts';
 
@@ -68,4 +68,24 @@ test('grove acp-bridge: without --session or without the agent after -- it is a 
   const missing = run(['--session', 's1', '--prompt=hi', '--', '/nonexistent/acp-agent']);
   assert.equal(missing.status, 1, missing.stderr);
   assert.deepEqual(JSON.parse(missing.stdout.trim()), { type: 'result', sessionId: null, stopReason: null, error: 'could not start /nonexistent/acp-agent: spawn /nonexistent/acp-agent ENOENT' });
+});
+
+test("usageOf: ACP's usage as the agent sent it; else Gemini CLI's _meta.quota.token_count (its prompt response, 0.61.0); else null", () => {
+  assert.deepEqual(usageOf({ stopReason: 'end_turn', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } } as any), { inputTokens: 10, outputTokens: 5, totalTokens: 15 });
+  const gemini = { stopReason: 'end_turn', _meta: { quota: { token_count: { input_tokens: 812, output_tokens: 24 }, model_usage: [{ model: 'gemini-2.5-pro', token_count: { input_tokens: 812, output_tokens: 24 } }] } } };
+  assert.deepEqual(usageOf(gemini), { inputTokens: 812, outputTokens: 24 });
+  assert.deepEqual(usageOf({ _meta: { quota: { token_count: { output_tokens: 3 } } } }), { inputTokens: null, outputTokens: 3 });
+  for (const none of [{}, { usage: null }, { _meta: null }, { _meta: { quota: {} } }, { _meta: { quota: { token_count: { input_tokens: '7' } } } }]) assert.equal(usageOf(none), null, JSON.stringify(none));
+});
+
+test("addStreamedUsage: the tokens of each model call Qwen Code sends on an agent_message_chunk (_meta.usage, 0.15.10) add up; usageOf takes them when the response has none", () => {
+  const chunk = (inputTokens: number, outputTokens: number) => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '' }, _meta: { usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }, durationMs: 40 } });
+  let turn = addStreamedUsage(null, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'hi' } });
+  assert.equal(turn, null, 'a chunk without usage adds nothing');
+  turn = addStreamedUsage(turn, chunk(1200, 30));
+  turn = addStreamedUsage(turn, { sessionUpdate: 'tool_call', _meta: { usage: { inputTokens: 99, outputTokens: 99 } } });
+  turn = addStreamedUsage(turn, chunk(1300, 12));
+  assert.deepEqual(turn, { inputTokens: 2500, outputTokens: 42 });
+  assert.deepEqual(usageOf({}, turn), { inputTokens: 2500, outputTokens: 42 });
+  assert.deepEqual(usageOf({ usage: { inputTokens: 1, outputTokens: 2 } }, turn), { inputTokens: 1, outputTokens: 2 }, "the response's own usage first");
 });

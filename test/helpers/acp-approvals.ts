@@ -31,6 +31,9 @@ export interface AcpAgentSpec {
   told: (req: RecordedRequest) => string;
   /** a CLI that ends its turn at a refused call (the model is not asked again): what its failed tool call says */
   endsTurnSaying?: RegExp;
+  /** whether the CLI reports the turn's tokens over ACP (its prompt response's `usage`, or
+   * Gemini CLI's `_meta.quota`): then the result has them; else they stay null (docs/agents.md) */
+  tokens: boolean;
 }
 
 const FINAL = 'Scripted: the end.';
@@ -90,6 +93,10 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
     assert.equal(run.s.result.is_error, false);
     assert.equal(m.turns().length, 2);
     t.diagnostic(`${name} told the model, allowed: ${JSON.stringify(spec.told(m.turns()[1]!))}`);
+    const { input_tokens, output_tokens } = run.s.result;
+    t.diagnostic(`${name} tokens over ACP: ${input_tokens} in, ${output_tokens} out`);
+    if (spec.tokens) assert.ok(input_tokens > 0 && output_tokens > 0, `the turn's tokens: ${input_tokens} in, ${output_tokens} out`);
+    else assert.deepEqual([input_tokens, output_tokens], [null, null], 'tokens reported: set tokens: true for this CLI');
   });
 
   test(`${name} over ACP, denied: the command does not run, and the model's next request carries the refusal (or the CLI ends its turn saying so)`, async (t) => {

@@ -76,6 +76,7 @@ test('headless --allow-all against a scripted OpenAI API: the real Copilot CLI r
 
 acpApprovalTests({
   agent: 'copilot',
+  tokens: true,
   bin: copilotBin,
   mode: 'edit',
   server: startOpenAIServer,

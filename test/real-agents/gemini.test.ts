@@ -79,6 +79,7 @@ test('headless yolo against a scripted Gemini API: the real Gemini CLI runs the 
 
 acpApprovalTests({
   agent: 'gemini',
+  tokens: true,
   bin: geminiBin,
   mode: 'edit',
   server: startGeminiServer,

@@ -67,6 +67,7 @@ test('headless --auto against a scripted OpenAI API: the real OpenCode runs the 
 
 acpApprovalTests({
   agent: 'opencode',
+  tokens: true,
   bin: opencodeBin,
   mode: 'edit',
   server: (t, script) => startOpenAIServer(t, script, { side: () => 'Scripted title' }),

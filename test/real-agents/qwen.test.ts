@@ -80,6 +80,7 @@ test('headless yolo against a scripted OpenAI API: the real Qwen Code runs the s
 
 acpApprovalTests({
   agent: 'qwen',
+  tokens: true,
   bin: qwenBin,
   mode: 'edit',
   // Its ACP auth method for an OpenAI key.
