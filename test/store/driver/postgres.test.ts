@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import test, { type TestContext } from 'node:test';
 import pg from 'pg';
-import { openPostgresStore, redactUrl } from '../../daemon/store/driver/postgres.ts';
-import { StoreUnreachableError, type Store } from '../../daemon/store/store.ts';
-import { freshDatabase, postgresServer } from '../helpers/postgres.ts';
-import { memoryLog } from '../helpers/store.ts';
+import { openPostgresStore, redactUrl } from '../../../daemon/store/driver/postgres.ts';
+import { StoreUnreachableError, type Store } from '../../../daemon/store/store.ts';
+import { freshDatabase, postgresServer } from '../../helpers/postgres.ts';
+import { memoryLog } from '../../helpers/store.ts';
 
 // One database for the file (each new one costs a CREATE DATABASE and every migration): the
 // first test opens it new; each test's tables have names of their own.

@@ -6,10 +6,10 @@ import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { MIGRATIONS_DIR } from '../../daemon/store/driver/migrations.ts';
-import { openPgliteStore } from '../../daemon/store/driver/pglite.ts';
-import { prepareTemplate, TEMPLATE_DATA_DIR, templateKey, usableTemplate } from '../../daemon/store/driver/template.ts';
-import { memoryLog } from '../helpers/store.ts';
+import { MIGRATIONS_DIR } from '../../../daemon/store/driver/migrations.ts';
+import { openPgliteStore } from '../../../daemon/store/driver/pglite.ts';
+import { prepareTemplate, TEMPLATE_DATA_DIR, templateKey, usableTemplate } from '../../../daemon/store/driver/template.ts';
+import { memoryLog } from '../../helpers/store.ts';
 
 function tempDir(t: { after(fn: () => unknown): void }): string {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-tpl-')));
