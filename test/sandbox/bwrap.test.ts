@@ -1,0 +1,174 @@
+import '../helpers/env.ts';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { git as run } from '../../daemon/git/run.ts';
+import { bwrapArgv } from '../../daemon/sandbox/bwrap.ts';
+import { checkSandbox } from '../../daemon/sandbox/check.ts';
+import { policyFor, type PolicyInput, type SandboxPolicy } from '../../daemon/sandbox/policy.ts';
+import { git } from '../helpers/git.ts';
+import { gone, marker, processesMatching } from '../helpers/state.ts';
+import { runArgv, sandboxFixture, trustingGit } from '../helpers/sandbox.ts';
+
+const PATH = process.env.PATH ?? '/usr/bin:/bin';
+
+async function bwrapPath(): Promise<string> {
+  const c = await checkSandbox({ path: PATH });
+  assert.ok(c.ok, `this machine must confine for these tests: ${JSON.stringify(c)}`);
+  return c.bwrap;
+}
+
+async function policy(input: PolicyInput, g = run): Promise<SandboxPolicy> {
+  const p = await policyFor({ git: g }, input);
+  assert.ok(p.ok, JSON.stringify(p));
+  return p.policy;
+}
+
+// The agent's environment: what a session passes, with the fixture's HOME.
+function agentEnv(home: string): Record<string, string> {
+  const keep = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_GLOBAL'];
+  return { PATH, HOME: home, ...Object.fromEntries(keep.map((k) => [k, process.env[k]!])) };
+}
+
+// A shell line that tries to write `file` and prints `<label>=ok` or `<label>=refused`.
+const tryWrite = (label: string, file: string) => `(echo x > "${file}") 2>/dev/null && echo ${label}=ok || echo ${label}=refused`;
+const tryRead = (label: string, file: string) => `c=$(cat "${file}" 2>/dev/null); echo "${label}=[$c]"`;
+
+test('a confined command writes its worktree and TMPDIR only: HOME, the main checkout, hooks/, config and /tmp are read-only', { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  const p = await policy(f.input);
+  const common = git(f.repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+  const script = [
+    tryWrite('worktree', 'new.txt'),
+    tryWrite('tmpdir', '$TMPDIR/t.txt'),
+    tryWrite('state', `${f.home}/.agent/s.json`),
+    tryWrite('home', `${f.home}/h.txt`),
+    tryWrite('main', `${f.repo}/main.txt`),
+    tryWrite('hook', `${common}/hooks/pre-commit`),
+    tryWrite('config', `${common}/config`),
+    tryWrite('info', `${common}/info/exclude`),
+    tryWrite('gitfile', `${f.worktree}/.git`),
+    tryWrite('tmp', '/tmp/grove-sandbox-escape.txt'),
+    'echo "tmpvar=$TMPDIR" "cwd=$(pwd)"',
+  ].join('; ');
+  const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
+  assert.equal(r.status, 0, r.stderr);
+  for (const ok of ['worktree', 'tmpdir', 'state']) assert.match(r.stdout, new RegExp(`^${ok}=ok$`, 'm'), r.stdout);
+  for (const no of ['home', 'main', 'hook', 'config', 'info', 'gitfile', 'tmp']) assert.match(r.stdout, new RegExp(`^${no}=refused$`, 'm'), r.stdout);
+  assert.match(r.stdout, new RegExp(`tmpvar=${p.tmpdir} cwd=${p.worktree}`));
+  // What was allowed is on disk; what was refused is not.
+  assert.equal(readFileSync(path.join(f.worktree, 'new.txt'), 'utf8'), 'x\n');
+  assert.equal(readFileSync(path.join(p.tmpdir, 't.txt'), 'utf8'), 'x\n');
+  assert.ok(!existsSync(path.join(f.home, 'h.txt')) && !existsSync(path.join(f.repo, 'main.txt')) && !existsSync(path.join(common, 'hooks', 'pre-commit')));
+  assert.ok(!existsSync('/tmp/grove-sandbox-escape.txt'));
+  assert.match(readFileSync(path.join(common, 'config'), 'utf8'), /\[core\]/);
+});
+
+test('git commit in a confined worktree writes objects, refs and logs: the branch moves', { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  const p = await policy(f.input);
+  const before = git(f.repo, 'rev-parse', 'grove/mine');
+  const script = 'echo work > work.txt && git add work.txt && git commit -qm "confined work" && git rev-parse HEAD';
+  const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
+  assert.equal(r.status, 0, r.stderr);
+  const after = git(f.repo, 'rev-parse', 'grove/mine');
+  assert.notEqual(after, before);
+  assert.equal(r.stdout.trim(), after);
+  assert.equal(git(f.repo, 'log', '-1', '--format=%s', 'grove/mine'), 'confined work');
+  assert.equal(git(f.repo, 'rev-parse', 'grove/mine@{1}'), before, 'the reflog was written');
+  assert.equal(git(f.repo, 'rev-parse', 'main'), git(f.repo, 'rev-parse', 'grove/other'), 'other branches are where they were');
+});
+
+test("a confined command cannot read HOME's keys, grove's data and config, or another task's worktree", { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  const p = await policy(f.input);
+  const script = [
+    tryRead('ssh', `${f.home}/.ssh/id_x`),
+    tryRead('netrc', `${f.home}/.netrc`),
+    tryRead('data', `${f.groveHome}/data/store.db`),
+    tryRead('config', `${f.groveHome}/config.json`),
+    tryRead('other', `${f.other}/theirs.txt`),
+    `echo "otherls=[$(ls -A '${f.other}' 2>/dev/null)]"`,
+    tryRead('readme', `${f.worktree}/README.md`),
+  ].join('; ');
+  const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
+  assert.equal(r.status, 0, r.stderr);
+  for (const hidden of ['ssh', 'netrc', 'data', 'config', 'other', 'otherls']) assert.match(r.stdout, new RegExp(`^${hidden}=\\[\\]$`, 'm'), r.stdout);
+  assert.match(r.stdout, /^readme=\[# fixture\]$/m, 'everything else stays readable');
+  // Hidden is not removed: the files are still there for the user.
+  assert.equal(readFileSync(path.join(f.home, '.ssh', 'id_x'), 'utf8'), 'SECRET-KEY\n');
+  assert.deepEqual(readdirSync(f.other).includes('theirs.txt'), true);
+});
+
+test('the most specific rule wins: a denied file inside the worktree is hidden, a TMPDIR inside a hidden folder is writable', { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  writeFileSync(path.join(f.worktree, '.env'), 'DOTENV-SECRET\n');
+  const tmpdir = path.join(f.groveHome, 'data', 'session-tmp');
+  mkdirSync(tmpdir);
+  const p = await policy({ ...f.input, tmpdir, readDeny: [path.join(f.worktree, '.env')], write: [path.join(f.home, 'not-yet')] });
+  assert.deepEqual(p.skipped, [path.join(f.home, 'not-yet')]);
+  const script = [tryRead('env', `${f.worktree}/.env`), tryWrite('tmp', '$TMPDIR/x'), tryRead('data', `${f.groveHome}/data/store.db`), tryWrite('wt', 'ok.txt')].join('; ');
+  const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^env=\[\]$/m, r.stdout);
+  assert.match(r.stdout, /^tmp=ok$/m, r.stdout);
+  assert.match(r.stdout, /^data=\[\]$/m, r.stdout);
+  assert.match(r.stdout, /^wt=ok$/m, r.stdout);
+  assert.equal(readFileSync(path.join(tmpdir, 'x'), 'utf8'), 'x\n');
+});
+
+test('as another user (nobody): the commit lands, HOME and the hooks stay read-only, the key unreadable', { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  // The user owns its repository, HOME and TMPDIR, as a real user does.
+  const nobody = Number(runArgv(['id', '-u', 'nobody'], { PATH }).stdout.trim());
+  for (const dir of [f.repo, f.home, f.groveHome, f.input.tmpdir]) chownTree(dir, nobody);
+  const p = await policy(f.input, trustingGit);
+  const script = [
+    'echo work > work.txt && git add work.txt && git commit -qm "as nobody" && echo commit=ok || echo commit=failed',
+    tryWrite('home', `${f.home}/h.txt`),
+    tryWrite('hook', `${f.repo}/.git/hooks/post-checkout`),
+    tryRead('ssh', `${f.home}/.ssh/id_x`),
+    'echo "uid=$(id -u)"',
+  ].join('; ');
+  const env = { ...agentEnv(f.home), GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' };
+  const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), env, { user: 'nobody' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`^uid=${nobody}$`, 'm'), r.stdout);
+  assert.match(r.stdout, /^commit=ok$/m, r.stdout);
+  assert.match(r.stdout, /^home=refused$/m, r.stdout);
+  assert.match(r.stdout, /^hook=refused$/m, r.stdout);
+  assert.match(r.stdout, /^ssh=\[\]$/m, r.stdout);
+  assert.equal(git(f.repo, '-c', 'safe.directory=*', 'log', '-1', '--format=%s', 'grove/mine'), 'as nobody');
+  assert.ok(!existsSync(path.join(f.home, 'h.txt')));
+});
+
+test("a KILL of the session's process group ends every process in the sandbox, one that left the group included", { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  const p = await policy(f.input);
+  const m = marker(t);
+  const argv = bwrapArgv(await bwrapPath(), p, ['sh', '-c', `setsid sleep ${m} & sleep ${m} & echo started; wait`]);
+  // As a session is started: the leader of its own process group, output to a pipe here.
+  const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: agentEnv(f.home) });
+  t.after(() => child.kill('SIGKILL'));
+  await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+  for (const deadline = Date.now() + 10_000; processesMatching(m).length < 2; ) {
+    assert.ok(Date.now() < deadline, `the sleeps never both ran: ${processesMatching(m).join('; ')}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  process.kill(-child.pid!, 'SIGKILL');
+  await gone(m);
+});
+
+// chown -R, without a shell.
+function chownTree(dir: string, uid: number): void {
+  chownSync(dir, uid, uid);
+  if (!statSync(dir).isDirectory()) return;
+  chmodSync(dir, 0o755);
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) chownTree(p, uid);
+    else chownSync(p, uid, uid);
+  }
+}
