@@ -119,6 +119,23 @@ test('the most specific rule wins: a denied file inside the worktree is hidden, 
   assert.equal(readFileSync(path.join(tmpdir, 'x'), 'utf8'), 'x\n');
 });
 
+test('root in the sandbox cannot undo it: no remount of / writable, no unmount of a hidden folder', { timeout: 60_000 }, async (t) => {
+  assert.equal(process.getuid?.(), 0, 'the suite runs as root (docs/testing.md)');
+  const f = sandboxFixture(t);
+  const p = await policy(f.input);
+  const script = [
+    'mount -o remount,rw / 2>/dev/null',
+    tryWrite('etc', `${f.repo}/escape.txt`),
+    `umount "${f.home}/.ssh" 2>/dev/null`,
+    tryRead('ssh', `${f.home}/.ssh/id_x`),
+  ].join('; ');
+  const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^etc=refused$/m, r.stdout);
+  assert.match(r.stdout, /^ssh=\[\]$/m, r.stdout);
+  assert.ok(!existsSync(path.join(f.repo, 'escape.txt')));
+});
+
 test('as another user (nobody): the commit lands, HOME and the hooks stay read-only, the key unreadable', { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
   // The user owns its repository, HOME and TMPDIR, as a real user does.
