@@ -3,14 +3,17 @@ import type { SandboxPolicy } from './policy.ts';
 
 // The namespaces every confined command gets; check.ts creates the same ones to answer whether
 // this machine can confine.
-// - a user namespace and no capabilities: as root outside one, the agent kept every
-//   capability and could remount `/` writable; inside it, bwrap's own mounts stay put.
+// - no capabilities: run by root, bwrap leaves the agent every capability, and it could remount
+//   `/` writable or unmount a hidden folder. (As any other user bwrap makes a user namespace
+//   itself and the agent has none; --unshare-user would only ask setuid installs for one too.)
 // - a pid namespace: the agent sees and signals its own processes only, and when grove KILLs the
 //   session's process group the namespace's init dies with it, taking every process inside, those
 //   that left the group (setsid) included. Its processes keep grove's process group as seen from
 //   outside, so a TERM to the group still reaches the agent itself.
+// - an IPC namespace: no System V shared memory or semaphores of other processes (POSIX shared
+//   memory is /dev/shm, fresh in bwrap's /dev).
 // - the network is not unshared here: its rules come with the proxy of the session (issue 42).
-export const NAMESPACE_ARGS = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL'] as const;
+export const NAMESPACE_ARGS = ['--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL'] as const;
 
 type Mount = { path: string; args: string[]; rank: number };
 

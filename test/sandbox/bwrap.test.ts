@@ -136,6 +136,19 @@ test('root in the sandbox cannot undo it: no remount of / writable, no unmount o
   assert.ok(!existsSync(path.join(f.repo, 'escape.txt')));
 });
 
+test("System V shared memory made outside is not the sandbox's", { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  const p = await policy(f.input);
+  const id = /(\d+)\s*$/.exec(runArgv(['ipcmk', '-M', '4096'], { PATH }).stdout)?.[1];
+  assert.ok(id, 'ipcmk made a segment');
+  t.after(() => runArgv(['ipcrm', '-m', id], { PATH }));
+  const list = `ipcs -m | awk '{print $2}' | grep -x ${id} >/dev/null && echo seen=yes || echo seen=no`;
+  assert.match(runArgv(['sh', '-c', list], { PATH }).stdout, /^seen=yes$/m, 'visible outside');
+  const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', list]), agentEnv(f.home));
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^seen=no$/m, r.stdout);
+});
+
 test('as another user (nobody): the commit lands, HOME and the hooks stay read-only, the key unreadable', { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
   // The user owns its repository, HOME and TMPDIR, as a real user does.
