@@ -28,10 +28,9 @@ export interface PolicyInput {
   /** `.grove.json` `sandbox.write` and `sandbox.read_deny`, absolute */
   write: string[];
   readDeny: string[];
-  /** grove's data folder, user config file and socket */
+  /** grove's data folder and user config file */
   groveData: string;
   groveConfig: string;
-  groveSocket?: string;
   /** the worktrees of the project's other tasks */
   otherWorktrees: string[];
 }
@@ -93,7 +92,7 @@ export async function policyFor(deps: { git: Git }, input: PolicyInput): Promise
   ];
   const readOnly = unique(existing(guarded, false).filter((p) => p !== gitDir));
   const secrets = HOME_SECRETS.map((s) => path.join(input.home, s));
-  const deny = [...secrets, input.groveData, input.groveConfig, ...(input.groveSocket ? [input.groveSocket] : []), ...input.otherWorktrees, ...input.readDeny];
+  const deny = [...secrets, input.groveData, input.groveConfig, ...input.otherWorktrees, ...input.readDeny];
   const hidden = unique(existing(deny, false)).map((p) => ({ path: p, kind: kindOf(p) }));
   return { ok: true, policy: { worktree, tmpdir, writable, readOnly, hidden, skipped } };
 }

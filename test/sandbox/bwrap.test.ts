@@ -102,6 +102,21 @@ test("a confined command cannot read HOME's keys, grove's data and config, or an
   assert.deepEqual(readdirSync(f.other).includes('theirs.txt'), true);
 });
 
+test("a repository with per-worktree config: the worktree's config.worktree stays read-only", { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  git(f.repo, 'config', 'extensions.worktreeConfig', 'true');
+  git(f.worktree, 'config', '--worktree', 'user.name', 'task');
+  const own = path.join(git(f.worktree, 'rev-parse', '--path-format=absolute', '--git-dir'), 'config.worktree');
+  const p = await policy(f.input);
+  assert.ok(p.readOnly.includes(own), JSON.stringify(p.readOnly));
+  const script = `git config --worktree core.hooksPath /tmp 2>/dev/null && echo set=ok || echo set=refused; ${tryWrite('file', own)}`;
+  const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^set=refused$/m, r.stdout);
+  assert.match(r.stdout, /^file=refused$/m, r.stdout);
+  assert.doesNotMatch(readFileSync(own, 'utf8'), /hooksPath/);
+});
+
 test('the most specific rule wins: a denied file inside the worktree is hidden, a TMPDIR inside a hidden folder is writable', { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
   writeFileSync(path.join(f.worktree, '.env'), 'DOTENV-SECRET\n');
