@@ -61,8 +61,8 @@ export const trustingGit: Git = (cwd, args, opts = {}) =>
   run(cwd, args, { ...opts, env: { ...opts.env, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' } });
 
 // Runs an argv (bwrap's, from bwrapArgv) with `env`, optionally as another user; its end.
-export function runArgv(argv: string[], env: Record<string, string>, opts: { user?: string } = {}): { status: number | null; stdout: string; stderr: string } {
+export function runArgv(argv: string[], env: Record<string, string>, opts: { user?: string; timeoutMs?: number } = {}): { status: number | null; stdout: string; stderr: string } {
   const [cmd, ...args] = opts.user ? ['runuser', '-u', opts.user, '--', ...argv] : argv;
-  const r = spawnSync(cmd!, args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  const r = spawnSync(cmd!, args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

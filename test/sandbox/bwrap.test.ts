@@ -189,11 +189,12 @@ test('as another user (nobody): the commit lands, HOME and the hooks stay read-o
   assert.ok(!existsSync(path.join(f.home, 'h.txt')));
 });
 
-test("a KILL of the session's process group ends every process in the sandbox, one that left the group included", { timeout: 60_000 }, async (t) => {
+// Outside a sandbox, a double fork that also left the group escapes a kill (docs/decisions/sessions.md).
+test("a KILL of the session's process group ends every process in the sandbox, a double-forked one that left the group included", { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
   const p = await policy(f.input);
   const m = marker(t);
-  const argv = bwrapArgv(await bwrapPath(), p, ['sh', '-c', `setsid sleep ${m} & sleep ${m} & echo started; wait`]);
+  const argv = bwrapArgv(await bwrapPath(), p, ['sh', '-c', `(setsid sleep ${m} &); sleep ${m} & echo started; wait`]);
   // As a session is started: the leader of its own process group, output to a pipe here.
   const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: agentEnv(f.home) });
   t.after(() => child.kill('SIGKILL'));
@@ -204,6 +205,50 @@ test("a KILL of the session's process group ends every process in the sandbox, o
   }
   process.kill(-child.pid!, 'SIGKILL');
   await gone(m);
+});
+
+test("a TERM to the session's process group reaches the agent inside, which may end in its own way", { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  const p = await policy(f.input);
+  const m = marker(t);
+  const script = `trap 'echo term > "$TMPDIR/got"; kill $! 2>/dev/null; exit 0' TERM; sleep ${m} & echo started; wait`;
+  const argv = bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]);
+  const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: agentEnv(f.home) });
+  t.after(() => child.kill('SIGKILL'));
+  await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+  process.kill(-child.pid!, 'SIGTERM');
+  await gone(m);
+  const got = path.join(p.tmpdir, 'got');
+  for (const deadline = Date.now() + 10_000; !existsSync(got); ) {
+    assert.ok(Date.now() < deadline, 'the agent never ran its TERM trap');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(readFileSync(got, 'utf8'), 'term\n');
+});
+
+test('a confined agent outlives the process that started it (a daemon restart, DESIGN §5)', { timeout: 60_000 }, async (t) => {
+  const f = sandboxFixture(t);
+  const p = await policy(f.input);
+  const fifo = path.join(p.tmpdir, 'fifo');
+  runArgv(['mkfifo', fifo], { PATH });
+  const m = marker(t);
+  const argv = bwrapArgv(await bwrapPath(), p, ['sh', '-c', `echo ready; read x < "$TMPDIR/fifo"; echo "$x" > "$TMPDIR/answer"; exec sleep ${m}`]);
+  // The "daemon": starts the sandbox in the background and exits once the agent runs.
+  const quoted = argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  const parent = spawn('sh', ['-c', `${quoted} </dev/null & read x`], { detached: true, stdio: ['pipe', 'pipe', 'inherit'], env: agentEnv(f.home) });
+  t.after(() => parent.kill('SIGKILL'));
+  const exited = new Promise<void>((resolve) => parent.once('exit', () => resolve()));
+  await new Promise<void>((resolve) => parent.stdout!.once('data', () => resolve()));
+  parent.stdin!.end();
+  await exited;
+  // Opening the FIFO for writing waits for its reader: only an agent still alive answers.
+  const w = runArgv(['sh', '-c', `echo alive > '${fifo}'`], { PATH }, { timeoutMs: 10_000 });
+  assert.equal(w.status, 0, `the agent died with its parent: ${w.stderr}`);
+  for (const deadline = Date.now() + 10_000; processesMatching(m).length === 0; ) {
+    assert.ok(Date.now() < deadline, 'the agent never went on');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(readFileSync(path.join(p.tmpdir, 'answer'), 'utf8'), 'alive\n');
 });
 
 // chown -R, without a shell.
