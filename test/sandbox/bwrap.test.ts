@@ -1,7 +1,7 @@
 import '../helpers/env.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { git as run } from '../../daemon/git/run.ts';
@@ -36,10 +36,13 @@ function agentEnv(home: string): Record<string, string> {
 const tryWrite = (label: string, file: string) => `(echo x > "${file}") 2>/dev/null && echo ${label}=ok || echo ${label}=refused`;
 const tryRead = (label: string, file: string) => `c=$(cat "${file}" 2>/dev/null); echo "${label}=[$c]"`;
 
-test('a confined command writes its worktree and TMPDIR only: HOME, the main checkout, hooks/, config and /tmp are read-only', { timeout: 60_000 }, async (t) => {
+test('a confined command writes its worktree and TMPDIR only: HOME, the main checkout, hooks/, config and the rest of the temporary folder are read-only', { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
   const p = await policy(f.input);
   const common = git(f.repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+  // Beside the session's TMPDIR, in the same temporary folder: not the session's.
+  const outside = path.join(path.dirname(p.tmpdir), `grove-sandbox-escape-${process.pid}-${Date.now()}`);
+  t.after(() => rmSync(outside, { force: true }));
   const script = [
     tryWrite('worktree', 'new.txt'),
     tryWrite('tmpdir', '$TMPDIR/t.txt'),
@@ -50,7 +53,7 @@ test('a confined command writes its worktree and TMPDIR only: HOME, the main che
     tryWrite('config', `${common}/config`),
     tryWrite('info', `${common}/info/exclude`),
     tryWrite('gitfile', `${f.worktree}/.git`),
-    tryWrite('tmp', '/tmp/grove-sandbox-escape.txt'),
+    tryWrite('tmp', outside),
     'echo "tmpvar=$TMPDIR" "cwd=$(pwd)"',
   ].join('; ');
   const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
@@ -62,7 +65,7 @@ test('a confined command writes its worktree and TMPDIR only: HOME, the main che
   assert.equal(readFileSync(path.join(f.worktree, 'new.txt'), 'utf8'), 'x\n');
   assert.equal(readFileSync(path.join(p.tmpdir, 't.txt'), 'utf8'), 'x\n');
   assert.ok(!existsSync(path.join(f.home, 'h.txt')) && !existsSync(path.join(f.repo, 'main.txt')) && !existsSync(path.join(common, 'hooks', 'pre-commit')));
-  assert.ok(!existsSync('/tmp/grove-sandbox-escape.txt'));
+  assert.ok(!existsSync(outside));
   assert.match(readFileSync(path.join(common, 'config'), 'utf8'), /\[core\]/);
 });
 
