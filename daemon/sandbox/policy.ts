@@ -11,7 +11,7 @@ export interface SandboxPolicy {
   tmpdir: string;
   /** bound writable */
   writable: string[];
-  /** bound read-only again inside a writable path (git's config, hooks) */
+  /** bound read-only again, above any writable path that holds them (git's config, hooks) */
   readOnly: string[];
   /** replaced by an empty folder (its files are not found) or by an empty file (/dev/null) */
   hidden: { path: string; kind: 'dir' | 'file' }[];
