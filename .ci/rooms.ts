@@ -14,6 +14,7 @@ export const ROOMS = [
   'daemon/runtime',
   'daemon/store',
   'daemon/git',
+  'daemon/sandbox',
   'daemon/journal',
   'workers',
   'daemon/client',

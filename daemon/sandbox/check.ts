@@ -1,0 +1,53 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
+// execa, not node:child_process: this is a child whose end and output are collected as a whole
+// (docs/decisions/build-and-runtime.md), bounded by execa's timeout.
+import { execa } from 'execa';
+import { NAMESPACE_ARGS } from './bwrap.ts';
+
+export type SandboxCheck =
+  | { ok: true; bwrap: string }
+  | { ok: false; missing: 'bubblewrap' | 'namespaces'; detail: string };
+
+// How long creating the namespaces may take before the machine is said not to confine.
+const CHECK_TIMEOUT_MS = 10_000;
+
+// The first executable `bwrap` on `searchPath` (a PATH value), or null.
+export function findBwrap(searchPath: string): string | null {
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, 'bwrap');
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not there, or not executable: the next folder
+    }
+  }
+  return null;
+}
+
+// Whether this machine can confine a session, checked for real: bwrap is found on `searchPath`
+// and creates the namespaces a confined session gets (DESIGN §18: grove doctor says what to install).
+// Never throws.
+export async function checkSandbox(opts: { path: string; timeoutMs?: number }): Promise<SandboxCheck> {
+  const bwrap = findBwrap(opts.path);
+  if (bwrap === null) {
+    return { ok: false, missing: 'bubblewrap', detail: 'bwrap was not found on PATH: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)' };
+  }
+  const r = await execa(bwrap, [...NAMESPACE_ARGS, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], {
+    reject: false,
+    stdin: 'ignore',
+    timeout: opts.timeoutMs ?? CHECK_TIMEOUT_MS,
+    env: { PATH: opts.path },
+    extendEnv: false,
+  });
+  if (r.exitCode === 0) return { ok: true, bwrap };
+  const why = r.timedOut ? 'it did not finish in time' : (String(r.stderr).trim() || r.shortMessage);
+  return {
+    ok: false,
+    missing: 'namespaces',
+    detail: `${bwrap} could not create the sandbox's namespaces (${why}): unprivileged user namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later, an AppArmor profile for bwrap or kernel.apparmor_restrict_unprivileged_userns=0)`,
+  };
+}

@@ -1,0 +1,102 @@
+import { lstatSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+import type { Git } from '../git/run.ts';
+
+// What a confined session may touch (DESIGN §18), as data: bwrap.ts turns it into mounts.
+// Every path is absolute and real (symlinks resolved), and exists.
+export interface SandboxPolicy {
+  /** the task's worktree: the agent's working directory */
+  worktree: string;
+  /** the session's private temporary folder, its TMPDIR */
+  tmpdir: string;
+  /** bound writable */
+  writable: string[];
+  /** bound read-only again, above any writable path that holds them (git's config, hooks) */
+  readOnly: string[];
+  /** replaced by an empty folder (its files are not found) or by an empty file (/dev/null) */
+  hidden: { path: string; kind: 'dir' | 'file' }[];
+  /** asked for but not on disk, so not mounted (a write path the agent would create) */
+  skipped: string[];
+}
+
+export interface PolicyInput {
+  worktree: string;
+  home: string;
+  tmpdir: string;
+  /** the agent's own state folders (`~/.claude`, …) */
+  agentState: string[];
+  /** `.grove.json` `sandbox.write` and `sandbox.read_deny`, absolute */
+  write: string[];
+  readDeny: string[];
+  /** grove's data folder and user config file */
+  groveData: string;
+  groveConfig: string;
+  /** the worktrees of the project's other tasks */
+  otherWorktrees: string[];
+}
+
+export type PolicyResult = { ok: true; policy: SandboxPolicy } | { ok: false; code: 'NOT_A_GIT_REPO'; message: string };
+
+// Secrets under HOME hidden from every confined agent (DESIGN §18).
+const HOME_SECRETS = ['.ssh', '.gnupg', '.aws', path.join('.config', 'gh'), '.netrc'];
+
+// The path with its symlinks resolved, or null when nothing is there: a mount follows the
+// link, so the policy names what the link points at.
+function real(p: string): string | null {
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
+}
+
+function kindOf(p: string): 'dir' | 'file' {
+  return lstatSync(p).isDirectory() ? 'dir' : 'file';
+}
+
+// The policy of a session in `input.worktree`. Its git data comes from git itself, so that a
+// linked worktree (grove's `.grove/worktrees/<slug>`) gets its own `worktrees/<name>/` only.
+export async function policyFor(deps: { git: Git }, input: PolicyInput): Promise<PolicyResult> {
+  const r = await deps.git(input.worktree, ['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--show-toplevel']);
+  const [gitOut, commonOut, topOut] = r.stdout.split('\n');
+  if (r.exitCode !== 0 || !gitOut || !commonOut || !topOut) {
+    return { ok: false, code: 'NOT_A_GIT_REPO', message: `not a git worktree: ${input.worktree}: ${r.stderr}` };
+  }
+  const gitDir = real(gitOut) ?? gitOut;
+  const commonDir = real(commonOut) ?? commonOut;
+  const skipped: string[] = [];
+  const existing = (paths: string[], skip: boolean): string[] => {
+    const out: string[] = [];
+    for (const p of paths) {
+      const rp = real(p);
+      if (rp !== null) out.push(rp);
+      else if (skip) skipped.push(p);
+    }
+    return out;
+  };
+  const worktree = real(topOut) ?? topOut;
+  const tmpdir = real(input.tmpdir) ?? input.tmpdir;
+  // objects/, refs/ and logs/ so that a commit lands; the worktree's own git dir (HEAD, index).
+  // For the main checkout git dir and common dir are one, inside the worktree already.
+  const gitWrite = [path.join(commonDir, 'objects'), path.join(commonDir, 'refs'), path.join(commonDir, 'logs'), gitDir];
+  const writable = unique([worktree, ...existing(gitWrite, false), ...existing([input.tmpdir, ...input.agentState, ...input.write], true)]);
+  // The repository's config and hooks would run code unconfined later (a hook, core.fsmonitor);
+  // a linked worktree's `.git` file and `config.worktree` could point git at such a config too.
+  const guarded = [
+    path.join(commonDir, 'config'),
+    path.join(commonDir, 'info'),
+    path.join(commonDir, 'packed-refs'),
+    path.join(commonDir, 'hooks'),
+    path.join(gitDir, 'config.worktree'),
+    path.join(worktree, '.git'),
+  ];
+  const readOnly = unique(existing(guarded, false).filter((p) => p !== gitDir));
+  const secrets = HOME_SECRETS.map((s) => path.join(input.home, s));
+  const deny = [...secrets, input.groveData, input.groveConfig, ...input.otherWorktrees, ...input.readDeny];
+  const hidden = unique(existing(deny, false)).map((p) => ({ path: p, kind: kindOf(p) }));
+  return { ok: true, policy: { worktree, tmpdir, writable, readOnly, hidden, skipped } };
+}
+
+function unique(paths: string[]): string[] {
+  return [...new Set(paths)];
+}

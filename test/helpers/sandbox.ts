@@ -1,0 +1,68 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { git as run } from '../../daemon/git/run.ts';
+import type { Git } from '../../daemon/git/run.ts';
+import type { PolicyInput } from '../../daemon/sandbox/policy.ts';
+import { git, makeRepo, makeTempDir } from './git.ts';
+
+type T = { after(fn: () => unknown): void };
+
+// A project as grove lays it out for the sandbox's tests: a repository with two tasks' linked
+// worktrees at `.grove/worktrees/<slug>`, a HOME with a key, grove's data and config, a TMPDIR.
+export interface SandboxFixture {
+  repo: string;
+  worktree: string;
+  other: string;
+  home: string;
+  groveHome: string;
+  input: PolicyInput;
+}
+
+export function sandboxFixture(t: T): SandboxFixture {
+  const repo = makeRepo(t);
+  const worktree = path.join(repo, '.grove', 'worktrees', 'mine');
+  const other = path.join(repo, '.grove', 'worktrees', 'other');
+  git(repo, 'worktree', 'add', '-q', '-b', 'grove/mine', worktree);
+  git(repo, 'worktree', 'add', '-q', '-b', 'grove/other', other);
+  writeFileSync(path.join(other, 'theirs.txt'), 'OTHER-TASK\n');
+  const home = makeTempDir(t, 'grove-home-');
+  mkdirSync(path.join(home, '.ssh'));
+  writeFileSync(path.join(home, '.ssh', 'id_x'), 'SECRET-KEY\n');
+  writeFileSync(path.join(home, '.netrc'), 'NETRC-SECRET\n');
+  mkdirSync(path.join(home, '.agent'));
+  const groveHome = makeTempDir(t, 'grove-home-data-');
+  mkdirSync(path.join(groveHome, 'data'));
+  writeFileSync(path.join(groveHome, 'data', 'store.db'), 'GROVE-DATA\n');
+  writeFileSync(path.join(groveHome, 'config.json'), '{"secret":"GROVE-CONFIG"}\n');
+  const tmpdir = makeTempDir(t, 'grove-session-tmp-');
+  return {
+    repo,
+    worktree,
+    other,
+    home,
+    groveHome,
+    input: {
+      worktree,
+      home,
+      tmpdir,
+      agentState: [path.join(home, '.agent')],
+      write: [],
+      readDeny: [],
+      groveData: path.join(groveHome, 'data'),
+      groveConfig: path.join(groveHome, 'config.json'),
+      otherWorktrees: [other],
+    },
+  };
+}
+
+// The daemon's git runner, here trusting repositories of another owner (the `nobody` case).
+export const trustingGit: Git = (cwd, args, opts = {}) =>
+  run(cwd, args, { ...opts, env: { ...opts.env, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' } });
+
+// Runs an argv (bwrap's, from bwrapArgv) with `env`, optionally as another user; its end.
+export function runArgv(argv: string[], env: Record<string, string>, opts: { user?: string; timeoutMs?: number } = {}): { status: number | null; stdout: string; stderr: string } {
+  const [cmd, ...args] = opts.user ? ['runuser', '-u', opts.user, '--', ...argv] : argv;
+  const r = spawnSync(cmd!, args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
