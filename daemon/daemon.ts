@@ -26,6 +26,9 @@ import type { Logger } from './runtime/log.ts';
 import { built, VERSION } from './runtime/root.ts';
 import type { Settings } from './runtime/settings.ts';
 import { createSessionService } from './sessions/service.ts';
+import { createConfine } from './sessions/confine.ts';
+import { checkSandbox } from './sandbox/check.ts';
+import { git } from './git/run.ts';
 import { patientReads, type Store } from './store/store.ts';
 import { portLeasesTable } from './store/port-leases.ts';
 import { projectsTable } from './store/projects.ts';
@@ -43,7 +46,7 @@ import { sshDir } from './client/ssh.ts';
 import { createCommands } from './hosts/commands.ts';
 import { createPlacement } from './hosts/placement.ts';
 import { commandsTable } from './store/commands.ts';
-import { hostname } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import { createEventBus } from './events/bus.ts';
 import { createDependencies } from './landing/dependencies.ts';
 import { createEventFeed } from './events/feed.ts';
@@ -97,6 +100,10 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // compiled, the pool, the SSH hosts).
     started.push({ name: 'store', close: () => first.store.then((s) => s.close(), () => {}) });
 
+    // Whether this machine can confine agent sessions (DESIGN §18), checked for real (a namespace
+    // made) once, while the store opens.
+    const sandboxCheck = checkSandbox({ path: process.env.PATH ?? '' });
+
     const configs = createProjectConfigs({ log: child('config') });
     started.push({ name: 'configs', close: () => configs.close() });
 
@@ -138,6 +145,18 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // Session starts and archives of one task take turns through it (both services hold it).
     const gate = createTaskGate();
     const sessionRows = sessionsTable(store.db, eventRows);
+    const sandbox = await sandboxCheck;
+    if (!sandbox.ok) {
+      log.warn({ missing: sandbox.missing }, `agent sessions will run unconfined ("sandbox": "auto") or be refused ("sandbox": true): ${sandbox.detail}`);
+    }
+    const confine = createConfine({
+      check: sandbox,
+      git,
+      home: process.env.HOME || homedir(),
+      grove: { dataDir: settings.dataDir, configFile: settings.configFile, socketPath: settings.socketPath },
+      userSetting: settings.config.sandbox,
+      projectPaths: async () => (await projectRows.listOfHost(hostId)).map((p) => p.path),
+    });
     const sessions = createSessionService({
       gate,
       sessions: sessionRows,
@@ -150,6 +169,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       defaultTimeoutS: settings.config.timeout_s,
       autoResume: { enabled: settings.config.auto_resume ?? true, prompt: settings.config.resume_prompt ?? 'continue' },
       dataDir: settings.dataDir,
+      confine,
       // Sessions end only once they are followed, after the task service below is made.
       checkpoint: (taskId, sessionId) => landing.review.checkpoint(taskId, sessionId),
       log: child('sessions'),

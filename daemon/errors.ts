@@ -42,6 +42,8 @@ export const ERRORS = {
   AGENT_NOT_INSTALLED: { status: 422, title: 'Agent command not found on PATH' },
   BASE_NOT_FOUND: { status: 422, title: 'Base ref not found' },
   MODE_UNSUPPORTED: { status: 422, title: 'The agent cannot run in this mode' },
+  // DESIGN §18: `sandbox: true` where this machine cannot confine; the detail says what to install.
+  SANDBOX_UNAVAILABLE: { status: 422, title: 'This machine cannot confine the session' },
   NO_REMOTE: { status: 422, title: 'The repository has no such remote' },
   REMOTE_FAILED: { status: 502, title: 'The remote refused or could not be reached' },
   // Not in DESIGN §4's table: a task queued in another project's queue, or archived (DESIGN §17).

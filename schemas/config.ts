@@ -27,6 +27,15 @@ export const TimeoutS = Type.Number({ exclusiveMinimum: 0, maximum: 7 * 86400 })
 // How long an approval waits for the person before it expires (DESIGN §15), in seconds.
 export const ApprovalTimeoutS = Type.Number({ exclusiveMinimum: 0, maximum: 7 * 86400, description: 'a pending approval expires after this many seconds (default: it waits)' });
 
+// Whether agent sessions are confined (DESIGN §18): "auto" where this machine can, true or refused
+// with SANDBOX_UNAVAILABLE, false never.
+export const SandboxSetting = Type.Union([Type.Literal('auto'), Type.Boolean()], { description: '"auto" (default): confined where this machine can; true: confined or refused; false: not confined' });
+export type SandboxSetting = Static<typeof SandboxSetting>;
+
+// A host a confined agent may reach (DESIGN §18): `host`, `*.host`, `host:port`, an IP, `ip:port`
+// or `[ipv6]:port`. The pattern takes the shape; daemon/sandbox/allow.ts reads it.
+export const NetworkEntry = Type.String({ minLength: 1, maxLength: 260, pattern: '^[^\\u0000-\\u0020/]+$' });
+
 // Claude Code's permission rules (DESIGN §15): `Bash(npm test:*)`, `Bash(git status)`, `Edit`,
 // `WebFetch(domain:docs.rs)`; daemon/approvals/rules.ts reads them.
 export const AllowRules = Type.Array(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[A-Za-z0-9_.*-]+(\\([^\\u0000]*\\))?$' }), { maxItems: 1000 });
@@ -63,6 +72,15 @@ export const AgentDefinition = Type.Object(
       ),
     ),
     env: Type.Optional(EnvMap),
+    sandbox: Type.Optional(
+      Type.Object(
+        {
+          write: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 4096, pattern: '^~/[^\\u0000]+$' }), { maxItems: 64, description: 'its own state under ~ (`~/.claude`), writable when it is confined' })),
+          hosts: Type.Optional(Type.Array(NetworkEntry, { maxItems: 64, description: "its provider's hosts, reachable when it is confined" })),
+        },
+        { additionalProperties: false, description: 'what the agent needs when it is confined (DESIGN §18)' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -104,6 +122,7 @@ export const UserConfig = Type.Object(
     hooks: Type.Optional(Type.Array(Hook, { maxItems: 100 })),
     allow: Type.Optional(AllowRules),
     approval_timeout_s: Type.Optional(ApprovalTimeoutS),
+    sandbox: Type.Optional(SandboxSetting),
     accept_remote: Type.Optional(
       Type.Boolean({ description: 'run requests other hosts of the store forward to this one (default true); false refuses them with 403 REMOTE_REFUSED (DESIGN §14.2)' }),
     ),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AllowRules, ApprovalTimeoutS, ENV_NAME_PATTERN, Mode, TimeoutS } from './config.ts';
+import { AllowRules, ApprovalTimeoutS, ENV_NAME_PATTERN, Mode, NetworkEntry, SandboxSetting, TimeoutS } from './config.ts';
 
 // A config is a few lines; past this it is a mistake or an attack, not a config (`.grove.json`,
 // and `.worktreeinclude` as well).
@@ -34,6 +34,20 @@ export const PoolConfig = Type.Object(
 export type PoolConfig = Static<typeof PoolConfig>;
 
 // A project's `.grove.json` (DESIGN §2, §10); a missing file is an empty config.
+// The project's sandbox (DESIGN §18): the setting alone, or the setting with what the defaults
+// are extended by. Paths are the project's (relative to its root) or the user's (`~/…`).
+const SandboxPath = Type.String({ minLength: 1, maxLength: 4096, pattern: NO_NUL });
+export const ProjectSandbox = Type.Object(
+  {
+    enabled: Type.Optional(SandboxSetting),
+    write: Type.Optional(Type.Array(SandboxPath, { maxItems: 256, description: 'more paths a confined agent may write: inside the project or under ~' })),
+    read_deny: Type.Optional(Type.Array(SandboxPath, { maxItems: 256, description: 'more paths a confined agent may not read' })),
+    network: Type.Optional(Type.Array(NetworkEntry, { maxItems: 256, description: 'more hosts a confined agent may reach: host, *.host, host:port or an IP' })),
+  },
+  { additionalProperties: false },
+);
+export type ProjectSandbox = Static<typeof ProjectSandbox>;
+
 export const ProjectConfig = Type.Object(
   {
     setup: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: COMMAND }))),
@@ -54,6 +68,7 @@ export const ProjectConfig = Type.Object(
     allow: Type.Optional(AllowRules),
     approval_timeout_s: Type.Optional(ApprovalTimeoutS),
     pool: Type.Optional(PoolConfig),
+    sandbox: Type.Optional(Type.Union([SandboxSetting, ProjectSandbox], { description: 'whether agent sessions are confined, and what they may write, read and reach (DESIGN §18)' })),
     check: Type.Optional(
       Type.Array(Type.String({ minLength: 1, pattern: COMMAND }), { description: "the merge queue's checks (DESIGN §17): run in order in the task's worktree after its rebase; the first failure takes it out" }),
     ),

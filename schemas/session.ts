@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, MAX_ARG_BYTES, Timestamp, UUID_PATTERN } from './common.ts';
-import { ApprovalTimeoutS, Mode, TimeoutS } from './config.ts';
+import { ApprovalTimeoutS, Mode, SandboxSetting, TimeoutS } from './config.ts';
 import { OutputLine } from './output.ts';
 import { OUTPUT_PAGE_MAX } from './pages.ts';
 import { SESSION_STATUSES } from './session-status.ts';
@@ -44,6 +44,16 @@ export const TurnRef = Type.Object(
 );
 export type TurnRef = Static<typeof TurnRef>;
 
+// Whether a session runs confined (DESIGN §18), and why not when it does not.
+export const SessionSandbox = Type.Object(
+  {
+    confined: Type.Boolean({ description: 'the agent runs in the sandbox' }),
+    reason: Type.Optional(Type.String({ description: 'why it is not confined' })),
+  },
+  { $id: 'SessionSandbox' },
+);
+export type SessionSandbox = Static<typeof SessionSandbox>;
+
 export const Session = Type.Object(
   {
     id: Id,
@@ -74,6 +84,7 @@ export const Session = Type.Object(
     after: Type.Union([Type.Array(Id), Type.Null()], {
       description: 'a first session made with its task (DESIGN §17): the tasks it waits for to merge while queued ([]: its task\'s setup only); else null',
     }),
+    sandbox: SessionSandbox,
   },
   { $id: 'Session' },
 );
@@ -103,6 +114,7 @@ export const CreateSession = Type.Object(
     mode: Type.Optional(Mode),
     timeout_s: Type.Optional(TimeoutS),
     approval_timeout_s: Type.Optional(ApprovalTimeoutS),
+    sandbox: Type.Optional(SandboxSetting),
   },
   { additionalProperties: false, $id: 'CreateSession' },
 );

@@ -10,7 +10,7 @@ import { duration, shortId } from './format.ts';
 export const TASK_COLS = ['id', 'name', 'status', 'branch', 'ports'];
 export const HOST_COLS = ['name', 'online', 'version', 'running', 'seen'];
 export const SSH_HOST_COLS = ['name', 'url', 'reachable', 'version'];
-export const SESSION_COLS = ['id', 'conversation', 'agent', 'mode', 'status', 'exit_code', 'result', 'created_at'];
+export const SESSION_COLS = ['id', 'conversation', 'agent', 'mode', 'sandbox', 'status', 'exit_code', 'result', 'created_at'];
 export const SERVICE_COLS = ['name', 'status', 'pid', 'session', 'autostart', 'command'];
 export const APPROVAL_COLS = ['id', 'session', 'status', 'tool', 'asks', 'created_at'];
 
@@ -29,8 +29,11 @@ export function sessionRow(s: Session): Record<string, unknown> {
   if (s.status === 'queued' && s.not_before) words.push(`not before ${s.not_before}`);
   if (s.timed_out) words.push('timed out');
   if (s.kind === 'interactive') words.push('taken over in a terminal (no output captured)');
-  return { ...s, id: shortId(s.id), agent: who(s), conversation: shortId(s.conversation_id), result: words.filter(Boolean).join(' ') || null };
+  return { ...s, id: shortId(s.id), agent: who(s), conversation: shortId(s.conversation_id), sandbox: sandboxWord(s), result: words.filter(Boolean).join(' ') || null };
 }
+
+// A session's sandbox in a word (DESIGN §18): an agent that runs unconfined says so loudly.
+export const sandboxWord = (s: Pick<Session, 'sandbox'>) => (s.sandbox.confined ? 'confined' : 'UNCONFINED');
 // Who a session is: the agent's name, after its kind where it is not a plain agent turn
 // ("service web", "interactive claude").
 export const who = (s: Pick<Session, 'kind' | 'agent'>) => (s.kind === 'agent' ? s.agent : `${s.kind} ${s.agent}`);

@@ -20,9 +20,10 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
   task ls [<project>]                      list tasks
   task show <id>                           a task and its setup log
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
-  session start <task> [--agent A] [--mode read|edit|full] [--prompt P] [--timeout S] [-- args…]
-  session ls <task> [--conversation C]     a task's sessions: conversation, mode, status, result
-  session show <id>                        one session: its status, result and the calls its agent denied
+  session start <task> [--agent A] [--mode read|edit|full] [--prompt P] [--timeout S]
+                [--sandbox auto|true|false] [-- args…]
+  session ls <task> [--conversation C]     a task's sessions: conversation, mode, sandbox, status, result
+  session show <id>                        one session: its status, sandbox, result and the calls its agent denied
   service ls <task>                        the services of its .grove.json and their sessions
   service start|stop <task> <name>         start a service (a session of kind service), or stop it
   say <session> <prompt>|--prompt=P [--mode M] [--timeout S] [-- args…]
@@ -72,13 +73,15 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
   host rm <name>                           forget a saved SSH host
   socket                                   the daemon's socket path (no daemon needed); with --host before it,
                                            the local socket forwarded to that host's daemon
+  doctor                                   whether this machine can confine agents (a sandbox made for real),
+                                           and what to install if not (no daemon needed)
   install [--dry-run]                      install the user service (systemd --user / launchd)
   uninstall [--dry-run]                    remove it
 
   --json   machine-readable output        ids may be given by a unique prefix
   --host NAME|ssh://[user@]box[:port][?socket=PATH]   (before the command; or GROVE_HOST)
            run the command against that machine's daemon over ssh (a saved name or a URL), with the
-           same output and exit statuses; daemon, install, uninstall, host add|rm are this machine's,
+           same output and exit statuses; daemon, doctor, install, uninstall, host add|rm are this machine's,
            takeover and open are refused with a host
   A project is named by id, name, or NAME@HOST on a team: a bare NAME is this host's project of
   that name, or the only one of that name on the team. Lists on a team have a HOST column.

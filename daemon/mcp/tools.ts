@@ -50,6 +50,8 @@ async function sessionState(api: Client, session: Session) {
     kind: session.kind,
     status: session.status,
     exit_code: session.exit_code,
+    // DESIGN §18: an agent that ran with the user's full rights says so.
+    ...(session.sandbox.confined ? { confined: true } : { confined: false, unconfined: `not confined: ${session.sandbox.reason ?? 'no reason given'}; it runs with the user's full rights` }),
     ...(denied ? { denied: `${denied} (the agent refused them by itself; the work they were for was not done)` } : {}),
     result: session.result,
     limit_resets_at: session.limit_resets_at,

@@ -1,4 +1,5 @@
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { FSWatcher, watch } from 'chokidar';
 import { MAX_ARG_BYTES } from '../../schemas/common.ts';
@@ -9,6 +10,7 @@ import { once } from '../runtime/once.ts';
 import { stamp } from '../runtime/stamp.ts';
 import { createSignal, type Listen } from '../runtime/signal.ts';
 import { compile, createAjv } from '../runtime/validation.ts';
+import { sandboxIssues } from '../sandbox/settings.ts';
 
 export const CONFIG_FILE = '.grove.json';
 // Past chokidar's throttle of changes to one file, which drops the later ones.
@@ -41,8 +43,10 @@ function isLink(p: string): boolean {
 
 // Reads, validates and watches each project's .grove.json: every task creation and session
 // start reads it afresh; the watcher reports an invalid edit in the log as soon as it is saved.
-export function createProjectConfigs(opts: { log: Logger }) {
+export function createProjectConfigs(opts: { log: Logger; home?: string }) {
   const { log } = opts;
+  // `~` of `.grove.json` `sandbox` paths: the daemon's user's home.
+  const home = opts.home ?? (process.env.HOME || homedir());
   const validate = compile(createAjv(), ProjectConfig);
   const roots = new Set<string>();
   const watchers = new Map<string, FSWatcher>();
@@ -107,7 +111,7 @@ export function createProjectConfigs(opts: { log: Logger }) {
         errors: [{ path: '/', message: 'is not valid JSON' }],
       });
     }
-    const errors = validate(value) ? argLimitIssues(value) : validate.issues();
+    const errors = validate(value) ? [...argLimitIssues(value), ...sandboxIssues(value, projectPath, home)] : validate.issues();
     if (errors.length > 0) {
       return new GroveError('CONFIG_INVALID', `${file} is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
     }

@@ -58,8 +58,8 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
       if (resume === null) return fail(head, 'cannot continue the conversation: its agent printed no session id');
       try {
         const at = await starter.place(head.task_id);
-        const { agent, mode, prompt, args, timeout_s, approval_timeout_s, parent_id } = head;
-        const ask: Ask = { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id: conversationId, parent_id, resume };
+        const { agent, mode, prompt, args, timeout_s, approval_timeout_s, parent_id, sandbox_setting } = head;
+        const ask: Ask = { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id: conversationId, parent_id, sandbox_setting, resume };
         await starter.launch(head.id, at, ask, { queued: true });
       } catch (err) {
         if (err instanceof GroveError) {
@@ -97,6 +97,8 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
         approval_timeout_s: body.approval_timeout_s ?? parent.approval_timeout_s,
         conversation_id: parent.conversation_id,
         parent_id: last.id,
+        // A follow-up keeps the sandbox setting its conversation was asked with (DESIGN §18).
+        sandbox_setting: parent.sandbox_setting,
         resume: null,
       };
       const newId = randomUUID();

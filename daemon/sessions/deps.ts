@@ -4,6 +4,7 @@ import type { TurnRef } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
+import type { Confine } from './confine.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { SessionsTable } from '../store/sessions.ts';
 import type { TaskGate } from '../tasks/gate.ts';
@@ -23,6 +24,8 @@ export interface SessionServiceDeps {
   /** queue a follow-up when a usage limit resets (DESIGN §8), with this prompt */
   autoResume: { enabled: boolean; prompt: string };
   dataDir: string;
+  /** agent sessions confined (DESIGN §18) */
+  confine: Confine;
   /** shared with the archive: no session of a task starts once its archive has begun */
   gate: TaskGate;
   /** an agent session's end records its task's turn (DESIGN §17): null when none was; never throws */

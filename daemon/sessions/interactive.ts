@@ -111,6 +111,9 @@ export function createInteractive(deps: {
             pid: body.pid,
             pid_start: pidStart,
             agent_session_id: resume,
+            // The person's own terminal runs it: not confined (docs/decisions/sandbox.md).
+            sandbox: { confined: false, reason: "taken over in the person's terminal: not confined" },
+            sandbox_setting: parent.sandbox_setting,
           },
           'running',
         ),

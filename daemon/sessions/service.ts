@@ -23,7 +23,7 @@ export function createSessionService(deps: SessionServiceDeps) {
   function limitFollowUp(rec: SessionRecord, resetsAt: string): NewSession | null {
     if (!deps.autoResume.enabled) return null;
     const { task_id, agent, mode, args, timeout_s, conversation_id } = rec;
-    return { id: randomUUID(), task_id, agent, command: [], mode, prompt: deps.autoResume.prompt, args, timeout_s, conversation_id, parent_id: rec.id, not_before: resetsAt };
+    return { id: randomUUID(), task_id, agent, command: [], mode, prompt: deps.autoResume.prompt, args, timeout_s, conversation_id, parent_id: rec.id, not_before: resetsAt, sandbox_setting: rec.sandbox_setting };
   }
 
   const signals: SessionSignals = { output: createSignal(), ended: createSignal(), deadline: createSignal() };
@@ -129,10 +129,10 @@ export function createSessionService(deps: SessionServiceDeps) {
     },
     waitingForTasks: (hostId: string) => sessions.waitingForTasks(hostId),
     async startWaiting(rec: SessionRecord): Promise<void> {
-      const { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id, parent_id } = rec;
+      const { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id, parent_id, sandbox_setting } = rec;
       try {
         const at = await starter.place(rec.task_id);
-        await starter.launch(rec.id, at, { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id, parent_id, resume: null }, { queued: true });
+        await starter.launch(rec.id, at, { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id, parent_id, sandbox_setting, resume: null }, { queued: true });
       } catch (err) {
         if (!(err instanceof GroveError)) throw err;
         if (await starter.archiving(rec.task_id)) return conversations.fail(rec, `cancelled: ${err.detail}`, 'killed');

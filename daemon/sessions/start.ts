@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { Mode } from '../../schemas/config.ts';
+import type { Mode, SandboxSetting } from '../../schemas/config.ts';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
 import { isLive, type CreateSession, type Session } from '../../schemas/session.ts';
@@ -26,6 +26,8 @@ export type StartDeps = SessionServiceDeps & { live: Live; signals: Pick<Session
 // or a queued row. `resume` is the agent's session id to continue (null: a new conversation).
 export type Ask = Pick<NewSession, 'agent' | 'mode' | 'prompt' | 'conversation_id' | 'parent_id'> & {
   args: string[];
+  /** the request's sandbox setting (DESIGN §18); null: the project's or the user's applies */
+  sandbox_setting: SandboxSetting | null;
   timeout_s: number | null;
   approval_timeout_s: number | null;
   resume: string | null;
@@ -124,13 +126,16 @@ export function createStart(deps: StartDeps) {
     return deps.gate.isClosing(taskId) || (await deps.getTask(taskId)).status === 'archived';
   }
 
-  function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Session['kind']; built?: Built }): Promise<SessionRecord | null> {
+  function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Exclude<Session['kind'], 'interactive'>; built?: Built }): Promise<SessionRecord | null> {
     return admit(at.task.id, () => launchAdmitted(id, at, ask, opts));
   }
 
-  async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Session['kind']; built?: Built }): Promise<SessionRecord | null> {
+  async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Exclude<Session['kind'], 'interactive'>; built?: Built }): Promise<SessionRecord | null> {
     const { queued } = opts;
+    const kind = opts.kind ?? 'agent';
     const { command, pinned, env: own } = opts.built ?? commandOf(ask, id);
+    // Decided before anything is made: `sandbox: true` on a machine that cannot confine starts nothing.
+    const sandbox = deps.confine.decide(kind, ask.sandbox_setting, at.config);
     const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id };
     const files = sessionFiles(deps.dataDir, id);
     const undo = async (pgid?: number) => {
@@ -141,17 +146,20 @@ export function createStart(deps: StartDeps) {
     // only then does the agent run.
     let started: SpawnResult;
     try {
-      started = await startWrapped({ files, command, cwd: at.cwd, env });
+      const run = sandbox.confined
+        ? await deps.confine.wrap({ command, cwd: at.cwd, projectPath: at.project.path, config: at.config, agent: deps.agents.has(ask.agent) ? deps.agents.get(ask.agent) : null, tmpdir: path.join(files.dir, 'tmp') })
+        : command;
+      started = await startWrapped({ files, command: run, cwd: at.cwd, env });
     } catch (err) {
       await undo();
       throw err;
     }
     const deadline = ask.timeout_s !== null ? new Date(Date.now() + ask.timeout_s * 1000).toISOString() : null;
     const { resume: _, ...fields } = ask;
-    const row: NewSession = { id, task_id: at.task.id, kind: opts.kind ?? 'agent', command, ...fields, agent_session_id: pinned, deadline };
+    const row: NewSession = { id, task_id: at.task.id, kind, command, ...fields, agent_session_id: pinned, deadline, sandbox };
     const record = (pid: number | null, pidStart: string | null) =>
       queued
-        ? sessions.launch(id, { command, pid, pid_start: pidStart, agent_session_id: pinned, deadline })
+        ? sessions.launch(id, { command, pid, pid_start: pidStart, agent_session_id: pinned, deadline, sandbox })
         : sessions.insert({ ...row, ...(pid !== null ? { pid, pid_start: pidStart } : {}) });
     if (!started.ok) {
       log.error({ err: started.message, session: id }, 'session failed to start');
@@ -194,7 +202,7 @@ export function createStart(deps: StartDeps) {
     }
     const mode: Mode = input.mode ?? config.mode ?? deps.defaultMode ?? 'edit';
     const timeout = input.timeout_s ?? config.timeout_s ?? deps.defaultTimeoutS ?? null;
-    return { agent, mode, prompt: input.prompt ?? null, args: input.args ?? [], timeout_s: timeout, approval_timeout_s: input.approval_timeout_s ?? null, conversation_id: id, parent_id: null, resume: null };
+    return { agent, mode, prompt: input.prompt ?? null, args: input.args ?? [], timeout_s: timeout, approval_timeout_s: input.approval_timeout_s ?? null, conversation_id: id, parent_id: null, sandbox_setting: input.sandbox ?? null, resume: null };
   }
 
   async function start(taskId: string, input: CreateSession): Promise<Session> {
@@ -224,7 +232,7 @@ export function createStart(deps: StartDeps) {
       const running = all.find((s) => s.kind === 'service' && s.agent === name && isLive(s.status));
       if (running) throw new GroveError('SERVICE_RUNNING', `service ${name} is already running (session ${running.id}); stop it with DELETE /api/sessions/${running.id}`);
       const id = randomUUID();
-      const ask: Ask = { agent: name, mode: 'edit', prompt: null, args: [], timeout_s: null, approval_timeout_s: null, conversation_id: id, parent_id: null, resume: null };
+      const ask: Ask = { agent: name, mode: 'edit', prompt: null, args: [], timeout_s: null, approval_timeout_s: null, conversation_id: id, parent_id: null, sandbox_setting: null, resume: null };
       const built: Built = { command: ['sh', '-c', svc.command], pinned: null, env: { GROVE_SERVICE: name } };
       return publicSession((await launch(id, at, ask, { queued: false, kind: 'service', built }))!);
     });

@@ -1,7 +1,7 @@
 import type { EventType } from '../../schemas/event.ts';
 import type { OutputLine } from '../../schemas/output.ts';
-import type { Mode } from '../../schemas/config.ts';
-import { LIVE_STATUSES, type Session, type SessionReading, type SessionResult, type SessionStatus, type TurnRef } from '../../schemas/session.ts';
+import type { Mode, SandboxSetting } from '../../schemas/config.ts';
+import { LIVE_STATUSES, type Session, type SessionReading, type SessionResult, type SessionSandbox, type SessionStatus, type TurnRef } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
 import { iso, toLine, type LineRow } from './rows.ts';
@@ -38,6 +38,8 @@ interface Row {
   waiting: 'approval' | null;
   turn: TurnRef | null;
   after_tasks: string[] | null;
+  sandbox: SessionSandbox | null;
+  sandbox_setting: SandboxSetting | null;
 }
 
 export interface SessionRecord extends Session {
@@ -51,6 +53,15 @@ export interface SessionRecord extends Session {
   deadline: string | null;
   /** the request's approval_timeout_s (DESIGN §15), or null: the project's or the user's applies */
   approval_timeout_s: number | null;
+  /** the sandbox setting it was asked with (DESIGN §18), which its conversation's follow-ups keep; null: none given */
+  sandbox_setting: SandboxSetting | null;
+}
+
+// What a session's row says of its sandbox before it has one: queued (decided when it starts), or
+// stored before grove confined sessions.
+function sandboxOf(r: Row): SessionSandbox {
+  if (r.sandbox !== null) return r.sandbox;
+  return { confined: false, reason: r.status === 'queued' ? 'queued: it is confined or not when it starts' : 'started before grove confined agent sessions' };
 }
 
 function toRecord(r: Row): SessionRecord {
@@ -87,12 +98,14 @@ function toRecord(r: Row): SessionRecord {
     deadline: iso(r.deadline),
     approval_timeout_s: r.approval_timeout_s,
     after: r.after_tasks,
+    sandbox: sandboxOf(r),
+    sandbox_setting: r.sandbox_setting,
   };
 }
 
 // The API's view of a session: the bookkeeping columns stay inside.
 export function publicSession(s: SessionRecord): Session {
-  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, args: _e, deadline: _f, approval_timeout_s: _g, ...pub } = s;
+  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, args: _e, deadline: _f, approval_timeout_s: _g, sandbox_setting: _h, ...pub } = s;
   return pub;
 }
 
@@ -114,17 +127,20 @@ export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 
   approval_timeout_s?: number | null;
   /** queued until these tasks have merged (DESIGN §17) */
   after?: string[];
+  /** whether it runs confined; a queued row is decided at its launch */
+  sandbox?: SessionSandbox;
+  sandbox_setting?: SandboxSetting | null;
 };
 
 // What a launched queued session gets: its command and process.
-export type Launch = Pick<SessionRecord, 'command' | 'agent_session_id' | 'deadline'> & { pid: number | null; pid_start: string | null };
+export type Launch = Pick<SessionRecord, 'command' | 'agent_session_id' | 'deadline' | 'sandbox'> & { pid: number | null; pid_start: string | null };
 
 // A changed row as it now is, with its task's project: what its event carries.
 const RETURNING = 'RETURNING *, (SELECT t.project_id FROM tasks t WHERE t.id = sessions.task_id) AS project_id';
 
 const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start, conversation_id, parent_id,
-  agent_session_id, args, timeout_s, deadline, not_before, kind, approval_timeout_s, after_tasks, host_id)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+  agent_session_id, args, timeout_s, deadline, not_before, kind, approval_timeout_s, after_tasks, sandbox, sandbox_setting, host_id)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
     (SELECT host_id FROM tasks WHERE id = $2)) ${RETURNING}`;
 
 type Changed = Row & { project_id: string };
@@ -152,7 +168,8 @@ export type ReadingChange = Extract<EventType, 'session.result' | 'session.limit
 function insertParams(s: NewSession, status: SessionStatus): unknown[] {
   return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
     s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent',
-    s.approval_timeout_s ?? null, s.after === undefined ? null : JSON.stringify(s.after)];
+    s.approval_timeout_s ?? null, s.after === undefined ? null : JSON.stringify(s.after), s.sandbox === undefined ? null : JSON.stringify(s.sandbox),
+    s.sandbox_setting === undefined || s.sandbox_setting === null ? null : JSON.stringify(s.sandbox_setting)];
 }
 
 // The sessions and session_lines tables and every query on them; every change of a session is
@@ -178,9 +195,9 @@ export function sessionsTable(db: Db, events: EventsTable) {
     launch(id: string, l: Launch): Promise<SessionRecord | null> {
       return change(
         'session.status',
-        `UPDATE sessions SET status = 'starting', command = $2, pid = $3, pid_start = $4, agent_session_id = $5, deadline = $6
+        `UPDATE sessions SET status = 'starting', command = $2, pid = $3, pid_start = $4, agent_session_id = $5, deadline = $6, sandbox = $7
          WHERE id = $1 AND status = 'queued'`,
-        [id, JSON.stringify(l.command), l.pid, l.pid_start, l.agent_session_id, l.deadline],
+        [id, JSON.stringify(l.command), l.pid, l.pid_start, l.agent_session_id, l.deadline, JSON.stringify(l.sandbox)],
       );
     },
     // A queued session that will never run: cancelled (`killed`) or unable to start (`failed`).

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git as run } from '../../daemon/git/run.ts';
 import type { Git } from '../../daemon/git/run.ts';
@@ -65,4 +65,28 @@ export function runArgv(argv: string[], env: Record<string, string>, opts: { use
   const [cmd, ...args] = opts.user ? ['runuser', '-u', opts.user, '--', ...argv] : argv;
   const r = spawnSync(cmd!, args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+// The daemon's PATH without a system bubblewrap: each folder of PATH that holds `bwrap` is
+// replaced by a folder of links to all it holds but that (a machine without bubblewrap, for
+// grove's own sandbox; DESIGN §18). Codex 0.171.0 with a system bwrap runs
+// its sandboxed commands as `bwrap … codex-linux-sandbox` and that name is not found inside
+// ("bwrap: execvp codex-linux-sandbox: No such file or directory"), so every sandboxed command
+// fails; with its own bundled bwrap (as on a machine without bubblewrap) they run. The machine
+// has bubblewrap for grove's own sandbox (DESIGN §18).
+export function pathWithoutBwrap(t: T): string {
+  const seen = new Map<string, string>();
+  return (process.env.PATH ?? '')
+    .split(':')
+    .map((dir) => {
+      if (dir === '' || !existsSync(path.join(dir, 'bwrap'))) return dir;
+      const real = realpathSync(dir);
+      if (!seen.has(real)) {
+        const shadow = makeTempDir(t, 'grove-no-bwrap-');
+        for (const name of readdirSync(real)) if (name !== 'bwrap') symlinkSync(path.join(real, name), path.join(shadow, name));
+        seen.set(real, shadow);
+      }
+      return seen.get(real)!;
+    })
+    .join(':');
 }

@@ -14,6 +14,8 @@ import { createProjectConfigs } from '../../daemon/projects/config.ts';
 import { createEventBus, type EventBus } from '../../daemon/events/bus.ts';
 import { eventsTable, type EventsTable } from '../../daemon/store/events.ts';
 import { createSessionService, type SessionService } from '../../daemon/sessions/service.ts';
+import { createConfine, type Confine } from '../../daemon/sessions/confine.ts';
+import { git } from '../../daemon/git/run.ts';
 import { openStore, type Store } from '../../daemon/store/db.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { sessionsTable, type SessionsTable } from '../../daemon/store/sessions.ts';
@@ -109,7 +111,7 @@ export async function until<T>(check: () => T | Promise<T>, what: string, ms = 1
 export function sessionService(
   t: { after(fn: () => unknown): void },
   s: TestStore,
-  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; defaultMode?: Mode; log?: Logger; gate?: TaskGate } = {},
+  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; defaultMode?: Mode; log?: Logger; gate?: TaskGate; confine?: Confine } = {},
 ): SessionService {
   const log = opts.log ?? pino({ level: 'silent' });
   const configs = createProjectConfigs({ log });
@@ -126,6 +128,9 @@ export function sessionService(
     // No task service here: sessions end without a turn (test/api/turns.test.ts has them).
     checkpoint: async () => null,
     dataDir: s.dataDir,
+    // Unconfined unless the test gives its own (test/sessions/confine.test.ts): as a user config
+    // with "sandbox": false would.
+    confine: opts.confine ?? createConfine({ check: { ok: false, missing: 'bubblewrap', detail: 'not checked by this test service' }, git, home: s.dataDir, grove: { dataDir: s.dataDir, configFile: path.join(s.dataDir, 'config.json'), socketPath: path.join(s.dataDir, 'grove.sock') }, userSetting: false, projectPaths: async () => [] }),
     gate: opts.gate ?? createTaskGate(),
     log,
   });

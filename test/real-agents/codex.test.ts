@@ -6,7 +6,7 @@
 // `read` and `edit` through grove's bridge (`grove codex-bridge` over `codex app-server`), where
 // what the model asks beyond the sandbox is an approval.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { addProject, DAEMON_ENTRY, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -14,6 +14,7 @@ import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { callOutputs, codexConfig, startResponsesServer, type ResponsesTurn } from '../helpers/openai-responses-server.ts';
 import type { ScriptedServer } from '../helpers/scripted-server.ts';
 import { cliEnv, installCliForFile } from '../helpers/real-agents.ts';
+import { pathWithoutBwrap } from '../helpers/sandbox.ts';
 import { allLines, liveGroupMembers, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
@@ -55,29 +56,6 @@ test('the built-in codex agent: the prompt as text, thread_id captured, timeout_
   assert.ok(!again.some((l) => /^codex-cli \d/.test(l.text)), 'the prompt --version did not print its version');
   assert.equal(JSON.parse(again.find((l) => l.stream === 'stdout').text).thread_id, first.thread_id, 'the same thread continued');
 });
-
-// The daemon's PATH without a system bubblewrap: each folder of PATH that holds `bwrap` is
-// replaced by a folder of links to all it holds but that. Codex 0.171.0 with a system bwrap runs
-// its sandboxed commands as `bwrap … codex-linux-sandbox` and that name is not found inside
-// ("bwrap: execvp codex-linux-sandbox: No such file or directory"), so every sandboxed command
-// fails; with its own bundled bwrap (as on a machine without bubblewrap) they run. The machine
-// has bubblewrap for grove's own sandbox (DESIGN §18).
-function pathWithoutBwrap(t: TestContext): string {
-  const seen = new Map<string, string>();
-  return (process.env.PATH ?? '')
-    .split(':')
-    .map((dir) => {
-      if (dir === '' || !existsSync(path.join(dir, 'bwrap'))) return dir;
-      const real = realpathSync(dir);
-      if (!seen.has(real)) {
-        const shadow = makeTempDir(t, 'grove-no-bwrap-');
-        for (const name of readdirSync(real)) if (name !== 'bwrap') symlinkSync(path.join(real, name), path.join(shadow, name));
-        seen.set(real, shadow);
-      }
-      return seen.get(real)!;
-    })
-    .join(':');
-}
 
 // A daemon whose sessions' Codex talks to a scripted model (a config.toml in its own home), with a
 // project (and its .grove.json, if given) and one ready task.

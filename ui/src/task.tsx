@@ -345,6 +345,11 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
               {s.result?.denials.length ? <span class="badge denied">{deniedCount(s.result.denials.length)}</span> : null}
               {s.limit_resets_at ? <span class="badge limit">limit until {new Date(s.limit_resets_at).toLocaleString()}</span> : null}
               {s.timed_out ? <span class="badge failed">timed out</span> : null}
+              {s.kind === 'agent' && !s.sandbox.confined ? (
+                <span class="badge unconfined" title={`Not confined: ${s.sandbox.reason ?? ''}. The agent runs with your full rights.`}>
+                  unconfined
+                </span>
+              ) : null}
               {isBusy(s.status) ? (
                 <button type="button" class="small" onClick={() => kill(s)}>
                   Stop

@@ -53,6 +53,15 @@ export const PLUMBING: Record<string, (p: Plumbing, word: string) => Promise<num
     await withClient(p, (api) => runMcp({ api, readOnly: p.values['read-only'] === true, version: v }));
     return EXIT.OK;
   },
+  // What this machine needs to confine agents (DESIGN §18), checked for real (a namespace made)
+  // with this PATH, as the daemon started from it would: 0 when it can, 1 saying what to install.
+  async doctor(p) {
+    const { checkSandbox } = await import('../../sandbox/check.ts');
+    const r = await checkSandbox({ path: process.env.PATH ?? '' });
+    if (p.values.json) process.stdout.write(JSON.stringify({ sandbox: r }, null, 2) + '\n');
+    else process.stdout.write(r.ok ? `sandbox: ok: agent sessions can be confined (${r.bwrap})\n` : `sandbox: missing ${r.missing}: ${r.detail}\n`);
+    return r.ok ? EXIT.OK : EXIT.API;
+  },
   async 'approval-mcp'(p, word) {
     const s = session(p, word);
     const { runPermit } = await import('../../bridges/permit.ts');

@@ -25,14 +25,23 @@ function sessionOptions(c: Ctx): Omit<CreateSession, 'agent' | 'prompt'> {
   return body;
 }
 
+// `--sandbox auto|true|false` of `session start` (DESIGN §18).
+function sandboxOption(c: Ctx): Pick<CreateSession, 'sandbox'> {
+  const v = c.values.sandbox;
+  if (v === undefined) return {};
+  if (v === 'auto') return { sandbox: 'auto' };
+  if (v === 'true' || v === 'false') return { sandbox: v === 'true' };
+  return usage(`--sandbox must be auto, true or false, got ${JSON.stringify(v)}`);
+}
+
 export const commands: Record<string, Command> = {
   async 'session start'(c) {
     const t = await task(c, arg(c, 0, 'task'));
     const body: CreateSession = {};
     if (typeof c.values.agent === 'string') body.agent = c.values.agent;
     if (typeof c.values.prompt === 'string') body.prompt = c.values.prompt;
-    const s = await c.api.startSession(t.id, { ...body, ...sessionOptions(c) });
-    print(c, s, () => `session ${s.id} (${s.agent}, ${s.mode}) ${s.status}, pid ${s.pid}`);
+    const s = await c.api.startSession(t.id, { ...body, ...sessionOptions(c), ...sandboxOption(c) });
+    print(c, s, () => `session ${s.id} (${s.agent}, ${s.mode}) ${s.status}, pid ${s.pid}${s.sandbox.confined ? '' : `\nUNCONFINED: ${s.sandbox.reason ?? 'not confined'}`}`);
   },
   async 'session ls'(c) {
     const t = await task(c, arg(c, 0, 'task'));
@@ -47,6 +56,7 @@ export const commands: Record<string, Command> = {
     print(c, s, () =>
       [
         `session ${s.id} (${who(s)}, ${s.mode}) ${s.status}${s.exit_code === null ? '' : `, exit ${s.exit_code}`}${s.timed_out ? ', timed out' : ''}`,
+        `sandbox: ${s.sandbox.confined ? 'confined' : `UNCONFINED (${s.sandbox.reason ?? 'not confined'})`}`,
         ...(s.prompt ? [`prompt: ${s.prompt}`] : []),
         ...(r ? [`result: ${r.is_error ? 'error: ' : ''}${r.text ?? '-'}${r.cost_usd !== null ? ` ($${r.cost_usd.toFixed(4)})` : ''}`] : []),
         ...(r && r.denials.length > 0 ? [`${deniedCount(r.denials.length)}:`, ...r.denials.map((d) => `  ${describeDenial(d)}`)] : []),

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { startDaemon } from '../helpers/daemon.ts';
+import { pathWithoutBwrap } from '../helpers/sandbox.ts';
+import { agentHome, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
+
+// DESIGN §18's setting as the API takes it: `sandbox` in the session body, .grove.json and the user
+// config; every session says whether it is confined. (What a confined session can do is
+// test/sessions/confine.test.ts; the policy and bwrap's argv, test/sandbox/.)
+
+test('on a machine without bubblewrap: sandbox true is 422 SANDBOX_UNAVAILABLE naming it and nothing starts; auto runs visibly unconfined, said once at start', async (t) => {
+  const d = await startDaemon(t, { home: agentHome(t), env: { PATH: pathWithoutBwrap(t) } });
+  const warned = await d.waitForLog((l) => l.level === 40 && /agent sessions will run unconfined/.test(l.msg));
+  assert.match(warned.msg, /bubblewrap/);
+  const { task } = await readyTaskOn(d, t);
+  const refused = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0', sandbox: true } });
+  assert.equal(refused.status, 422, refused.text);
+  assert.equal(refused.headers['content-type'], 'application/problem+json');
+  assert.equal(refused.json.code, 'SANDBOX_UNAVAILABLE');
+  assert.match(refused.json.detail, /install bubblewrap/);
+  assert.deepEqual((await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json, [], 'no session row');
+  assert.equal(existsSync(path.join(d.home, 'data', 'sessions')), false, 'no session folder');
+
+  const auto = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0' } });
+  assert.equal(auto.status, 201, auto.text);
+  assert.equal(auto.json.sandbox.confined, false);
+  assert.match(auto.json.sandbox.reason, /cannot confine.*bubblewrap/);
+  assert.equal((await waitSessionEnd(d, auto.json.id)).status, 'exited');
+  assert.equal(d.logs.filter((l) => /agent sessions will run unconfined/.test(l.msg ?? '')).length, 1, 'said once');
+});
+
+test('with bubblewrap, auto confines an agent session; the user config and .grove.json set it; bad settings are refused before anything starts', async (t) => {
+  const d = await startDaemon(t, { home: agentHome(t, { sandbox: false }) });
+  const { task, repo } = await readyTaskOn(d, t);
+  const byUser = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0' } });
+  assert.deepEqual(byUser.json.sandbox, { confined: false, reason: 'sandbox is false (by the user config)' });
+  const asked = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0', sandbox: 'auto' } });
+  assert.deepEqual(asked.json.sandbox, { confined: true });
+  const listed = (await d.socket('GET', `/api/sessions/${asked.json.id}`)).json;
+  assert.deepEqual(listed.sandbox, { confined: true });
+  for (const id of [byUser.json.id, asked.json.id]) assert.equal((await waitSessionEnd(d, id)).status, 'exited');
+
+  const wrongType = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0', sandbox: 'yes' } });
+  assert.equal(wrongType.status, 400, wrongType.text);
+  assert.equal(wrongType.json.code, 'VALIDATION_FAILED');
+
+  const bad: Array<[object, string]> = [
+    [{ sandbox: { enabled: true, paths: [] } }, '/sandbox'],
+    [{ sandbox: { write: ['/etc'] } }, '/sandbox/write/0'],
+    [{ sandbox: { write: ['../elsewhere'] } }, '/sandbox/write/0'],
+    [{ sandbox: { network: ['not a host'] } }, '/sandbox/network/0'],
+    [{ sandbox: 'sometimes' }, '/sandbox'],
+  ];
+  for (const [grove, where] of bad) {
+    writeFileSync(path.join(repo, '.grove.json'), JSON.stringify({ agent: 'fixture', ...grove }));
+    const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0' } });
+    assert.equal(r.status, 422, `${JSON.stringify(grove)}: ${r.text}`);
+    assert.equal(r.json.code, 'CONFIG_INVALID');
+    assert.ok(
+      r.json.errors.some((e: { path: string }) => e.path.startsWith(where)),
+      `${JSON.stringify(grove)} names ${where}: ${JSON.stringify(r.json.errors)}`,
+    );
+  }
+  writeFileSync(path.join(repo, '.grove.json'), JSON.stringify({ agent: 'fixture', sandbox: { enabled: true, write: ['~/.cache/tool', 'build'] } }));
+  const project = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0' } });
+  assert.deepEqual(project.json.sandbox, { confined: true });
+  assert.equal((await waitSessionEnd(d, project.json.id)).status, 'exited');
+});
