@@ -15,10 +15,12 @@ export const SESSION = '{session}';
 // Each CLI in its non-interactive mode, with structured (JSON lines) output where it has one,
 // the prompt where that CLI reads it as text (after `--`, or attached as `--prompt=`), its own
 // flags per mode (a mode it cannot enforce is left out), how it continues a conversation (and,
-// `interactive`, in the person's terminal: grove takeover) and the dialect its output speaks
+// `interactive`, in the person's terminal: grove takeover), the dialect its output speaks, and
+// what it needs when confined (DESIGN §18: its state folders, its provider's hosts)
 // (docs/agents.md says how each was checked).
 export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   claude: {
+    sandbox: { write: ['~/.claude'], hosts: ['api.anthropic.com', 'statsig.anthropic.com', 'console.anthropic.com', 'claude.ai'] },
     command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', SESSION, '--', PROMPT],
     resume: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', SESSION, '--', PROMPT],
     interactive: ['claude', '--resume', SESSION],
@@ -30,6 +32,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     },
   },
   codex: {
+    sandbox: { write: ['~/.codex'], hosts: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'] },
     command: ['codex', 'exec', '--json', '--', PROMPT],
     resume: ['codex', 'exec', 'resume', '--json', SESSION, '--', PROMPT],
     interactive: ['codex', 'resume', SESSION],
@@ -43,6 +46,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   // Gemini CLI speaks ACP (`--acp`): through grove's bridge its shell and its writes outside the
   // mode's reach are asked about (headless `-p` offers no shell in `default` or `auto_edit` at all).
   gemini: {
+    sandbox: { write: ['~/.gemini'], hosts: ['generativelanguage.googleapis.com', 'cloudcode-pa.googleapis.com', 'oauth2.googleapis.com', 'play.googleapis.com'] },
     protocol: 'acp',
     command: ['gemini', '--acp', '--skip-trust'],
     interactive: ['gemini', '--skip-trust', '--resume', SESSION],
@@ -50,10 +54,12 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     acp_modes: { read: 'default', edit: 'autoEdit', full: 'yolo' },
   },
   aider: {
+    sandbox: { write: ['~/.aider'], hosts: ['api.openai.com', 'api.anthropic.com', 'openrouter.ai'] },
     command: ['aider', '--no-pretty', '--no-stream', '--yes-always', `--message=${PROMPT}`],
     modes: { read: ['--chat-mode', 'ask'], edit: [], full: [] },
   },
   amp: {
+    sandbox: { write: ['~/.config/amp', '~/.local/share/amp', '~/.cache/amp'], hosts: ['ampcode.com', '*.ampcode.com'] },
     command: ['amp', '--stream-json', `--execute=${PROMPT}`],
     resume: ['amp', 'threads', 'continue', SESSION, '--stream-json', `--execute=${PROMPT}`],
     interactive: ['amp', 'threads', 'continue', SESSION],
@@ -64,6 +70,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   // permissions allow everything unless configured, so grove defines one agent per mode, whose
   // `ask` goes to grove's bridge (OPENCODE_CONFIG_CONTENT is merged over the user's own config).
   opencode: {
+    sandbox: { write: ['~/.local/share/opencode', '~/.config/opencode', '~/.cache/opencode', '~/.local/state/opencode'], hosts: ['opencode.ai', 'models.dev', 'api.anthropic.com', 'api.openai.com'] },
     protocol: 'acp',
     command: ['opencode', 'acp'],
     interactive: ['opencode', '--session', SESSION],
@@ -82,12 +89,14 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   // Copilot CLI and Qwen Code speak ACP too (`--acp`); Copilot's modes are its tool flags (its ACP
   // session modes are agent, plan and autopilot), Qwen's are its approval modes as ACP modes.
   copilot: {
+    sandbox: { write: ['~/.copilot'], hosts: ['api.githubcopilot.com', '*.githubcopilot.com', 'api.github.com', 'github.com'] },
     protocol: 'acp',
     command: ['copilot', '--acp', '--no-auto-update'],
     interactive: ['copilot', `--resume=${SESSION}`],
     modes: { read: [], edit: ['--allow-tool=write'], full: ['--allow-all'] },
   },
   qwen: {
+    sandbox: { write: ['~/.qwen'], hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai'] },
     protocol: 'acp',
     command: ['qwen', '--acp'],
     interactive: ['qwen', '--resume', SESSION],
@@ -95,6 +104,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     acp_modes: { read: 'default', edit: 'auto-edit', full: 'yolo' },
   },
   cursor: {
+    sandbox: { write: ['~/.cursor', '~/.config/cursor'], hosts: ['*.cursor.sh', 'cursor.com', '*.cursor.com'] },
     command: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', PROMPT],
     resume: ['cursor-agent', '-p', '--output-format', 'stream-json', '--trust', '--resume', SESSION, PROMPT],
     interactive: ['cursor-agent', '--resume', SESSION],

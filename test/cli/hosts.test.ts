@@ -47,7 +47,7 @@ test('task ls, session ls and project ls: a HOST column only on a shared store, 
   await waitSessionEnd(d, s.json.id);
   const heads = {
     task: /^ID\s+NAME\s+STATUS\s+BRANCH\s+PORTS/,
-    session: /^ID\s+CONVERSATION\s+AGENT\s+MODE\s+STATUS\s+EXIT_CODE\s+RESULT\s+CREATED_AT/,
+    session: /^ID\s+CONVERSATION\s+AGENT\s+MODE\s+SANDBOX\s+STATUS\s+EXIT_CODE\s+RESULT\s+CREATED_AT/,
     project: /^ID\s+NAME\s+PATH/,
   };
   for (const [what, args] of [['task', ['task', 'ls', p.id]], ['session', ['session', 'ls', made.json.id]], ['project', ['project', 'ls']]] as const) {

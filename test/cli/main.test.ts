@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { GROVE, grove, running } from '../helpers/cli.ts';
 import { makeHome, ROOT } from '../helpers/daemon.ts';
 import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import { pathWithoutBwrap } from '../helpers/sandbox.ts';
 import { gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
@@ -119,8 +120,8 @@ test('grove say continues a conversation and follows the new session; session ls
   await waitSessionEnd(d, json.json.id);
 
   const ls = await grove(home, ['session', 'ls', task.id]);
-  assert.match(ls.stdout, /^ID\s+CONVERSATION\s+AGENT\s+MODE\s+STATUS\s+EXIT_CODE\s+RESULT/m);
-  assert.match(ls.stdout, new RegExp(`${first.id.slice(0, 8)}\\s+${first.id.slice(0, 8)}\\s+talk\\s+read\\s+exited\\s+0\\s+got 3 arguments \\$0\\.0125`));
+  assert.match(ls.stdout, /^ID\s+CONVERSATION\s+AGENT\s+MODE\s+SANDBOX\s+STATUS\s+EXIT_CODE\s+RESULT/m);
+  assert.match(ls.stdout, new RegExp(`${first.id.slice(0, 8)}\\s+${first.id.slice(0, 8)}\\s+talk\\s+read\\s+confined\\s+exited\\s+0\\s+got 3 arguments \\$0\\.0125`));
   assert.equal(ls.stdout.trim().split('\n').length, 4);
   const one = await grove(home, ['session', 'ls', task.id, '--conversation', json.json.id, '--json']);
   assert.equal(one.json.length, 3, 'the whole conversation of that session');
@@ -153,6 +154,42 @@ test('a turn whose agent denied calls by itself never reads as a plain success: 
     assert.equal(logs.stderr, 'session exited (exit 0) · 1 call denied: Bash tee ran.txt </dev/null && echo done\n', args.join(' '));
   }
   assert.equal((await grove(home, ['logs', plain.id])).stderr, 'session exited (exit 0)\n');
+});
+
+test('an unconfined agent says so: session start, ls and show; --sandbox takes auto, true or false; grove doctor checks for real and says what to install', async (t) => {
+  const d = await daemon();
+  const home = d.home;
+  const p = (await grove(home, ['project', 'add', makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'talk' }) } }), '--json'])).json;
+  const task = (await grove(home, ['task', 'new', p.name, 'sandboxed', '--json'])).json;
+  const open = await grove(home, ['session', 'start', task.id, '--prompt', 'hi', '--sandbox', 'false']);
+  assert.equal(open.code, 0, open.stderr);
+  assert.match(open.stdout, /\nUNCONFINED: sandbox is false \(by the request\)\n$/);
+  const id = open.stdout.split(' ')[1]!;
+  const confined = (await grove(home, ['session', 'start', task.id, '--prompt', 'hi', '--sandbox', 'true', '--json'])).json;
+  assert.deepEqual(confined.sandbox, { confined: true });
+  await Promise.all([waitSessionEnd(d, id), waitSessionEnd(d, confined.id)]);
+  const ls = await grove(home, ['session', 'ls', task.id]);
+  assert.match(ls.stdout, new RegExp(`${id.slice(0, 8)}\\s+\\S+\\s+talk\\s+edit\\s+UNCONFINED\\s+exited`));
+  assert.match(ls.stdout, new RegExp(`${confined.id.slice(0, 8)}\\s+\\S+\\s+talk\\s+edit\\s+confined\\s+exited`));
+  assert.match((await grove(home, ['session', 'show', id])).stdout, /\nsandbox: UNCONFINED \(sandbox is false \(by the request\)\)\n/);
+  assert.match((await grove(home, ['session', 'show', confined.id])).stdout, /\nsandbox: confined\n/);
+  const bad = await grove(home, ['session', 'start', task.id, '--prompt', 'hi', '--sandbox', 'maybe']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--sandbox must be auto, true or false/);
+
+  const ok = await grove(home, ['doctor']);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /^sandbox: ok: agent sessions can be confined \(\/\S+\/bwrap\)\n$/);
+  const missing = await grove(home, ['doctor', '--json'], { env: { PATH: pathWithoutBwrap(t) } });
+  assert.equal(missing.code, 1);
+  assert.equal(missing.json.sandbox.missing, 'bubblewrap');
+  assert.match(missing.json.sandbox.detail, /install bubblewrap/);
+  // A bwrap that cannot make namespaces (as where user namespaces are refused) is not trusted for being there.
+  const refusing = makeTempDir(t);
+  writeFileSync(path.join(refusing, 'bwrap'), '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n', { mode: 0o755 });
+  const denied = await grove(home, ['doctor'], { env: { PATH: `${refusing}:${pathWithoutBwrap(t)}` } });
+  assert.equal(denied.code, 1);
+  assert.match(denied.stdout, /^sandbox: missing namespaces: .*No permissions to create new namespace/);
 });
 
 test('grove changes, diff, commit, rebase, merge, push and conflicts: the review and landing of a task', async (t) => {

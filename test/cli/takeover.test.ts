@@ -110,7 +110,7 @@ test('grove takeover: the interactive resume in this terminal, in the worktree w
   assert.equal(interactive.exit_code, 3);
   assert.equal(interactive.agent_session_id, agentId);
   const ls = await grove(d.home, ['session', 'ls', c.task.id]);
-  assert.match(ls.stdout, new RegExp(`${interactive.id.slice(0, 8)}\\s+\\S+\\s+interactive talk\\s+edit\\s+failed\\s+3\\s+taken over in a terminal`));
+  assert.match(ls.stdout, new RegExp(`${interactive.id.slice(0, 8)}\\s+\\S+\\s+interactive talk\\s+edit\\s+UNCONFINED\\s+failed\\s+3\\s+taken over in a terminal`));
 
   // `grove say` after it: the conversation's agent resumes the same session, headless.
   const said = await grove(d.home, ['say', interactive.id.slice(0, 8), 'and now', '--json']);

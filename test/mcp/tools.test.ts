@@ -20,7 +20,7 @@ const APPROVAL = '3c6f7c1e-7c1a-4d2b-9a57-8f0c7a1b2c3d';
 
 const tool = (name: string): Tool => TOOLS.find((t) => t.name === name) ?? assert.fail(`no tool ${name}`);
 const session = (over: Record<string, unknown> = {}) => ({
-  id: SESSION, task_id: TASK, kind: 'agent', status: 'running', exit_code: null, ended_at: null, result: null, limit_resets_at: null, ...over,
+  id: SESSION, task_id: TASK, kind: 'agent', status: 'running', exit_code: null, ended_at: null, result: null, limit_resets_at: null, sandbox: { confined: true }, ...over,
 });
 
 type Handler = (req: IncomingMessage, res: ServerResponse, url: URL, body: any) => unknown;
@@ -113,7 +113,8 @@ test('wait_for_session: answers at the session’s end from its output stream, w
     'GET /api/approvals': () => [],
     [`GET /api/sessions/${SESSION}/output`]: stream((send) => {
       send('line', { seq: 1, text: 'x' });
-      end = () => send('end', session({ status: 'exited', exit_code: 0, ended_at: '2026-01-01T00:00:00Z', result: { text: 'done', denials: [{ tool: 'Bash', input: { command: 'rm -rf /' } }] } }));
+      end = () =>
+        send('end', session({ status: 'exited', exit_code: 0, ended_at: '2026-01-01T00:00:00Z', result: { text: 'done', denials: [{ tool: 'Bash', input: { command: 'rm -rf /' } }] }, sandbox: { confined: false, reason: 'sandbox is false (by the request)' } }));
     }),
     'GET /api/events': stream(() => {}),
   });
@@ -124,6 +125,8 @@ test('wait_for_session: answers at the session’s end from its output stream, w
   assert.deepEqual([r.ended, r.status, r.exit_code, r.waiting, r.approvals, r.result.text], [true, 'exited', 0, null, [], 'done']);
   assert.match(r.denied, /Bash/);
   assert.match(r.denied, /the agent refused them by itself; the work they were for was not done/);
+  assert.equal(r.confined, false, 'an unconfined agent says so (DESIGN §18)');
+  assert.equal(r.unconfined, "not confined: sandbox is false (by the request); it runs with the user's full rights");
   assert.ok(asked.includes(`GET /api/events?after=41&task_id=${TASK}`), 'events after the newest seq read before looking');
   assert.ok(asked.some((a) => a.startsWith(`GET /api/sessions/${SESSION}/output`)));
   await streams(0);

@@ -257,10 +257,14 @@ test('calls the agent denied by itself: the turn shows a warning state with each
   await turn.locator('p.result.denied').waitFor();
 
   // A plain turn beside it keeps the plain look: the warning is the denial's alone.
-  const plain = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'stream', prompt: 'talk:1' } })).json;
+  // (unconfined: DESIGN §18's mark, which the confined turn above does not have)
+  const plain = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'stream', prompt: 'talk:1', sandbox: false } })).json;
   const other = page.locator(`.turn[data-session="${plain.id}"]`);
   await other.locator('.output[data-ended="true"]').waitFor();
   assert.equal(await other.locator('.denied').count(), 0);
+  assert.equal(await other.locator('.badge.unconfined').textContent(), 'unconfined');
+  assert.match((await other.locator('.badge.unconfined').getAttribute('title'))!, /^Not confined: sandbox is false \(by the request\)\. The agent runs with your full rights\.$/);
+  assert.equal(await turn.locator('.badge.unconfined').count(), 0, 'a confined turn has no such mark');
   const colour = (l: typeof turn) => l.evaluate((el) => getComputedStyle(el).color);
   const warn = await colour(turn.locator('.badge.denied'));
   assert.equal(await colour(turn.locator('.status')), warn);
@@ -268,7 +272,7 @@ test('calls the agent denied by itself: the turn shows a warning state with each
   const border = (l: typeof turn) => l.evaluate((el) => getComputedStyle(el).borderLeftColor);
   assert.equal(await border(turn.locator('p.result')), warn);
   assert.notEqual(await border(other.locator('p.result')), warn);
-  const { out } = await contrasts(page, [`.turn[data-session="${denied.id}"] .status`, `.turn[data-session="${denied.id}"] .badge.denied`, '.denials code', '.denials p']);
+  const { out } = await contrasts(page, [`.turn[data-session="${denied.id}"] .status`, `.turn[data-session="${denied.id}"] .badge.denied`, '.denials code', '.denials p', '.badge.unconfined']);
   for (const [sel, ratio] of Object.entries(out)) assert.ok(ratio >= 4.5, `${sel} has contrast ${ratio}`);
   assert.deepEqual(errors, [], `no console errors (failed requests: ${failures.join(', ')})`);
 });
