@@ -3,53 +3,20 @@
 // the last one left: deadlines armed again, approvals of sessions that ended meanwhile expired.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { after, test } from 'node:test';
 import { pino } from 'pino';
-import { createApprovalService, noDecisionWithin } from '../../daemon/approvals/service.ts';
+import { noDecisionWithin } from '../../daemon/approvals/service.ts';
 import { createProjectConfigs } from '../../daemon/projects/config.ts';
-import { approvalsTable } from '../../daemon/store/approvals.ts';
-import { addTask, openTestStore, TEST_HOST_ID, type TestStore } from '../helpers/store.ts';
+import { approvalService, liveSession as liveSessionOf } from '../helpers/approvals.ts';
+import { openTestStore, type TestStore } from '../helpers/store.ts';
 
 const s: TestStore = await openTestStore(after);
 const log = pino({ level: 'silent' });
 const configs = createProjectConfigs({ log });
 after(() => configs.close());
 
-function service(t: test.TestContext, hostId = TEST_HOST_ID) {
-  const svc = createApprovalService({
-    approvals: approvalsTable(s.store.db, s.events),
-    getSession: (id) => s.sessions.get(id),
-    getTask: s.getTask,
-    getProject: s.getProject,
-    configs,
-    userAllow: ['Bash(ls)'],
-    userTimeoutS: undefined,
-    committed: s.bus.committed,
-    hostId,
-    log,
-  });
-  t.after(() => svc.close());
-  return svc;
-}
-
-async function liveSession(t: test.TestContext, opts: { grove?: object; approvalTimeoutS?: number } = {}) {
-  const task = await addTask(t, s);
-  if (opts.grove) writeFileSync(path.join((await s.getProject(task.project_id)).path, '.grove.json'), JSON.stringify(opts.grove));
-  return s.sessions.insert({
-    id: randomUUID(),
-    task_id: task.id,
-    agent: 'a',
-    command: ['a'],
-    mode: 'edit',
-    prompt: null,
-    conversation_id: randomUUID(),
-    parent_id: null,
-    pid: 1,
-    approval_timeout_s: opts.approvalTimeoutS ?? null,
-  });
-}
+const service = (t: test.TestContext, hostId?: string) => approvalService(t, s, configs, hostId);
+const liveSession = (t: test.TestContext, opts: { grove?: object; approvalTimeoutS?: number } = {}) => liveSessionOf(t, s, opts);
 
 const bash = (command: string) => ({ key: randomUUID(), tool: 'Bash', input: { command } });
 
