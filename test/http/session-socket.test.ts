@@ -53,7 +53,7 @@ async function setUp(t: TestContext) {
 
 const refused = (code: string) => (err: unknown) => err instanceof ApiProblem && err.status === (code === 'SESSION_SOCKET_SCOPE' ? 403 : 400) && err.code === code;
 
-test("its session's ask and long poll work; a decision made through the main API reaches the poll; bad input is the API's own problem", async (t) => {
+test("its session's ask and long poll work, a network approval's too; a decision made through the main API reaches the poll; bad input is the API's own problem", async (t) => {
   const { approvals, sockets, dir, main } = await setUp(t);
   const session = await liveSession(t, s);
   const socketPath = path.join(dir, 'sessions', session.id, 'run', 'grove.sock');
@@ -76,6 +76,22 @@ test("its session's ask and long poll work; a decision made through the main API
   const id = await requested;
   await main.decide(id, { nonce: (await approvals.get(id)).nonce, decision: 'allow' });
   assert.deepEqual(await verdict, { behavior: 'allow', answer: null });
+
+  // The network proxy's ask (DESIGN §18), the same way: allowed for the project from the main
+  // API, the same host and port is then allowed at once, with no one asked.
+  const net = { kind: 'network' as const, tool: 'Network', input: { host: 'registry.npmjs.org', port: 443 } };
+  const connecting = new Promise<Approval>((resolve) => {
+    const stop = s.bus.committed.onAnyChange((e) => {
+      if (e.type === 'approval.requested' && (e.data as Approval).key === 'n1') resolve((stop(), e.data as Approval));
+    });
+  });
+  const held = decide(own, session.id, { key: 'n1', ...net }, AbortSignal.timeout(20_000));
+  const n1 = await connecting;
+  await main.decide(n1.id, { nonce: n1.nonce, decision: 'allow', remember: 'project' });
+  assert.deepEqual(await held, { behavior: 'allow', answer: null });
+  const n2 = await own.call<Approval>('POST', `/api/sessions/${session.id}/approvals`, { key: 'n2', ...net });
+  assert.deepEqual([n2.status, n2.reason], ['allowed', 'allowed by the rule Network(registry.npmjs.org:443)']);
+  await assert.rejects(own.call('POST', `/api/sessions/${session.id}/approvals`, { key: 'n3', ...net, input: { host: 'registry.npmjs.org', port: 0 } }), refused('VALIDATION_FAILED'));
 
   await assert.rejects(own.call('POST', `/api/sessions/${session.id}/approvals`, { key: 'k3', tool: '' }), refused('VALIDATION_FAILED'));
   await assert.rejects(own.call('GET', `/api/approvals/${asked.id}?wait=600`), refused('VALIDATION_FAILED'));
