@@ -24,6 +24,7 @@ import { approvalRoutes } from '../../daemon/routes/approvals.ts';
 import { projectRoutes } from '../../daemon/routes/projects.ts';
 import { approvalService, liveSession } from '../helpers/approvals.ts';
 import { makeTempDir } from '../helpers/git.ts';
+import { rawRequest } from '../helpers/raw.ts';
 import { openTestStore, TEST_HOST_ID, type TestStore } from '../helpers/store.ts';
 
 const s: TestStore = await openTestStore(after);
@@ -121,6 +122,11 @@ test("everything else is refused with 403 SESSION_SOCKET_SCOPE: another session'
   await assert.rejects(own.call('DELETE', `/api/sessions/${session.id}`), scope);
   await assert.rejects(own.call('GET', '/'), scope);
   await assert.rejects(own.call('GET', `/api/sessions/${session.id}/approvals`), scope);
+  // HEAD is not the GET it matches; an absolute-form target names no path of ours.
+  const head = await rawRequest({ path: socketPath }, `HEAD /api/approvals/${mine.id} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  assert.equal(head.status, 403);
+  const absolute = await rawRequest({ path: socketPath }, `GET http://x/api/approvals/${mine.id} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  assert.deepEqual([absolute.status, JSON.parse(absolute.body).code], [403, 'SESSION_SOCKET_SCOPE']);
 
   // Nothing was decided or asked by the refused calls.
   assert.equal((await main.approval(mine.id)).status, 'pending');
