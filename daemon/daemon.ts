@@ -5,6 +5,7 @@ import type { Agents } from './agents/agents.ts';
 import { listenOnSocket } from './http/server.ts';
 import { startFront } from './http/front.ts';
 import { createApiHandler } from './http/api.ts';
+import { createSessionSockets } from './http/session-socket.ts';
 import { createProjectConfigs } from './projects/config.ts';
 import { createProjectService } from './projects/service.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -193,6 +194,11 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       log: child('approvals'),
     });
     started.push({ name: 'approvals', close: () => approvals.close() });
+    // Each confined session's own socket (DESIGN §18): its bridges get the API's two approval
+    // routes and nothing else. Made before sessions re-attach, which open theirs again.
+    const approvalApi = approvalRoutes({ approvals });
+    const sessionSockets = createSessionSockets({ routes: approvalApi, approvals, log: child('session sockets') });
+    started.push({ name: 'session sockets', close: () => sessionSockets.closeAll() });
 
     const tasks = createTaskService({
       tasks: taskRows,
@@ -300,7 +306,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       ...queueRoutes({ queue: mergeQueue }),
       ...taskRoutes({ tasks, review: landing.review, create: dependencies.create, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
-      ...approvalRoutes({ approvals }),
+      ...approvalApi,
       ...eventRoutes({ feed }),
       ...hostRoutes({ hosts: hostRows, ssh: sshHosts }),
     ];

@@ -11,6 +11,9 @@ export const ERRORS = {
   FORBIDDEN_ORIGIN: { status: 403, title: 'Origin not allowed' },
   // Not in DESIGN §4's table: the TCP front refuses connections of other local users.
   FORBIDDEN_PEER: { status: 403, title: 'Connection from another user' },
+  // Not in DESIGN §4's table: a session's own socket (DESIGN §18) answers only that session's
+  // asks for approval and waits on their verdicts.
+  SESSION_SOCKET_SCOPE: { status: 403, title: "Not this session's call to make" },
   REMOTE_REFUSED: { status: 403, title: 'The owning host does not run requests from other hosts' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },

@@ -6,8 +6,23 @@ export const APPROVAL_STATUSES = ['pending', 'allowed', 'denied', 'expired'] as 
 export const ApprovalStatus = Type.Union(APPROVAL_STATUSES.map((s) => Type.Literal(s)));
 export type ApprovalStatus = Static<typeof ApprovalStatus>;
 
-export const ApprovalKind = Type.Union([Type.Literal('tool'), Type.Literal('question')]);
+// `network`: a connection the sandbox holds (DESIGN §18), asked by the session's network proxy.
+export const ApprovalKind = Type.Union([Type.Literal('tool'), Type.Literal('question'), Type.Literal('network')]);
 export type ApprovalKind = Static<typeof ApprovalKind>;
+
+// A host name (labels of letters, digits and inner hyphens, dot-separated), an IPv4 address, or an
+// IPv6 address without brackets (hex digits and colons, an IPv4 tail allowed).
+const HOST_PATTERN = '^(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\\.?|(?=[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*:)[0-9A-Fa-f:.]+)$';
+
+// The input of a `network` approval: where the connection goes.
+export const NetworkTarget = Type.Object(
+  {
+    host: Type.String({ minLength: 1, maxLength: 253, pattern: HOST_PATTERN, description: 'a host name, an IPv4 address or an IPv6 address (no brackets)' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  },
+  { additionalProperties: false },
+);
+export type NetworkTarget = Static<typeof NetworkTarget>;
 
 // Tool names as Claude Code names them (`Bash`, `Edit`, `mcp__server__tool`); bridges of other
 // agents map theirs to these.

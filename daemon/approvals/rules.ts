@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { NETWORK_TOOL, networkTarget } from '../../schemas/denials.ts';
 
 // Claude Code's permission rules (DESIGN §15), over tool names as Claude Code gives them:
 //   `Bash`, `Bash(*)`         every command line
@@ -8,6 +9,8 @@ import path from 'node:path';
 //   `Edit`, `Read`, `Write`   every use; `Edit(src/**)` files under the worktree matching the glob
 //   `WebFetch(domain:docs.rs)` that host (`*.docs.rs`: its subdomains)
 //   `mcp__server`, `mcp__server__*`, `mcp__server__tool`
+//   `Network(host:port)`      a connection the sandbox holds to that host and port (a grove
+//                             addition, DESIGN §18; `[::1]:443` for IPv6); `Network` every one
 // A rule that grove does not understand matches nothing: a misread rule must never allow.
 
 export interface ToolCall {
@@ -389,6 +392,7 @@ export function ruleMatches(rule: string, call: ToolCall, cwd: string): boolean 
     const url = field(call.input, 'url');
     return url !== null && domainMatches(specifier, url);
   }
+  if (tool === NETWORK_TOOL) return networkTarget(call.input) === specifier.trim().toLowerCase();
   if (FAMILIES[tool] || tool === 'Write') {
     const file = field(call.input, 'file_path') ?? field(call.input, 'notebook_path') ?? field(call.input, 'path');
     return file !== null && fileMatches(specifier, file, cwd);
@@ -405,9 +409,11 @@ export function firstMatch(rules: readonly string[], call: ToolCall, cwd: string
   return command === null ? null : (bashAllowedBy(rules, command, cwd)?.join(', ') ?? null);
 }
 
-// The rule a `remember` keeps for a call allowed once: that exact command, that host, or the
-// tool (Claude Code's "allow all edits during this session").
+// The rule a `remember` keeps for a call allowed once: that exact command, that host (and port,
+// for a connection), or the tool (Claude Code's "allow all edits during this session").
 export function ruleFor(call: ToolCall): string {
+  const target = call.tool === NETWORK_TOOL ? networkTarget(call.input) : null;
+  if (target !== null) return `${NETWORK_TOOL}(${target})`;
   if (call.tool === 'Bash') {
     const command = field(call.input, 'command');
     if (command !== null) return `Bash(${command.trim()})`;

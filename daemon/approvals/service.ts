@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Approval, ApprovalAsk, ApprovalDecision, ApprovalListQuery } from '../../schemas/approval.ts';
+import { NetworkTarget, type Approval, type ApprovalAsk, type ApprovalDecision, type ApprovalListQuery } from '../../schemas/approval.ts';
+import { NETWORK_TOOL } from '../../schemas/denials.ts';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
@@ -10,6 +11,7 @@ import { GroveError } from '../errors.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
+import { compile, createAjv } from '../runtime/validation.ts';
 import { createSignal, type Listen } from '../runtime/signal.ts';
 import { waitFor } from '../runtime/wait.ts';
 import { publicApproval, type ApprovalRecord, type ApprovalsTable } from '../store/approvals.ts';
@@ -33,6 +35,8 @@ export interface ApprovalServiceDeps {
   log: Logger;
 }
 
+const invalid = (at: string, message: string) => new GroveError('VALIDATION_FAILED', 'the request body is invalid', { errors: [{ path: at, message }] });
+
 // What an expired approval tells the agent: time ran out, never that the person refused.
 export const noDecisionWithin = (s: number) => `no decision within ${s} s`;
 const sessionEnded = (status: string) => `no decision: the session ended (${status}) while it waited`;
@@ -41,6 +45,7 @@ const sessionEnded = (status: string) => `no decision: the session ended (${stat
 // answered once; expired by their deadline or their session's end, also across daemon restarts.
 export function createApprovalService(deps: ApprovalServiceDeps) {
   const { approvals, log } = deps;
+  const networkInput = compile(createAjv(), NetworkTarget);
   // Fired with an approval's id once its decision is stored: waiters read it then.
   const decided = createSignal<string>();
   const timers = new Map<string, NodeJS.Timeout>();
@@ -99,6 +104,15 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     // A bridge asks for its agent (POST /api/sessions/:id/approvals): recorded once per
     // (session, key); a rule that allows it decides it at once, visibly.
     async ask(sessionId: string, body: ApprovalAsk): Promise<{ created: boolean; approval: Approval }> {
+      const kind = body.kind ?? 'tool';
+      // A connection is asked as `Network` with its target, and only so: its rules match no tool.
+      if ((kind === 'network') !== (body.tool === NETWORK_TOOL)) {
+        throw invalid('/tool', kind === 'network' ? `a network approval's tool is ${NETWORK_TOOL}` : `${NETWORK_TOOL} is asked with kind "network"`);
+      }
+      if (kind === 'network' && !networkInput(body.input)) {
+        const errors = networkInput.issues().map((i) => ({ path: `/input${i.path === '/' ? '' : i.path}`, message: i.message }));
+        throw new GroveError('VALIDATION_FAILED', 'the request body is invalid', { errors });
+      }
       const session = await deps.getSession(sessionId);
       if (!session) throw new GroveError('NOT_FOUND', `no session with id ${sessionId}`);
       const again = await approvals.byKey(sessionId, body.key);
@@ -107,7 +121,6 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       const task = await deps.getTask(session.task_id);
       const project = await deps.getProject(task.project_id);
       const config = configOf(project);
-      const kind = body.kind ?? 'tool';
       const call = { tool: body.tool, input: body.input };
       const rules = [...(config.allow ?? []), ...deps.userAllow, ...(await approvals.rules(project.id, sessionId))];
       // A question is for the person: no rule answers it.
@@ -163,7 +176,6 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     // The person's decision: once. `remember` keeps a rule for the session or the project.
     async decide(id: string, body: ApprovalDecision): Promise<Approval> {
       const a = await find(id);
-      const invalid = (p: string, message: string) => new GroveError('VALIDATION_FAILED', 'the request body is invalid', { errors: [{ path: p, message }] });
       if (body.remember !== undefined && body.decision !== 'allow') throw invalid('/remember', 'only an allow is remembered');
       if (body.remember !== undefined && a.kind === 'question') throw invalid('/remember', 'a question is answered each time');
       if (body.answer !== undefined && a.kind !== 'question') throw invalid('/answer', 'only a question takes an answer');

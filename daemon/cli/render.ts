@@ -1,6 +1,6 @@
 // How the CLI shows entities to people: table rows and columns, one-line descriptions, the pager.
 import type { Approval } from '../../schemas/approval.ts';
-import { denialSummary, describeDenial } from '../../schemas/denials.ts';
+import { denialSummary, describeDenial, networkTarget } from '../../schemas/denials.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
 import type { Host } from '../../schemas/host.ts';
 import type { Service, Session } from '../../schemas/session.ts';
@@ -52,11 +52,13 @@ export function hostRow(h: Host, now = Date.now()): Record<string, unknown> {
   }
 }
 
-// What an approval asks, in one line: the command, the file, the URL, the question (the whole
-// input is in --json and on the dashboard).
+// What an approval asks, in one line: the command, the file, the URL, the question, the host and
+// port of a connection (the whole input is in --json and on the dashboard).
 export function approvalRow(a: Approval): Record<string, unknown> {
   const input = (a.input ?? {}) as Record<string, unknown>;
-  const first = ['command', 'file_path', 'notebook_path', 'url', 'question', 'path', 'pattern'].map((k) => input[k]).find((v) => typeof v === 'string') as string | undefined;
+  const first =
+    (a.kind === 'network' ? networkTarget(a.input) : null) ??
+    (['command', 'file_path', 'notebook_path', 'url', 'question', 'path', 'pattern'].map((k) => input[k]).find((v) => typeof v === 'string') as string | undefined);
   const asks = (first ?? JSON.stringify(a.input)).replace(/\s+/g, ' ');
   return { ...a, id: shortId(a.id), session: shortId(a.session_id), asks: asks.length > 60 ? `${asks.slice(0, 59)}…` : asks };
 }

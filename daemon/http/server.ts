@@ -12,14 +12,15 @@ export interface Listener {
 // How long open connections (followers of a stream) get to finish before being cut at shutdown.
 const CLOSE_GRACE_MS = 2000;
 
-// The API's node:http server on the unix socket, 0600.
+// The API's node:http server on the unix socket, 0600 (its folder 0700 with `ownFolder`, see prepareSocketPath).
 export async function listenOnSocket(opts: {
   socketPath: string;
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   log: Logger;
+  ownFolder?: boolean;
 }): Promise<Listener> {
   const { socketPath, log } = opts;
-  await prepareSocketPath(socketPath);
+  await prepareSocketPath(socketPath, { ownFolder: opts.ownFolder ?? false });
   const server = createServer({ keepAliveTimeout: 5000 }, opts.handler);
   // The umask makes the socket 0600 from its first moment; chmod below makes sure of it.
   const oldMask = process.umask(0o177);

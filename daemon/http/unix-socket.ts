@@ -13,9 +13,10 @@ export class SocketInUseError extends Error {
 // sun_path holds 104 bytes on macOS and 108 on Linux, terminator included.
 const MAX_SOCKET_PATH = process.platform === 'darwin' ? 103 : 107;
 
-// Makes the socket's folder (0700 when grove creates it) and clears a stale socket file,
-// but only after a connect to it has failed: a live socket means another daemon.
-export async function prepareSocketPath(socketPath: string): Promise<void> {
+// Makes the socket's folder (0700 when grove creates it, or always with `ownFolder`: a folder
+// that holds only this socket) and clears a stale socket file, but only after a connect to it
+// has failed: a live socket means another daemon.
+export async function prepareSocketPath(socketPath: string, opts: { ownFolder?: boolean } = {}): Promise<void> {
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
     throw new Error(`socket path ${socketPath} is longer than ${MAX_SOCKET_PATH} bytes; set GROVE_SOCKET to a shorter path`);
   }
@@ -23,7 +24,7 @@ export async function prepareSocketPath(socketPath: string): Promise<void> {
   if (!existsSync(dir)) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700); // the umask may have taken bits off mkdir's mode
-  }
+  } else if (opts.ownFolder) chmodSync(dir, 0o700);
   let st;
   try {
     st = lstatSync(socketPath);

@@ -278,7 +278,7 @@ export const TOOLS: Tool[] = [
   {
     name: 'list_approvals',
     description:
-      "What agents ask the person (DESIGN §15): approvals with the tool and its whole input (the command, the file and its diff, the URL) or a question. status: pending (default), allowed, denied, expired; filter by task or session.",
+      "What agents ask the person (DESIGN §15): approvals with the tool and its whole input (the command, the file and its diff, the URL), a question, or a connection a confined session's sandbox holds (kind network, input {host, port}). status: pending (default), allowed, denied, expired; filter by task or session.",
     input: input({
       status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('allowed'), Type.Literal('denied'), Type.Literal('expired')], { description: 'default pending' })),
       task_id: Type.Optional(TaskId),
@@ -293,7 +293,7 @@ export const TOOLS: Tool[] = [
   {
     name: 'respond_to_approval',
     description:
-      'Decide a pending approval, once: decision allow or deny (message: why, told to the agent); remember: session or project keeps an allow as a rule; a question is allowed with its answer. The nonce is read for you.',
+      'Decide a pending approval, once: decision allow or deny (message: why, told to the agent); remember: session or project keeps an allow as a rule (for a connection: that host and port); a question is allowed with its answer. The nonce is read for you.',
     input: input({ approval_id: id('the approval id from list_approvals or wait_for_session'), ...(({ nonce: _n, ...rest }) => rest)(ApprovalDecision.properties) }),
     readOnly: false,
     destructive: false,

@@ -167,3 +167,21 @@ test('Codex and ACP commands go through the same matcher: a Codex `bash -lc` lin
   assert.equal(firstMatch(['Bash(tee:*)'], bash(innerCommand("/bin/bash -lc 'tee ran.txt </dev/null && echo done'")), CWD), 'Bash(tee:*)');
   assert.equal(firstMatch(['Bash(tee:*)'], bash(innerCommand("/bin/bash -lc 'tee ran.txt && touch x'")), CWD), null);
 });
+
+test('Network(host:port) allows a connection to that host and port only (DESIGN §18); remember keeps that rule; Network allows every one', () => {
+  const connect = (host: string, port: number) => ({ tool: 'Network', input: { host, port } });
+  assert.equal(allows('Network(docs.rs:443)', connect('docs.rs', 443)), true);
+  assert.equal(allows('Network(docs.rs:443)', connect('DOCS.rs.', 443)), true, 'host names are compared as DNS does');
+  assert.equal(allows('Network(docs.rs:443)', connect('docs.rs', 80)), false);
+  assert.equal(allows('Network(docs.rs:443)', connect('api.docs.rs', 443)), false, 'no subdomains');
+  assert.equal(allows('Network(docs.rs:443)', connect('evil-docs.rs', 443)), false);
+  assert.equal(allows('Network(docs.rs)', connect('docs.rs', 443)), false, 'a rule without a port names no target');
+  assert.equal(allows('Network([::1]:8080)', connect('::1', 8080)), true);
+  assert.equal(allows('Network(docs.rs:443)', { tool: 'Network', input: { host: 'docs.rs', port: '443' } }), false, 'an input that is not a target');
+  assert.equal(allows('Network(docs.rs:443)', { tool: 'WebFetch', input: { url: 'https://docs.rs/' } }), false, 'a connection rule is not a fetch rule');
+  assert.equal(allows('WebFetch(domain:docs.rs)', connect('docs.rs', 443)), false, 'nor the other way round');
+  assert.equal(allows('Network', connect('anything.example', 1)), true);
+  assert.equal(ruleFor(connect('Registry.NPMjs.org', 443)), 'Network(registry.npmjs.org:443)');
+  assert.equal(ruleFor(connect('fe80::1', 22)), 'Network([fe80::1]:22)');
+  assert.equal(firstMatch(['Bash(ls)', 'Network(127.0.0.1:5432)'], connect('127.0.0.1', 5432), CWD), 'Network(127.0.0.1:5432)');
+});

@@ -3,53 +3,22 @@
 // the last one left: deadlines armed again, approvals of sessions that ended meanwhile expired.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { after, test } from 'node:test';
 import { pino } from 'pino';
-import { createApprovalService, noDecisionWithin } from '../../daemon/approvals/service.ts';
+import type { Approval } from '../../schemas/approval.ts';
+import { noDecisionWithin } from '../../daemon/approvals/service.ts';
+import { ERRORS, GroveError } from '../../daemon/errors.ts';
 import { createProjectConfigs } from '../../daemon/projects/config.ts';
-import { approvalsTable } from '../../daemon/store/approvals.ts';
-import { addTask, openTestStore, TEST_HOST_ID, type TestStore } from '../helpers/store.ts';
+import { approvalService, liveSession as liveSessionOf } from '../helpers/approvals.ts';
+import { openTestStore, type TestStore } from '../helpers/store.ts';
 
 const s: TestStore = await openTestStore(after);
 const log = pino({ level: 'silent' });
 const configs = createProjectConfigs({ log });
 after(() => configs.close());
 
-function service(t: test.TestContext, hostId = TEST_HOST_ID) {
-  const svc = createApprovalService({
-    approvals: approvalsTable(s.store.db, s.events),
-    getSession: (id) => s.sessions.get(id),
-    getTask: s.getTask,
-    getProject: s.getProject,
-    configs,
-    userAllow: ['Bash(ls)'],
-    userTimeoutS: undefined,
-    committed: s.bus.committed,
-    hostId,
-    log,
-  });
-  t.after(() => svc.close());
-  return svc;
-}
-
-async function liveSession(t: test.TestContext, opts: { grove?: object; approvalTimeoutS?: number } = {}) {
-  const task = await addTask(t, s);
-  if (opts.grove) writeFileSync(path.join((await s.getProject(task.project_id)).path, '.grove.json'), JSON.stringify(opts.grove));
-  return s.sessions.insert({
-    id: randomUUID(),
-    task_id: task.id,
-    agent: 'a',
-    command: ['a'],
-    mode: 'edit',
-    prompt: null,
-    conversation_id: randomUUID(),
-    parent_id: null,
-    pid: 1,
-    approval_timeout_s: opts.approvalTimeoutS ?? null,
-  });
-}
+const service = (t: test.TestContext, hostId?: string) => approvalService(t, s, configs, hostId);
+const liveSession = (t: test.TestContext, opts: Parameters<typeof liveSessionOf>[2] = {}) => liveSessionOf(t, s, opts);
 
 const bash = (command: string) => ({ key: randomUUID(), tool: 'Bash', input: { command } });
 
@@ -121,4 +90,66 @@ test("another host's service (a shared store) leaves a session's approvals to it
   const back = service(t);
   await back.recover();
   assert.equal((await back.get(a.id, 30)).status, 'expired');
+});
+
+const connect = (host: string, port: number) => ({ key: randomUUID(), kind: 'network' as const, tool: 'Network', input: { host, port } });
+
+test('a network approval (DESIGN §18): allowed once, it is asked again; remembered for the session it answers that session only; for the project, its other sessions; a deny remembers nothing', async (t) => {
+  const svc = service(t);
+  const session = await liveSession(t);
+  const allow = async (a: Approval, remember?: 'session' | 'project') => svc.decide(a.id, { nonce: a.nonce, decision: 'allow', ...(remember ? { remember } : {}) });
+
+  const { approval: once } = await svc.ask(session.id, connect('registry.npmjs.org', 443));
+  assert.equal(once.kind, 'network');
+  assert.equal(once.status, 'pending');
+  assert.deepEqual((await allow(once)).verdict, { behavior: 'allow', answer: null });
+  assert.equal((await svc.ask(session.id, connect('registry.npmjs.org', 443))).approval.status, 'pending', 'allowed once is not remembered');
+
+  const { approval: denied } = await svc.ask(session.id, connect('evil.example', 443));
+  await svc.decide(denied.id, { nonce: denied.nonce, decision: 'deny' });
+  assert.equal((await svc.ask(session.id, connect('evil.example', 443))).approval.status, 'pending', 'a deny is asked again');
+
+  const { approval: forSession } = await svc.ask(session.id, connect('Docs.RS', 443));
+  assert.equal((await allow(forSession, 'session')).remember, 'session');
+  const again = (await svc.ask(session.id, connect('docs.rs', 443))).approval;
+  assert.deepEqual([again.status, again.reason], ['allowed', 'allowed by the rule Network(docs.rs:443)']);
+  assert.equal((await svc.ask(session.id, connect('docs.rs', 80))).approval.status, 'pending', 'another port is another target');
+  const sibling = await liveSession(t, { task: await s.getTask(session.task_id) });
+  assert.equal((await svc.ask(sibling.id, connect('docs.rs', 443))).approval.status, 'pending', "another session's rule does not answer it");
+
+  const { approval: forProject } = await svc.ask(session.id, connect('127.0.0.1', 5432));
+  await allow(forProject, 'project');
+  assert.equal((await svc.ask(sibling.id, connect('127.0.0.1', 5432))).approval.status, 'allowed', "the project's rule answers its other sessions");
+  const elsewhere = await liveSession(t);
+  assert.equal((await svc.ask(elsewhere.id, connect('127.0.0.1', 5432))).approval.status, 'pending', 'not those of another project');
+
+  const { approval: v6 } = await svc.ask(session.id, connect('::1', 8080));
+  await allow(v6, 'session');
+  assert.equal((await svc.ask(session.id, connect('::1', 8080))).approval.reason, 'allowed by the rule Network([::1]:8080)');
+});
+
+test('a network approval is asked with a host and a port: anything else is 400 VALIDATION_FAILED, and nothing is recorded', async (t) => {
+  const svc = service(t);
+  const session = await liveSession(t);
+  const bad = async (body: object, path: string) => {
+    await assert.rejects(svc.ask(session.id, { key: randomUUID(), kind: 'network', tool: 'Network', ...body } as never), (err: unknown) => {
+      assert.ok(err instanceof GroveError, String(err));
+      assert.equal(err.code, 'VALIDATION_FAILED');
+      assert.equal(ERRORS[err.code].status, 400);
+      assert.ok(err.errors?.some((e) => e.path === path), JSON.stringify(err.errors));
+      return true;
+    });
+  };
+  await bad({ input: { host: '', port: 443 } }, '/input/host');
+  await bad({ input: { host: 'example.com', port: 0 } }, '/input/port');
+  await bad({ input: { host: 'example.com', port: 70000 } }, '/input/port');
+  await bad({ input: { host: 'example.com', port: 4.5 } }, '/input/port');
+  await bad({ input: { host: 'exa mple.com', port: 443 } }, '/input/host');
+  await bad({ input: { host: 'http://example.com', port: 443 } }, '/input/host');
+  await bad({ input: { host: 'example.com' } }, '/input/port');
+  await bad({ input: { host: 'example.com', port: 443, path: '/' } }, '/input/path');
+  await bad({ input: 'example.com:443' }, '/input');
+  await bad({ tool: 'Bash', input: { host: 'example.com', port: 443 } }, '/tool');
+  await assert.rejects(svc.ask(session.id, { key: randomUUID(), tool: 'Network', input: { host: 'example.com', port: 443 } }), { code: 'VALIDATION_FAILED' }, 'Network is asked as a network approval only');
+  assert.deepEqual(await svc.list({ session_id: session.id }), []);
 });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { table } from '../../daemon/cli/format.ts';
-import { describeEvent, HOST_COLS, hostRow, SSH_HOST_COLS } from '../../daemon/cli/render.ts';
+import { APPROVAL_COLS, approvalLine, approvalRow, describeEvent, HOST_COLS, hostRow, SSH_HOST_COLS } from '../../daemon/cli/render.ts';
 
 test('a team host: online, version, running, seen; an SSH host: url, reachable, version (none when unreachable)', () => {
   const now = Date.parse('2026-01-01T00:01:05Z');
@@ -22,4 +22,13 @@ test('a queue.failed event in one line: why, being fixed or out, and why no foll
   assert.equal(describeEvent(conflict as never), '2026-01-01T00:00:01Z 7 queue.failed task 0190a0a0 failed to land on main: rebasing onto main conflicts in a.txt; out of the queue');
   const spent = { ...at, type: 'queue.failed' as const, data: { ...entry, state: 'out', reason: 'the check "npm test" exited with 1', files: null, output: ['x', '2 failed'], note: 'tries are spent: 3 follow-ups were sent' } };
   assert.equal(describeEvent(spent as never), '2026-01-01T00:00:01Z 7 queue.failed task 0190a0a0 failed to land on main: the check "npm test" exited with 1 (last line: 2 failed); out of the queue: tries are spent: 3 follow-ups were sent');
+});
+
+test('a network approval (DESIGN §18) in `grove approvals` and a follower\'s line: the host and port it would connect to', () => {
+  const a = {
+    id: '0190a0a0-0000-7000-8000-00000000000c', session_id: '0190a0a0-0000-7000-8000-00000000000d', task_id: '0190a0a0-0000-7000-8000-00000000000e', key: 'k', kind: 'network' as const, tool: 'Network',
+    input: { host: 'Registry.npmjs.org', port: 443 }, status: 'pending' as const, reason: null, answer: null, remember: null, nonce: 'n', expires_at: null, created_at: '2026-01-01T00:00:00Z', decided_at: null, verdict: null,
+  };
+  assert.equal(table([approvalRow(a)], APPROVAL_COLS), 'ID        SESSION   STATUS   TOOL     ASKS                    CREATED_AT\n0190a0a0  0190a0a0  pending  Network  registry.npmjs.org:443  2026-01-01T00:00:00Z');
+  assert.equal(approvalLine({ ...a, input: { host: '::1', port: 8080 } }), 'waiting for approval 0190a0a0: Network [::1]:8080 — grove approve 0190a0a0');
 });

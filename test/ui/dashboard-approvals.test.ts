@@ -243,3 +243,30 @@ test('an answer to an approval decided meanwhile shows the API\'s message, and t
   await region.waitFor({ state: 'detached' });
   assert.equal((await d.socket('GET', `/api/approvals/${asked.id}`)).json.status, 'allowed', 'the late deny changed nothing');
 });
+
+test('a connection the sandbox holds (kind network, DESIGN §18) is a card naming its host and port, with Allow for this project; the project rule then answers the next ask at once', async (t) => {
+  const d = await daemon();
+  const { task, session } = await heldSession(t, d, 'connecting');
+  const asked = await ask(d, session.id, { key: 'net-1', kind: 'network', tool: 'Network', input: { host: 'Registry.npmjs.org', port: 443 } });
+  const tool = await ask(d, session.id, { key: 'toolu_n', tool: 'Bash', input: { command: 'npm ci' } });
+  const { page, errors } = await openPage(t, await browser());
+  await page.goto(`http://127.0.0.1:${d.port}/#/tasks/${task.id}`);
+
+  const card = page.getByRole('region', { name: 'fixture asks to connect to registry.npmjs.org:443 needs you' });
+  await card.waitFor();
+  assert.equal(await card.locator('.approval-input .input-target').textContent(), 'registry.npmjs.org:443');
+  assert.equal(await card.locator('.approval-input pre').count(), 0, 'nothing left over as JSON');
+  const toolCard = page.getByRole('region', { name: /fixture asks to use Bash/ });
+  assert.equal(await toolCard.getByRole('button', { name: 'Allow for this project' }).count(), 0, 'a tool is allowed once or for the session');
+
+  await card.getByRole('button', { name: 'Allow for this project' }).click();
+  await card.waitFor({ state: 'detached' });
+  const decided = (await d.socket('GET', `/api/approvals/${asked.id}`)).json;
+  assert.deepEqual([decided.status, decided.remember], ['allowed', 'project']);
+  const again = await d.socket('POST', `/api/sessions/${session.id}/approvals`, { body: { key: 'net-2', kind: 'network', tool: 'Network', input: { host: 'registry.npmjs.org', port: 443 } } });
+  assert.deepEqual([again.status, again.json.status, again.json.reason], [201, 'allowed', 'allowed by the rule Network(registry.npmjs.org:443)']);
+  const bad = await d.socket('POST', `/api/sessions/${session.id}/approvals`, { body: { key: 'net-3', kind: 'network', tool: 'Network', input: { host: 'registry.npmjs.org', port: 70000 } } });
+  assert.deepEqual([bad.status, bad.json.code, bad.json.errors], [400, 'VALIDATION_FAILED', [{ path: '/input/port', message: 'must be <= 65535' }]]);
+  await d.socket('POST', `/api/approvals/${tool.id}`, { body: { nonce: tool.nonce, decision: 'deny' } });
+  assert.deepEqual(errors, []);
+});

@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { useAction } from './hooks.ts';
 import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
 import type { Session } from '../../schemas/session.ts';
+import { networkTarget } from '../../schemas/denials.ts';
 import { api, messageOf } from './api.ts';
 
 type Input = Record<string, unknown>;
@@ -25,6 +26,7 @@ export function Approvals({ approvals, sessions }: { approvals: Approval[]; sess
 
 function ApprovalCard({ approval: a, agent }: { approval: Approval; agent: string }) {
   const question = a.kind === 'question';
+  const network = a.kind === 'network';
   const [message, setMessage] = useState('');
   const [answer, setAnswer] = useState('');
   const { busy, error, run } = useAction();
@@ -33,7 +35,8 @@ function ApprovalCard({ approval: a, agent }: { approval: Approval; agent: strin
   const decide = (body: Omit<ApprovalDecision, 'nonce'>) => run(() => api<Approval>('POST', `/api/approvals/${a.id}`, { ...body, nonce: a.nonce }));
   const deny = () => decide({ decision: 'deny', ...(message.trim() ? { message: message.trim() } : {}) });
   const id = `approval-${a.id}`;
-  const title = question ? `${agent} asks you` : `${agent} asks to use ${a.tool}`;
+  // A connection the sandbox holds (DESIGN §18): where it goes is the question.
+  const title = question ? `${agent} asks you` : network ? `${agent} asks to connect to ${networkTarget(a.input) ?? 'a host'}` : `${agent} asks to use ${a.tool}`;
   return (
     <section class="approval" aria-labelledby={`${id}-title`} data-approval={a.id}>
       <h2 id={`${id}-title`}>
@@ -63,6 +66,11 @@ function ApprovalCard({ approval: a, agent }: { approval: Approval; agent: strin
             <button type="button" disabled={busy} onClick={() => decide({ decision: 'allow', remember: 'session' })}>
               Allow for this session
             </button>
+            {network ? (
+              <button type="button" disabled={busy} onClick={() => decide({ decision: 'allow', remember: 'project' })}>
+                Allow for this project
+              </button>
+            ) : null}
           </>
         )}
         <button type="button" class="danger" disabled={busy} onClick={deny}>
@@ -116,6 +124,8 @@ function InputView({ approval: a, choose }: { approval: Approval; choose?: Choos
   const shown = new Set<string>();
   const take = (k: string): unknown => (shown.add(k), input[k]);
   const parts = [];
+  const target = a.kind === 'network' ? networkTarget(input) : null;
+  if (target !== null) parts.push(<p class="mono input-target" key="target">{(take('host'), take('port'), target)}</p>);
   if (text(input.command)) parts.push(<pre class="input" key="command"><code>{take('command') as string}</code></pre>);
   for (const k of ['file_path', 'notebook_path', 'path', 'url'])
     if (text(input[k])) parts.push(<p class="mono input-target" key={k}>{take(k) as string}</p>);
