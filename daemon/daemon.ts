@@ -171,6 +171,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       autoResume: { enabled: settings.config.auto_resume ?? true, prompt: settings.config.resume_prompt ?? 'continue' },
       dataDir: settings.dataDir,
       confine,
+      // The approval service (below) is made after the sessions: their sockets are opened later.
+      sockets: { open: (id, p) => sessionSockets.open(id, p), close: (id) => sessionSockets.close(id) },
       // Sessions end only once they are followed, after the task service below is made.
       checkpoint: (taskId, sessionId) => landing.review.checkpoint(taskId, sessionId),
       log: child('sessions'),

@@ -75,7 +75,7 @@ export const AgentDefinition = Type.Object(
     sandbox: Type.Optional(
       Type.Object(
         {
-          write: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 4096, pattern: '^~/[^\\u0000]+$' }), { maxItems: 64, description: 'its own state under ~ (`~/.claude`), writable when it is confined' })),
+          write: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 4096, pattern: '^(~/|/)[^\\u0000]+$' }), { maxItems: 64, description: 'its own state folders (`~/.claude`, or absolute), writable when it is confined; made when missing' })),
           hosts: Type.Optional(Type.Array(NetworkEntry, { maxItems: 64, description: "its provider's hosts, reachable when it is confined" })),
         },
         { additionalProperties: false, description: 'what the agent needs when it is confined (DESIGN §18)' },

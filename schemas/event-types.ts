@@ -12,6 +12,8 @@ export const EVENT_TYPES = [
   'session.result',
   'session.limit',
   'session.waiting',
+  // DESIGN §18: a target the sandbox refused, once per target; the session carries result.blocked.
+  'session.blocked',
   'approval.requested',
   'approval.decided',
   'queue.added',

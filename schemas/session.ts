@@ -20,15 +20,28 @@ export const Denial = Type.Object({
 export type Denial = Static<typeof Denial>;
 
 // What an agent reported at its end (DESIGN §8); a field it does not report is null.
+const agentResult = {
+  text: Type.Union([Type.String(), Type.Null()]),
+  is_error: Type.Union([Type.Boolean(), Type.Null()]),
+  cost_usd: Type.Union([Type.Number(), Type.Null()]),
+  input_tokens: Type.Union([Type.Integer(), Type.Null()]),
+  output_tokens: Type.Union([Type.Integer(), Type.Null()]),
+  denials: Type.Array(Denial, { description: 'the calls the agent denied by itself (none: empty); a turn with any is not a plain success' }),
+};
+export const AgentResult = Type.Object(agentResult);
+export type AgentResult = Static<typeof AgentResult>;
+
+// What the sandbox refused a confined session (DESIGN §18), counted per target.
+export const Blocked = Type.Object({
+  kind: Type.Union([Type.Literal('network'), Type.Literal('write')]),
+  target: Type.String({ description: 'host:port, or a path' }),
+  count: Type.Integer({ minimum: 1, description: 'how many times' }),
+});
+export type Blocked = Static<typeof Blocked>;
+
+// The agent's report with what the sandbox refused it; a session with neither has none (null).
 export const SessionResult = Type.Object(
-  {
-    text: Type.Union([Type.String(), Type.Null()]),
-    is_error: Type.Union([Type.Boolean(), Type.Null()]),
-    cost_usd: Type.Union([Type.Number(), Type.Null()]),
-    input_tokens: Type.Union([Type.Integer(), Type.Null()]),
-    output_tokens: Type.Union([Type.Integer(), Type.Null()]),
-    denials: Type.Array(Denial, { description: 'the calls the agent denied by itself (none: empty); a turn with any is not a plain success' }),
-  },
+  { ...agentResult, blocked: Type.Array(Blocked, { description: 'what the sandbox refused the agent (DESIGN §18), each target once with its count; none: empty' }) },
   { $id: 'SessionResult' },
 );
 export type SessionResult = Static<typeof SessionResult>;
@@ -92,7 +105,7 @@ export type Session = Static<typeof Session>;
 
 // What a session's output has said about itself so far (DESIGN §8): read from its lines by the
 // agent's dialect (daemon/agents/dialects.ts), stored with them (daemon/store/sessions.ts).
-export type SessionReading = Pick<Session, 'agent_session_id' | 'result' | 'limit_resets_at'>;
+export type SessionReading = Pick<Session, 'agent_session_id' | 'limit_resets_at'> & { result: AgentResult | null };
 
 export const SessionList = Type.Array(Session);
 export type SessionList = Static<typeof SessionList>;

@@ -261,20 +261,21 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
     },
     // The arguments that route agent `name`'s refusals in `mode` to grove session `session` as
     // approvals: none for an agent (or a user's override) without a bridge, or a mode that allows all.
-    approvalArgs(name: string, mode: Mode, session: string): string[] {
-      if (name !== 'claude' || !bridged(name, mode) || opts.socketPath === undefined) return [];
-      return approvalArgs(opts.socketPath, session);
+    // `socket` is the session's own (DESIGN §18), else the daemon's.
+    approvalArgs(name: string, mode: Mode, session: string, socket = opts.socketPath): string[] {
+      if (name !== 'claude' || !bridged(name, mode) || socket === undefined) return [];
+      return approvalArgs(socket, session);
     },
     // What the ACP bridge, run as the session's process, is told to reach the daemon (nothing
-    // without a daemon's socket: then it finds the socket as any `grove` does).
-    acpBridgeEnv(): Record<string, string> {
-      return opts.socketPath !== undefined ? bridgeEnv(opts.socketPath) : {};
+    // without a socket: then it finds the daemon's as any `grove` does).
+    acpBridgeEnv(socket = opts.socketPath): Record<string, string> {
+      return socket !== undefined ? bridgeEnv(socket) : {};
     },
     // The whole command (and its variables) that runs agent `name` in `mode` through its bridge,
     // when the bridge replaces the agent's own command (Codex); null otherwise.
-    bridgeCommand(name: string, mode: Mode, session: string, ask: { prompt: string; resume: string | null; args: string[] }): { command: string[]; env: Record<string, string> } | null {
-      if (name !== 'codex' || !bridged(name, mode) || opts.socketPath === undefined || mode === 'full') return null;
-      return codexBridgeCommand(opts.socketPath, session, mode, ask);
+    bridgeCommand(name: string, mode: Mode, session: string, ask: { prompt: string; resume: string | null; args: string[] }, socket = opts.socketPath): { command: string[]; env: Record<string, string> } | null {
+      if (name !== 'codex' || !bridged(name, mode) || socket === undefined || mode === 'full') return null;
+      return codexBridgeCommand(socket, session, mode, ask);
     },
     // Own keys only: `constructor` or `__proto__` must not resolve to Object.prototype's.
     has: (name: string) => Object.hasOwn(all, name),

@@ -1,5 +1,5 @@
 import type { AgentDefinition, Format } from '../../schemas/config.ts';
-import type { Denial, SessionReading, SessionResult } from '../../schemas/session.ts';
+import type { AgentResult, Denial, SessionReading } from '../../schemas/session.ts';
 import { str } from '../runtime/str.ts';
 
 // What a session's output has said so far (DESIGN §8). The pump stores it with the lines it came
@@ -11,7 +11,7 @@ type Line = { json: Record<string, unknown>; at: string };
 // A dialect's reading of one line: the fields it changes.
 type Rule = (r: Reading, line: Line) => Partial<Reading>;
 
-const EMPTY_RESULT: SessionResult = { text: null, is_error: null, cost_usd: null, input_tokens: null, output_tokens: null, denials: [] };
+const EMPTY_RESULT: AgentResult = { text: null, is_error: null, cost_usd: null, input_tokens: null, output_tokens: null, denials: [] };
 
 // An agent's session id goes into a command line: only a plain token, never one that reads as an option.
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
@@ -19,7 +19,7 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
 const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const add = (a: number | null, b: number | null): number | null => (b === null ? a : (a ?? 0) + b);
-const result = (r: Reading, patch: Partial<SessionResult>): Partial<Reading> => ({ result: { ...(r.result ?? EMPTY_RESULT), ...patch } });
+const result = (r: Reading, patch: Partial<AgentResult>): Partial<Reading> => ({ result: { ...(r.result ?? EMPTY_RESULT), ...patch } });
 
 // An epoch in seconds (or milliseconds, when it is that large) as a timestamp.
 function epoch(v: number): string {

@@ -1,10 +1,11 @@
 import { watch, type FSWatcher } from 'node:fs';
-import type { SessionStatus, TurnRef } from '../../schemas/session.ts';
+import type { Blocked, SessionStatus, TurnRef } from '../../schemas/session.ts';
 import type { Limiter } from '../runtime/limiter.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
 import type { OutputReader, Reading } from '../agents/dialects.ts';
 import type { NewSession, ReadingChange, SessionRecord, SessionsTable } from '../store/sessions.ts';
+import { createBlockedReader } from './blocked.ts';
 import { readNew, type Offsets } from './reader.ts';
 import { recordedEnd, type SessionFiles } from './wrapper.ts';
 
@@ -53,7 +54,18 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
   // the retry reads the same lines again: no line is skipped and none is stored twice.
   let stored: Offsets = { stdout: rec.stdout_offset, stderr: rec.stderr_offset };
   let nextSeq = rec.next_seq;
-  let reading: Reading = { agent_session_id: rec.agent_session_id, result: rec.result, limit_resets_at: rec.limit_resets_at };
+  let reading: Reading = { agent_session_id: rec.agent_session_id, result: rec.agent_result, limit_resets_at: rec.limit_resets_at };
+
+  // What the sandbox refused (DESIGN §18), read on with the output; stored until it is.
+  const blocked = createBlockedReader(files.blocked, rec.result?.blocked ?? []);
+  let unstoredBlocked: { all: Blocked[]; fresh: Blocked[] } | null = null;
+  async function storeBlocked(): Promise<void> {
+    const now = blocked.read();
+    if (now) unstoredBlocked = { all: now.all, fresh: [...(unstoredBlocked?.fresh ?? []), ...now.fresh] };
+    if (!unstoredBlocked) return;
+    await sessions.setBlocked(rec.id, unstoredBlocked.all, unstoredBlocked.fresh);
+    unstoredBlocked = null;
+  }
 
   // After a failed write, what the store holds is read again before the next round: a write
   // whose answer was lost with the connection (PostgreSQL gone at the COMMIT) may have committed,
@@ -69,10 +81,11 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
         if (row) {
           stored = { stdout: row.stdout_offset, stderr: row.stderr_offset };
           nextSeq = row.next_seq;
-          reading = { agent_session_id: row.agent_session_id, result: row.result, limit_resets_at: row.limit_resets_at };
+          reading = { agent_session_id: row.agent_session_id, result: row.agent_result, limit_resets_at: row.limit_resets_at };
         }
         unsure = false;
       }
+      await storeBlocked();
       const { batch, offsets } = readNew(files, stored, { final });
       if (offsets.stdout === stored.stdout && offsets.stderr === stored.stderr) return false;
       const read = deps.reader ? deps.reader(reading, batch.texts.filter((_, i) => batch.streams[i] === 'stdout'), batch.at) : reading;

@@ -7,7 +7,8 @@ import { stillRuns } from './record.ts';
 const LIVENESS_MS = 1000;
 
 // Agents outlive the daemon (DESIGN §5): follow on with those still running, finish the others.
-export function createReattach(deps: { sessions: SessionsTable; live: Live; log: Logger }) {
+// An agent session still running gets its own socket again (`reopen`): its bridges ask there.
+export function createReattach(deps: { sessions: SessionsTable; live: Live; log: Logger; reopen: (sessionId: string) => Promise<void> }) {
   const { sessions, live, log } = deps;
   // A session's process still runs when pid and start time both match; the others end with the
   // wrapper's recorded status, or `lost`.
@@ -20,6 +21,7 @@ export function createReattach(deps: { sessions: SessionsTable; live: Live; log:
         await entry.pump.finish({});
         continue;
       }
+      if (rec.kind === 'agent') await deps.reopen(rec.id);
       entry.timer = setInterval(() => {
         if (stillRuns(rec)) return;
         clearInterval(entry.timer!);

@@ -14,6 +14,7 @@ import { createLive, type SessionSignals } from './live.ts';
 import { createReattach } from './reattach.ts';
 import { findSession } from './record.ts';
 import { createStart, type Ask } from './start.ts';
+import { sessionSocket } from './wrapper.ts';
 
 // Agent sessions for the routes and the daemon: reads here, each verb in its own module.
 export function createSessionService(deps: SessionServiceDeps) {
@@ -57,7 +58,7 @@ export function createSessionService(deps: SessionServiceDeps) {
   let closed = false;
   // A session ended: its conversation's next session may start.
   const afterEnd = (id: string): void =>
-    void sessions.get(id).then(
+    void starter.closeSocket(id).then(() => sessions.get(id)).then(
       (rec) => rec && conversations.next(rec.conversation_id),
       (err: unknown) => {
         log.error({ err, session: id }, 'reading an ended session failed');
@@ -162,7 +163,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     // After a restart: this host's sessions still running are followed again, then its queued
     // follow-ups get their turn. Another host's stay as they are, whether it is online or not.
     async reattach(hostId: string): Promise<void> {
-      await createReattach({ sessions, live, log })(hostId);
+      await createReattach({ sessions, live, log, reopen: (id) => deps.sockets.open(id, sessionSocket(deps.dataDir, id).path) })(hostId);
       await interactive.reattach(hostId);
       await conversations.resumeAll(hostId);
     },

@@ -17,7 +17,7 @@ import type { SessionServiceDeps } from './deps.ts';
 import type { Live, SessionSignals } from './live.ts';
 import { findSession } from './record.ts';
 import { startWrapped, type SpawnResult } from './spawn.ts';
-import { sessionFiles } from './wrapper.ts';
+import { sessionFiles, sessionSocket } from './wrapper.ts';
 
 // What the service was given, the sessions it follows, and their wake-ups.
 export type StartDeps = SessionServiceDeps & { live: Live; signals: Pick<SessionSignals, 'output'> };
@@ -52,6 +52,12 @@ export interface Place {
 export function createStart(deps: StartDeps) {
   const { sessions, live, log } = deps;
 
+  // A session's own socket closed and its folder gone: at its end, or a start undone.
+  async function closeSocket(id: string): Promise<void> {
+    await deps.sockets.close(id);
+    rmSync(sessionSocket(deps.dataDir, id).dir, { recursive: true, force: true });
+  }
+
   // The task a session runs in, ready, with its worktree there.
   async function place(taskId: string): Promise<Place> {
     const task = await deps.getTask(taskId);
@@ -66,35 +72,36 @@ export function createStart(deps: StartDeps) {
 
   // The command line of `ask` (DESIGN §8), the id it pins for the agent if its command does,
   // and the agent's own variables; with grove's session id, the agent's approval bridge too.
-  function commandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>, session?: string): Built {
+  function commandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>, bridge?: { session: string; socket: string }): Built {
     const def = deps.agents.get(ask.agent);
-    if (def.protocol === 'acp') return acpCommandOf(ask, session);
+    const session = bridge?.session;
+    if (def.protocol === 'acp') return acpCommandOf(ask, bridge);
     if (ask.resume !== null && !def.resume) {
       throw new GroveError('RESUME_UNSUPPORTED', `agent ${ask.agent} has no command to continue a conversation ("resume")`);
     }
     const parts = ask.resume !== null ? def.resume! : def.command;
     const pinned = ask.resume === null && pinsSession(parts) ? randomUUID() : null;
-    const bridge = session !== undefined ? deps.agents.approvalArgs(ask.agent, ask.mode, session) : [];
-    const before = [...modeArgs(def, ask.agent, ask.mode), ...bridge, ...ask.args];
+    const approval = bridge !== undefined ? deps.agents.approvalArgs(ask.agent, ask.mode, bridge.session, bridge.socket) : [];
+    const before = [...modeArgs(def, ask.agent, ask.mode), ...approval, ...ask.args];
     const own = buildCommand(parts, { prompt: ask.prompt ?? undefined, before, session: ask.resume ?? pinned });
     if (which(own[0]!) === null) {
       throw new GroveError('AGENT_NOT_INSTALLED', `${own[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
     }
     // An agent whose bridge runs it (Codex through `codex app-server`) has the bridge's command.
-    const wrapped = session !== undefined ? deps.agents.bridgeCommand(ask.agent, ask.mode, session, { prompt: ask.prompt ?? '', resume: ask.resume, args: ask.args }) : null;
-    return { command: wrapped?.command ?? own, pinned, env: { ...(def.env ?? {}), ...(wrapped?.env ?? {}), ...(bridge.length > 0 ? APPROVAL_SERVER_ENV : {}), GROVE_AGENT: ask.agent } };
+    const wrapped = bridge !== undefined ? deps.agents.bridgeCommand(ask.agent, ask.mode, bridge.session, { prompt: ask.prompt ?? '', resume: ask.resume, args: ask.args }, bridge.socket) : null;
+    return { command: wrapped?.command ?? own, pinned, env: { ...(def.env ?? {}), ...(wrapped?.env ?? {}), ...(approval.length > 0 ? APPROVAL_SERVER_ENV : {}), GROVE_AGENT: ask.agent } };
   }
 
   // An ACP agent's session (DESIGN §15): its command with the mode's arguments and the request's
   // run under grove's bridge, which sets its ACP mode, sends the prompt and continues `resume`.
-  function acpCommandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>, session = 'unknown'): Built {
+  function acpCommandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>, bridge?: { session: string; socket: string }): Built {
     const def = deps.agents.get(ask.agent);
     const agent = buildCommand(def.command, { before: [...modeArgs(def, ask.agent, ask.mode), ...ask.args] });
     if (which(agent[0]!) === null) {
       throw new GroveError('AGENT_NOT_INSTALLED', `${agent[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
     }
-    const command = acpBridgeCommand({ session, resume: ask.resume, acpMode: def.acp_modes?.[ask.mode] ?? null, prompt: ask.prompt ?? null, agent });
-    return { command, pinned: null, env: { ...(def.env ?? {}), ...deps.agents.acpBridgeEnv(), GROVE_AGENT: ask.agent } };
+    const command = acpBridgeCommand({ session: bridge?.session ?? 'unknown', resume: ask.resume, acpMode: def.acp_modes?.[ask.mode] ?? null, prompt: ask.prompt ?? null, agent });
+    return { command, pinned: null, env: { ...(def.env ?? {}), ...deps.agents.acpBridgeEnv(bridge?.socket), GROVE_AGENT: ask.agent } };
   }
 
   // `running` once the process is confirmed alive, after the 201 has said `starting`.
@@ -133,21 +140,33 @@ export function createStart(deps: StartDeps) {
   async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Exclude<Session['kind'], 'interactive'>; built?: Built }): Promise<SessionRecord | null> {
     const { queued } = opts;
     const kind = opts.kind ?? 'agent';
-    const { command, pinned, env: own } = opts.built ?? commandOf(ask, id);
+    // An agent's bridges ask through the session's own socket (DESIGN §18), open before it starts.
+    const socket = opts.built === undefined ? sessionSocket(deps.dataDir, id) : null;
+    const { command, pinned, env: own } = opts.built ?? commandOf(ask, { session: id, socket: socket!.path });
     // Decided before anything is made: `sandbox: true` on a machine that cannot confine starts nothing.
     const sandbox = deps.confine.decide(kind, ask.sandbox_setting, at.config);
     const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id };
     const files = sessionFiles(deps.dataDir, id);
     const undo = async (pgid?: number) => {
       if (pgid !== undefined) await terminate(pgid, { graceMs: 0 });
+      if (socket !== null) await closeSocket(id);
       rmSync(files.dir, { recursive: true, force: true });
     };
     // The wrapper first, held (see wrapper.ts): the row is then written once, with its pid, and
     // only then does the agent run.
     let started: SpawnResult;
     try {
+      if (socket !== null) await deps.sockets.open(id, socket.path);
       const run = sandbox.confined
-        ? await deps.confine.wrap({ command, cwd: at.cwd, projectPath: at.project.path, config: at.config, agent: deps.agents.has(ask.agent) ? deps.agents.get(ask.agent) : null, tmpdir: path.join(files.dir, 'tmp') })
+        ? await deps.confine.wrap({
+            command,
+            cwd: at.cwd,
+            projectPath: at.project.path,
+            config: at.config,
+            agent: deps.agents.has(ask.agent) ? deps.agents.get(ask.agent) : null,
+            tmpdir: path.join(files.dir, 'tmp'),
+            write: socket !== null ? [socket.dir] : [],
+          })
         : command;
       started = await startWrapped({ files, command: run, cwd: at.cwd, env });
     } catch (err) {
@@ -163,6 +182,7 @@ export function createStart(deps: StartDeps) {
         : sessions.insert({ ...row, ...(pid !== null ? { pid, pid_start: pidStart } : {}) });
     if (!started.ok) {
       log.error({ err: started.message, session: id }, 'session failed to start');
+      if (socket !== null) await closeSocket(id);
       if ((await record(null, null)) === null) return null;
       await sessions.end(id, 'failed', null);
       return findSession(sessions, id);
@@ -238,7 +258,7 @@ export function createStart(deps: StartDeps) {
     });
   }
 
-  return { start, planFirst, startService, launch, admit, archiving, place, commandOf };
+  return { start, planFirst, startService, launch, admit, archiving, place, commandOf, closeSocket };
 }
 
 export type Starter = ReturnType<typeof createStart>;

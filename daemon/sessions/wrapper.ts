@@ -25,12 +25,23 @@ export interface SessionFiles {
   stdout: string;
   stderr: string;
   exit: string;
+  /** what the sandbox refused a confined session, a JSON line each (blocked.ts) */
+  blocked: string;
 }
 
 // Where a session's output and exit status live, under the data folder.
 export function sessionFiles(dataDir: string, sessionId: string): SessionFiles {
   const dir = path.join(dataDir, 'sessions', sessionId);
-  return { dir, stdout: path.join(dir, 'stdout'), stderr: path.join(dir, 'stderr'), exit: path.join(dir, 'exit') };
+  return { dir, stdout: path.join(dir, 'stdout'), stderr: path.join(dir, 'stderr'), exit: path.join(dir, 'exit'), blocked: path.join(dir, 'blocked') };
+}
+
+// Where a session's own socket is (DESIGN §18): the bridges reach the daemon there, for that
+// session's approvals only. A folder of its own, so that the sandbox can bind it: the daemon makes
+// the socket again after a restart. Beside `sessions/`, not in the session's folder, to keep the
+// path short (a socket path holds 107 bytes).
+export function sessionSocket(dataDir: string, sessionId: string): { dir: string; path: string } {
+  const dir = path.join(dataDir, 'run', sessionId);
+  return { dir, path: path.join(dir, 'grove.sock') };
 }
 
 // The wrapper's command line (after `sh`) for `command`.

@@ -1,7 +1,7 @@
 import type { EventType } from '../../schemas/event.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode, SandboxSetting } from '../../schemas/config.ts';
-import { LIVE_STATUSES, type Session, type SessionReading, type SessionResult, type SessionSandbox, type SessionStatus, type TurnRef } from '../../schemas/session.ts';
+import { LIVE_STATUSES, type Session, type AgentResult, type Blocked, type SessionReading, type SessionSandbox, type SessionStatus, type TurnRef } from '../../schemas/session.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
 import { iso, toLine, type LineRow } from './rows.ts';
@@ -27,7 +27,8 @@ interface Row {
   conversation_id: string;
   parent_id: string | null;
   agent_session_id: string | null;
-  result: (Omit<SessionResult, 'denials'> & Partial<Pick<SessionResult, 'denials'>>) | null;
+  result: (Omit<AgentResult, 'denials'> & Partial<Pick<AgentResult, 'denials'>>) | null;
+  blocked: Blocked[] | null;
   limit_resets_at: Date | null;
   not_before: Date | null;
   args: string[];
@@ -55,7 +56,13 @@ export interface SessionRecord extends Session {
   approval_timeout_s: number | null;
   /** the sandbox setting it was asked with (DESIGN §18), which its conversation's follow-ups keep; null: none given */
   sandbox_setting: SandboxSetting | null;
+  /** what the agent reported, without what the sandbox refused (the dialects read and write it) */
+  agent_result: AgentResult | null;
 }
+
+// A result with nothing the agent reported: a session whose agent said nothing of itself but
+// was refused something by the sandbox.
+const NO_REPORT: AgentResult = { text: null, is_error: null, cost_usd: null, input_tokens: null, output_tokens: null, denials: [] };
 
 // What a session's row says of its sandbox before it has one: queued (decided when it starts), or
 // stored before grove confined sessions.
@@ -65,6 +72,9 @@ function sandboxOf(r: Row): SessionSandbox {
 }
 
 function toRecord(r: Row): SessionRecord {
+  // A result stored before denials were read has none (jsonb keeps what was written).
+  const agent = r.result && { ...r.result, denials: r.result.denials ?? [] };
+  const blocked = r.blocked ?? [];
   return {
     id: r.id,
     task_id: r.task_id,
@@ -82,8 +92,8 @@ function toRecord(r: Row): SessionRecord {
     conversation_id: r.conversation_id,
     parent_id: r.parent_id,
     agent_session_id: r.agent_session_id,
-    // A result stored before denials were read has none (jsonb keeps what was written).
-    result: r.result && { ...r.result, denials: r.result.denials ?? [] },
+    result: agent === null && blocked.length === 0 ? null : { ...(agent ?? NO_REPORT), blocked },
+    agent_result: agent,
     limit_resets_at: iso(r.limit_resets_at),
     not_before: iso(r.not_before),
     timeout_s: r.timeout_s,
@@ -105,7 +115,7 @@ function toRecord(r: Row): SessionRecord {
 
 // The API's view of a session: the bookkeeping columns stay inside.
 export function publicSession(s: SessionRecord): Session {
-  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, args: _e, deadline: _f, approval_timeout_s: _g, sandbox_setting: _h, ...pub } = s;
+  const { pid_start: _a, stdout_offset: _b, stderr_offset: _c, next_seq: _d, args: _e, deadline: _f, approval_timeout_s: _g, sandbox_setting: _h, agent_result: _i, ...pub } = s;
   return pub;
 }
 
@@ -271,6 +281,19 @@ export function sessionsTable(db: Db, events: EventsTable) {
           }
         }
         return true;
+      });
+    },
+    // What the sandbox refused the session so far (DESIGN §18), each target with its count; a
+    // session.blocked event for each target in `fresh` (refused for the first time).
+    async setBlocked(id: string, blocked: Blocked[], fresh: Blocked[]): Promise<void> {
+      await events.tx(async (tx, record) => {
+        const { rows } = await tx.query<Changed>(`UPDATE sessions SET blocked = $2 WHERE id = $1 ${RETURNING}`, [id, JSON.stringify(blocked)]);
+        const row = rows[0];
+        if (!row) return;
+        // The session as it now is, with the target this event is about (`blocked_target`).
+        for (const b of fresh) {
+          await record({ type: 'session.blocked', project_id: row.project_id, task_id: row.task_id, session_id: row.id, data: { ...publicSession(toRecord(row)), blocked_target: { kind: b.kind, target: b.target } } });
+        }
       });
     },
     // Lines and the file offsets they came from, in one transaction: a restart resumes exactly

@@ -14,16 +14,17 @@ import { until } from '../helpers/store.ts';
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'acp-agent.mjs');
 const ACP_MODES = { read: 'default', edit: 'autoEdit', full: 'yolo' };
 
-// The user config of these daemons: the fixture as an ACP agent (and one that can only load).
+// The user config of these daemons: the fixture as an ACP agent (and one that can only load),
+// confined (DESIGN §18) with its log's folder writable.
 function acpConfig(dir: string) {
   return {
     agents: {
-      acp: { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir } },
-      'acp-load': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_LOAD_ONLY: '1' } },
-      'acp-config': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
-      'acp-nomode': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: { edit: 'plan-only' }, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
+      acp: { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, sandbox: { write: [dir] }, env: { ACP_FIXTURE_DIR: dir } },
+      'acp-load': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, sandbox: { write: [dir] }, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_LOAD_ONLY: '1' } },
+      'acp-config': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, sandbox: { write: [dir] }, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
+      'acp-nomode': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: { edit: 'plan-only' }, sandbox: { write: [dir] }, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_CONFIG_MODES: '1' } },
       'acp-ghost': { protocol: 'acp', command: ['no-such-acp-agent', '--acp'] },
-      'acp-unanswered': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_RESUME_UNANSWERED: '1' } },
+      'acp-unanswered': { protocol: 'acp', command: [process.execPath, FIXTURE], acp_modes: ACP_MODES, sandbox: { write: [dir] }, env: { ACP_FIXTURE_DIR: dir, ACP_FIXTURE_RESUME_UNANSWERED: '1' } },
     },
   };
 }

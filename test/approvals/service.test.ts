@@ -9,8 +9,8 @@ import type { Approval } from '../../schemas/approval.ts';
 import { noDecisionWithin } from '../../daemon/approvals/service.ts';
 import { ERRORS, GroveError } from '../../daemon/errors.ts';
 import { createProjectConfigs } from '../../daemon/projects/config.ts';
-import { approvalService, liveSession as liveSessionOf } from '../helpers/approvals.ts';
-import { openTestStore, type TestStore } from '../helpers/store.ts';
+import { liveSession as liveSessionOf } from '../helpers/approvals.ts';
+import { approvalService, openTestStore, type TestStore } from '../helpers/store.ts';
 
 const s: TestStore = await openTestStore(after);
 const log = pino({ level: 'silent' });

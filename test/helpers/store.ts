@@ -10,12 +10,16 @@ import type { AgentDefinition, Mode } from '../../schemas/config.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Task } from '../../schemas/task.ts';
 import { createAgents } from '../../daemon/agents/agents.ts';
-import { createProjectConfigs } from '../../daemon/projects/config.ts';
+import { createProjectConfigs, type ProjectConfigs } from '../../daemon/projects/config.ts';
 import { createEventBus, type EventBus } from '../../daemon/events/bus.ts';
 import { eventsTable, type EventsTable } from '../../daemon/store/events.ts';
 import { createSessionService, type SessionService } from '../../daemon/sessions/service.ts';
 import { createConfine, type Confine } from '../../daemon/sessions/confine.ts';
 import { git } from '../../daemon/git/run.ts';
+import { createSessionSockets, type SessionSockets } from '../../daemon/http/session-socket.ts';
+import { createApprovalService, type ApprovalService } from '../../daemon/approvals/service.ts';
+import { approvalRoutes } from '../../daemon/routes/approvals.ts';
+import { approvalsTable } from '../../daemon/store/approvals.ts';
 import { openStore, type Store } from '../../daemon/store/db.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { sessionsTable, type SessionsTable } from '../../daemon/store/sessions.ts';
@@ -107,11 +111,39 @@ export async function until<T>(check: () => T | Promise<T>, what: string, ms = 1
   }
 }
 
+// The approval service as the daemon wires it, on a test store, with `Bash(ls)` as the user's
+// rule; closed when the test ends.
+export function approvalService(t: { after(fn: () => unknown): void }, s: TestStore, configs: ProjectConfigs, hostId = TEST_HOST_ID): ApprovalService {
+  const svc = createApprovalService({
+    approvals: approvalsTable(s.store.db, s.events),
+    getSession: (id) => s.sessions.get(id),
+    getTask: s.getTask,
+    getProject: s.getProject,
+    configs,
+    userAllow: ['Bash(ls)'],
+    userTimeoutS: undefined,
+    committed: s.bus.committed,
+    hostId,
+    log: pino({ level: 'silent' }),
+  });
+  t.after(() => svc.close());
+  return svc;
+}
+
+// Sessions' own sockets as the daemon serves them, over an approval service of the test store;
+// closed when the test ends.
+function ownSockets(t: { after(fn: () => unknown): void }, s: TestStore, configs: ProjectConfigs, log: Logger): SessionSockets {
+  const approvals = approvalService(t, s, configs);
+  const sockets = createSessionSockets({ routes: approvalRoutes({ approvals }), approvals, log });
+  t.after(() => sockets.closeAll());
+  return sockets;
+}
+
 // The session service as the daemon wires it, on a test store; closed when the test ends.
 export function sessionService(
   t: { after(fn: () => unknown): void },
   s: TestStore,
-  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; defaultMode?: Mode; log?: Logger; gate?: TaskGate; confine?: Confine } = {},
+  opts: { agents?: Record<string, AgentDefinition>; defaultAgent?: string; defaultMode?: Mode; log?: Logger; gate?: TaskGate; confine?: Confine; sockets?: SessionSockets } = {},
 ): SessionService {
   const log = opts.log ?? pino({ level: 'silent' });
   const configs = createProjectConfigs({ log });
@@ -131,6 +163,7 @@ export function sessionService(
     // Unconfined unless the test gives its own (test/sessions/confine.test.ts): as a user config
     // with "sandbox": false would.
     confine: opts.confine ?? createConfine({ check: { ok: false, missing: 'bubblewrap', detail: 'not checked by this test service' }, git, home: s.dataDir, grove: { dataDir: s.dataDir, configFile: path.join(s.dataDir, 'config.json'), socketPath: path.join(s.dataDir, 'grove.sock') }, userSetting: false, projectPaths: async () => [] }),
+    sockets: opts.sockets ?? ownSockets(t, s, configs, log),
     gate: opts.gate ?? createTaskGate(),
     log,
   });

@@ -22,10 +22,10 @@ import { createProjectService } from '../../daemon/projects/service.ts';
 import { projectsTable } from '../../daemon/store/projects.ts';
 import { approvalRoutes } from '../../daemon/routes/approvals.ts';
 import { projectRoutes } from '../../daemon/routes/projects.ts';
-import { approvalService, liveSession } from '../helpers/approvals.ts';
+import { liveSession } from '../helpers/approvals.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { rawRequest } from '../helpers/raw.ts';
-import { openTestStore, TEST_HOST_ID, type TestStore } from '../helpers/store.ts';
+import { approvalService, openTestStore, TEST_HOST_ID, type TestStore } from '../helpers/store.ts';
 
 const s: TestStore = await openTestStore(after);
 const log = pino({ level: 'silent' });
