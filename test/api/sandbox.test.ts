@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { startDaemon } from '../helpers/daemon.ts';
+import { ROOT, startDaemon } from '../helpers/daemon.ts';
 import { pathWithoutBwrap } from '../helpers/sandbox.ts';
-import { agentHome, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
+import { agentHome, allLines, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
+
+const PROBE = path.join(ROOT, 'test', 'fixtures', 'socket-probe.mjs');
 
 // DESIGN §18's setting as the API takes it: `sandbox` in the session body, .grove.json and the user
 // config; every session says whether it is confined. (What a confined session can do is
@@ -67,4 +69,30 @@ test('with bubblewrap, auto confines an agent session; the user config and .grov
   const project = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'exit:0' } });
   assert.deepEqual(project.json.sandbox, { confined: true });
   assert.equal((await waitSessionEnd(d, project.json.id)).status, 'exited');
+});
+
+test("a confined agent cannot reach the daemon's socket, and its session's own socket answers its approvals only", async (t) => {
+  const home = agentHome(t);
+  const config = JSON.parse(readFileSync(path.join(home, 'config.json'), 'utf8'));
+  config.agents.probe = { command: [process.execPath, PROBE, path.join(home, 'grove.sock'), path.join(home, 'data')] };
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify(config));
+  const d = await startDaemon(t, { home });
+  const { task } = await readyTaskOn(d, t);
+  const probe = async (sandbox: boolean) => {
+    const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'probe', sandbox } });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json.sandbox.confined, sandbox);
+    await waitSessionEnd(d, r.json.id);
+    const tries = (await allLines(d, r.json.id)).filter((l: any) => l.stream === 'stdout').map((l: any) => JSON.parse(l.text));
+    return Object.fromEntries(tries.map((x: any) => [x.what, [x.status, x.code]]));
+  };
+  assert.deepEqual(await probe(true), {
+    'main projects': [0, 'ENOENT'],
+    'own projects': [403, 'SESSION_SOCKET_SCOPE'],
+    'own ask': [201, null],
+    'own decide': [403, 'SESSION_SOCKET_SCOPE'],
+    'own read': [200, null],
+  });
+  // Unconfined, the daemon's socket answers: what the sandbox took away was there.
+  assert.deepEqual((await probe(false))['main projects'], [200, null]);
 });
