@@ -14,9 +14,14 @@ const CHECK_TIMEOUT_MS = 10_000;
 
 // The first executable `bwrap` on `searchPath` (a PATH value), or null.
 export function findBwrap(searchPath: string): string | null {
+  return findProgram('bwrap', searchPath);
+}
+
+// The first executable `name` on `searchPath`, or null (socat, for the network: net.ts).
+export function findProgram(name: string, searchPath: string): string | null {
   for (const dir of searchPath.split(path.delimiter)) {
     if (!dir || !path.isAbsolute(dir)) continue;
-    const candidate = path.join(dir, 'bwrap');
+    const candidate = path.join(dir, name);
     try {
       if (!statSync(candidate).isFile()) continue;
       accessSync(candidate, constants.X_OK);

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { TestContext } from 'node:test';
 
 // A plain HTTP server on a free port of 127.0.0.1 whose every answer is 200 with the JSON of
@@ -15,6 +15,34 @@ export async function answering(t: TestContext, handle: (req: IncomingMessage) =
     const text = JSON.stringify(body);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
   });
+  return listening(t, server);
+}
+
+// 50 MB: what `/big` of a naming() server sends.
+export const BIG_BYTES = 50 * 1024 * 1024;
+
+// A node:http server on a free port of 127.0.0.1 answering `<name> <method> <path>`, and BIG_BYTES
+// at `/big` (written as the client reads); closed after the test.
+export async function naming(t: TestContext, name: string): Promise<number> {
+  const chunk = Buffer.alloc(1024 * 1024, 'x');
+  const server = createServer((req, res) => {
+    if (req.url !== '/big') return void res.end(`${name} ${req.method} ${req.url}`);
+    res.writeHead(200, { 'content-length': BIG_BYTES });
+    let left = BIG_BYTES / chunk.length;
+    const more = () => {
+      while (left > 0) {
+        left--;
+        if (!res.write(chunk)) return void res.once('drain', more);
+      }
+      res.end();
+    };
+    more();
+  });
+  return listening(t, server);
+}
+
+// `server` listening on a free port of 127.0.0.1, closed after the test; its port.
+async function listening(t: TestContext, server: Server): Promise<number> {
   server.listen({ host: '127.0.0.1', port: 0 });
   await once(server, 'listening');
   t.after(() => {

@@ -7,20 +7,9 @@ import { test, type TestContext } from 'node:test';
 import { parseNetworkEntry, type NetEntry } from '../../daemon/sandbox/allow.ts';
 import { createNetProxy, netSockets, type NetProxyOptions, type NetRecord, type NetTarget } from '../../daemon/sandbox/proxy.ts';
 import { makeTempDir } from '../helpers/git.ts';
+import { naming as server } from '../helpers/http.ts';
 
 const entries = (...s: string[]): NetEntry[] => s.map((e) => parseNetworkEntry(e)!);
-
-// A node:http server on an OS port of 127.0.0.1 answering `name` and the path asked.
-async function server(t: TestContext, name: string): Promise<number> {
-  const s = http.createServer((req, res) => res.end(`${name} ${req.method} ${req.url}`));
-  s.listen(0, '127.0.0.1');
-  await once(s, 'listening');
-  t.after(() => {
-    s.closeAllConnections();
-    return new Promise((r) => s.close(r));
-  });
-  return (s.address() as net.AddressInfo).port;
-}
 
 async function proxy(t: TestContext, opts: Omit<NetProxyOptions, 'dir' | 'record'>): Promise<{ sock: string; dir: string; records: NetRecord[] }> {
   const dir = makeTempDir(t, 'grove-net-');
