@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import http from 'node:http';
+import type http from 'node:http';
 import { isIP } from 'node:net';
 import net from 'node:net';
 import path from 'node:path';
@@ -107,7 +107,10 @@ export function createNetProxy(opts: NetProxyOptions): NetProxy {
     return new Refused(formatTarget(t));
   };
 
-  const server = http.createServer({ requireHostHeader: false });
+  // Not `import … from 'node:http'`: its ESM namespace reads every export, which loads Node's
+  // bundled undici into the runner's start (as in client/transport.ts).
+  const { createServer, request } = process.getBuiltinModule('node:http');
+  const server = createServer({ requireHostHeader: false });
   server.on('connection', track);
   server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     const t = target(req.url ?? '', null);
@@ -142,7 +145,7 @@ export function createNetProxy(opts: NetProxyOptions): NetProxy {
       (address) => {
         const headers = { ...req.headers };
         for (const h of ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']) delete headers[h];
-        const up = http.request({ host: address, port: t.port, method: req.method, path: url.pathname + url.search, headers, agent: false });
+        const up = request({ host: address, port: t.port, method: req.method, path: url.pathname + url.search, headers, agent: false });
         up.on('response', (r) => {
           res.writeHead(r.statusCode ?? 502, r.headers);
           r.pipe(res);

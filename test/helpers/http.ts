@@ -2,6 +2,9 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { TestContext } from 'node:test';
 
+// What a helper needs of a test: its cleanups (the bench passes its own).
+type Cleanup = { after(fn: () => unknown): void };
+
 // A plain HTTP server on a free port of 127.0.0.1 whose every answer is 200 with the JSON of
 // what `handle` returns for the request, or of the code and message it throws; closed after the test.
 export async function answering(t: TestContext, handle: (req: IncomingMessage) => unknown): Promise<number> {
@@ -23,7 +26,7 @@ export const BIG_BYTES = 50 * 1024 * 1024;
 
 // A node:http server on a free port of 127.0.0.1 answering `<name> <method> <path>`, and BIG_BYTES
 // at `/big` (written as the client reads); closed after the test.
-export async function naming(t: TestContext, name: string): Promise<number> {
+export async function naming(t: Cleanup, name: string): Promise<number> {
   const chunk = Buffer.alloc(1024 * 1024, 'x');
   const server = createServer((req, res) => {
     if (req.url !== '/big') return void res.end(`${name} ${req.method} ${req.url}`);
@@ -42,7 +45,7 @@ export async function naming(t: TestContext, name: string): Promise<number> {
 }
 
 // `server` listening on a free port of 127.0.0.1, closed after the test; its port.
-async function listening(t: TestContext, server: Server): Promise<number> {
+async function listening(t: Cleanup, server: Server): Promise<number> {
   server.listen({ host: '127.0.0.1', port: 0 });
   await once(server, 'listening');
   t.after(() => {
