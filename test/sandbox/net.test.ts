@@ -18,7 +18,7 @@ import { GROVE } from '../helpers/cli.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { BIG_BYTES as BIG, naming as server } from '../helpers/http.ts';
 import { sandboxFixture } from '../helpers/sandbox.ts';
-import { waitPidGone } from '../helpers/state.ts';
+import { marker, processesMatching, waitPidGone } from '../helpers/state.ts';
 
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
 const entries = (...s: string[]): NetEntry[] => s.map((e) => parseNetworkEntry(e) ?? assert.fail(e));
@@ -163,4 +163,23 @@ test('grove sandbox-net keeps forwarding after the process that started it is go
   await waitPidGone(pid);
   assert.match(readFileSync(s.out, 'utf8'), /^after=0 after GET \/x 200$/m);
   assert.ok(!existsSync(path.join(s.dir, 'proxy.sock')), 'the proxy stopped with the agent');
+});
+
+test('grove sandbox-net passes a TERM sent to it alone on to its command and answers its end as a shell does (128 + the signal), its proxy stopped', { timeout: 60_000 }, async (t) => {
+  const dir = makeTempDir(t, 'grove-net-');
+  const record = path.join(dir, 'blocked.jsonl');
+  const m = marker(t);
+  const runner = [...sandboxNetArgv({ grove: [process.execPath, GROVE], dir, record, allow: [] }), 'sh', '-c', `echo up; exec sleep ${m}`];
+  const p = spawn(runner[0]!, runner.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => p.kill('SIGKILL'));
+  p.stdout.setEncoding('utf8');
+  let text = '';
+  while (!text.includes('up\n')) text += (await once(p.stdout, 'data'))[0];
+  assert.ok(existsSync(path.join(dir, 'proxy.sock')));
+  const ended = once(p, 'exit');
+  p.kill('SIGTERM');
+  const [code, signal] = await ended;
+  assert.deepEqual([code, signal], [143, null]);
+  assert.ok(!existsSync(path.join(dir, 'proxy.sock')));
+  assert.deepEqual(processesMatching(m), []);
 });
