@@ -15,6 +15,7 @@ import { netPlan, runSandboxNet, sandboxNetArgv } from '../../daemon/sandbox/net
 import { policyFor } from '../../daemon/sandbox/policy.ts';
 import type { NetTarget } from '../../daemon/sandbox/proxy.ts';
 import { GROVE } from '../helpers/cli.ts';
+import { ROOT } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { BIG_BYTES as BIG, naming as server } from '../helpers/http.ts';
 import { sandboxFixture } from '../helpers/sandbox.ts';
@@ -34,10 +35,10 @@ interface Confined {
 
 // A session's parts: a worktree's policy, the proxy's folder, the record file, and bwrap's argv
 // around `script` (its output goes to `out`, in the worktree; the command's own stdout is fd 9).
-async function confinedSession(t: TestContext, allow: NetEntry[], script: string): Promise<Confined> {
+async function confinedSession(t: TestContext, allow: NetEntry[], script: string, socatPath?: string): Promise<Confined> {
   const c = await checkSandbox({ path: PATH });
   assert.ok(c.ok, JSON.stringify(c));
-  const socat = findProgram('socat', PATH) ?? assert.fail('socat must be installed');
+  const socat = socatPath ?? findProgram('socat', PATH) ?? assert.fail('socat must be installed');
   const f = sandboxFixture(t);
   const p = await policyFor({ git: run }, f.input);
   assert.ok(p.ok);
@@ -112,6 +113,18 @@ test('confined: 50 MB from a loopback server arrive whole through the proxy and 
   assert.equal(r.code, 0, r.out);
   assert.match(r.out, new RegExp(`^proxied=${BIG}$`, 'm'), r.out);
   assert.match(r.out, new RegExp(`^direct=${BIG}$`, 'm'), r.out);
+});
+
+test('confined: the agent starts only once the listeners inside listen, however long socat takes', { timeout: 60_000 }, async (t) => {
+  const port = await server(t, 'first');
+  const allow = entries(`127.0.0.1:${port}`);
+  // the agent's very first act is to connect, through the proxy and on the loopback port
+  const script = [curl('proxied', `http://127.0.0.1:${port}/p`), curl('direct', `--noproxy '*' http://127.0.0.1:${port}/d`)].join('\n');
+  const s = await confinedSession(t, allow, script, path.join(ROOT, 'test', 'fixtures', 'slow-socat.sh'));
+  const r = await runConfined(s, allow);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /^proxied=0 first GET \/p 200$/m, r.out);
+  assert.match(r.out, /^direct=0 first GET \/d 200$/m, r.out);
 });
 
 test('confined, asking: a blocked host waits for the answer: allowed it goes through, denied it is refused and recorded', { timeout: 60_000 }, async (t) => {
