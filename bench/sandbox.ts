@@ -12,7 +12,7 @@ import path from 'node:path';
 import { git as run } from '../daemon/git/run.ts';
 import { parseNetworkEntry } from '../daemon/sandbox/allow.ts';
 import { bwrapArgv } from '../daemon/sandbox/bwrap.ts';
-import { checkSandbox, findProgram } from '../daemon/sandbox/check.ts';
+import { checkSandbox } from '../daemon/sandbox/check.ts';
 import { netPlan, sandboxNetArgv } from '../daemon/sandbox/net.ts';
 import { policyFor } from '../daemon/sandbox/policy.ts';
 import { makeTempDir } from '../test/helpers/git.ts';
@@ -41,8 +41,7 @@ export async function benchSandbox(opts: { starts: number; downloads: number }) 
     const PATH = process.env.PATH ?? '/usr/bin:/bin';
     const check = await checkSandbox({ path: PATH });
     if (!check.ok) throw new Error(`the sandbox bench needs a machine that confines: ${check.detail}`);
-    const socat = findProgram('socat', PATH);
-    if (!socat) throw new Error('the sandbox bench needs socat');
+    const socat = check.socat;
     const f = sandboxFixture(c);
     const p = await policyFor({ git: run }, f.input);
     if (!p.ok) throw new Error(p.message);

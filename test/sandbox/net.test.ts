@@ -10,7 +10,7 @@ import { test, type TestContext } from 'node:test';
 import { git as run } from '../../daemon/git/run.ts';
 import { parseNetworkEntry, type NetEntry } from '../../daemon/sandbox/allow.ts';
 import { bwrapArgv } from '../../daemon/sandbox/bwrap.ts';
-import { checkSandbox, findProgram } from '../../daemon/sandbox/check.ts';
+import { checkSandbox } from '../../daemon/sandbox/check.ts';
 import { netPlan, runSandboxNet, sandboxNetArgv } from '../../daemon/sandbox/net.ts';
 import { policyFor } from '../../daemon/sandbox/policy.ts';
 import type { NetTarget } from '../../daemon/sandbox/proxy.ts';
@@ -38,7 +38,7 @@ interface Confined {
 async function confinedSession(t: TestContext, allow: NetEntry[], script: string, socatPath?: string): Promise<Confined> {
   const c = await checkSandbox({ path: PATH });
   assert.ok(c.ok, JSON.stringify(c));
-  const socat = socatPath ?? findProgram('socat', PATH) ?? assert.fail('socat must be installed');
+  const socat = socatPath ?? c.socat;
   const f = sandboxFixture(t);
   const p = await policyFor({ git: run }, f.input);
   assert.ok(p.ok);
