@@ -2,7 +2,7 @@ import '../helpers/env.ts';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -18,7 +18,7 @@ import { GROVE } from '../helpers/cli.ts';
 import { ROOT } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { BIG_BYTES as BIG, naming as server } from '../helpers/http.ts';
-import { sandboxFixture } from '../helpers/sandbox.ts';
+import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox.ts';
 import { marker, processesMatching, waitPidGone } from '../helpers/state.ts';
 
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
@@ -35,14 +35,16 @@ interface Confined {
 
 // A session's parts: a worktree's policy, the proxy's folder, the record file, and bwrap's argv
 // around `script` (its output goes to `out`, in the worktree; the command's own stdout is fd 9).
-async function confinedSession(t: TestContext, allow: NetEntry[], script: string, socatPath?: string): Promise<Confined> {
+// `o.socat`: another socat; `o.dir`: the proxy's folder in the fixture (default: a temporary
+// folder); `o.readDeny`: folders hidden from the agent.
+async function confinedSession(t: TestContext, allow: NetEntry[], script: string, o: { socat?: string; dir?: (f: SandboxFixture) => string; readDeny?: string[] } = {}): Promise<Confined> {
   const c = await checkSandbox({ path: PATH });
   assert.ok(c.ok, JSON.stringify(c));
-  const socat = socatPath ?? c.socat;
+  const socat = o.socat ?? c.socat;
   const f = sandboxFixture(t);
-  const p = await policyFor({ git: run }, f.input);
+  const p = await policyFor({ git: run }, { ...f.input, readDeny: o.readDeny ?? [] });
   assert.ok(p.ok);
-  const dir = makeTempDir(t, 'grove-net-');
+  const dir = o.dir ? o.dir(f) : makeTempDir(t, 'grove-net-');
   const record = path.join(makeTempDir(t, 'grove-net-record-'), 'blocked.jsonl');
   const out = path.join(f.worktree, 'out.txt');
   const argv = bwrapArgv(c.bwrap, p.policy, ['sh', '-c', `exec 9>&1 >${out} 2>&1\n${script}`], { plan: netPlan(dir, allow), socat });
@@ -59,13 +61,16 @@ function records(file: string): string[] {
   });
 }
 
+function made(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 // curl inside, printing `label=<http code>:<body>` (or the exit code when it had no answer).
 const curl = (label: string, args: string) => `b=$(curl -sS -m 10 -w ' %{http_code}' ${args} 2>/dev/null); echo "${label}=$? $b"`;
 
 async function runConfined(s: Confined, allow: NetEntry[], ask?: (t: NetTarget) => Promise<boolean>): Promise<{ code: number; out: string }> {
-  const saved = process.env;
   const code = await runSandboxNet({ dir: s.dir, record: s.record, allow, ask, command: ['env', '-i', ...Object.entries(s.env).map(([k, v]) => `${k}=${v}`), ...s.argv] });
-  process.env = saved;
   return { code, out: readFileSync(s.out, 'utf8') };
 }
 
@@ -120,11 +125,29 @@ test('confined: the agent starts only once the listeners inside listen, however 
   const allow = entries(`127.0.0.1:${port}`);
   // the agent's very first act is to connect, through the proxy and on the loopback port
   const script = [curl('proxied', `http://127.0.0.1:${port}/p`), curl('direct', `--noproxy '*' http://127.0.0.1:${port}/d`)].join('\n');
-  const s = await confinedSession(t, allow, script, path.join(ROOT, 'test', 'fixtures', 'slow-socat.sh'));
+  const s = await confinedSession(t, allow, script, { socat: path.join(ROOT, 'test', 'fixtures', 'slow-socat.sh') });
   const r = await runConfined(s, allow);
   assert.equal(r.code, 0, r.out);
   assert.match(r.out, /^proxied=0 first GET \/p 200$/m, r.out);
   assert.match(r.out, /^direct=0 first GET \/d 200$/m, r.out);
+});
+
+test("confined: a unix socket in a hidden folder (the daemon's) is out of reach, while the proxy's folder inside grove's hidden data folder is bound", { timeout: 60_000 }, async (t) => {
+  const port = await server(t, 'through');
+  const allow = entries(`127.0.0.1:${port}`);
+  // A daemon's socket in a folder of its own, as grove's is (XDG_RUNTIME_DIR/grove, /tmp/grove-<uid>).
+  const runtime = makeTempDir(t, 'grove-run-');
+  const daemonSocket = path.join(runtime, 'grove.sock');
+  const daemon = http.createServer((_req, res) => res.end('the daemon answered'));
+  daemon.listen(daemonSocket);
+  await once(daemon, 'listening');
+  t.after(() => new Promise((r) => daemon.close(r)));
+  const script = [curl('daemon', `--unix-socket ${daemonSocket} http://grove/api/health`), curl('proxied', `http://127.0.0.1:${port}/x`)].join('\n');
+  const s = await confinedSession(t, allow, script, { readDeny: [runtime], dir: (f) => made(path.join(f.input.groveData, 'sessions', 's1', 'net')) });
+  const r = await runConfined(s, allow);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /^daemon=7  000$/m, r.out);
+  assert.match(r.out, /^proxied=0 through GET \/x 200$/m, r.out);
 });
 
 test('confined, asking: a blocked host waits for the answer: allowed it goes through, denied it is refused and recorded', { timeout: 60_000 }, async (t) => {
