@@ -24,9 +24,9 @@ export async function answering(t: TestContext, handle: (req: IncomingMessage) =
 // 50 MB: what `/big` of a naming() server sends.
 export const BIG_BYTES = 50 * 1024 * 1024;
 
-// A node:http server on a free port of 127.0.0.1 answering `<name> <method> <path>`, and BIG_BYTES
-// at `/big` (written as the client reads); closed after the test.
-export async function naming(t: Cleanup, name: string): Promise<number> {
+// A node:http server on a free port of `host` (127.0.0.1) answering `<name> <method> <path>`, and
+// BIG_BYTES at `/big` (written as the client reads); closed after the test.
+export async function naming(t: Cleanup, name: string, host = '127.0.0.1'): Promise<number> {
   const chunk = Buffer.alloc(1024 * 1024, 'x');
   const server = createServer((req, res) => {
     if (req.url !== '/big') return void res.end(`${name} ${req.method} ${req.url}`);
@@ -41,12 +41,12 @@ export async function naming(t: Cleanup, name: string): Promise<number> {
     };
     more();
   });
-  return listening(t, server);
+  return listening(t, server, host);
 }
 
 // `server` listening on a free port of 127.0.0.1, closed after the test; its port.
-async function listening(t: Cleanup, server: Server): Promise<number> {
-  server.listen({ host: '127.0.0.1', port: 0 });
+async function listening(t: Cleanup, server: Server, host = '127.0.0.1'): Promise<number> {
+  server.listen({ host, port: 0 });
   await once(server, 'listening');
   t.after(() => {
     server.closeAllConnections();

@@ -150,6 +150,17 @@ test("confined: a unix socket in a hidden folder (the daemon's) is out of reach,
   assert.match(r.out, /^proxied=0 through GET \/x 200$/m, r.out);
 });
 
+test('confined: an IPv6 loopback entry [::1]:port answers through the proxy and on [::1] inside', { timeout: 60_000 }, async (t) => {
+  const port = await server(t, 'six', '::1');
+  const allow = entries(`[::1]:${port}`);
+  const script = [curl('proxied', `http://[::1]:${port}/p`), curl('direct', `--noproxy '*' http://[::1]:${port}/d`)].join('\n');
+  const s = await confinedSession(t, allow, script);
+  const r = await runConfined(s, allow);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /^proxied=0 six GET \/p 200$/m, r.out);
+  assert.match(r.out, /^direct=0 six GET \/d 200$/m, r.out);
+});
+
 test('confined, asking: a blocked host waits for the answer: allowed it goes through, denied it is refused and recorded', { timeout: 60_000 }, async (t) => {
   const port = await server(t, 'asked');
   const asked: NetTarget[] = [];
