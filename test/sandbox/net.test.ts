@@ -11,7 +11,7 @@ import { git as run } from '../../daemon/git/run.ts';
 import { parseNetworkEntry, type NetEntry } from '../../daemon/sandbox/allow.ts';
 import { bwrapArgv } from '../../daemon/sandbox/bwrap.ts';
 import { checkSandbox } from '../../daemon/sandbox/check.ts';
-import { netPlan, runSandboxNet, sandboxNetArgv } from '../../daemon/sandbox/net.ts';
+import { netLauncher, netPlan, runSandboxNet, sandboxNetArgv } from '../../daemon/sandbox/net.ts';
 import { policyFor } from '../../daemon/sandbox/policy.ts';
 import type { NetTarget } from '../../daemon/sandbox/proxy.ts';
 import { GROVE } from '../helpers/cli.ts';
@@ -229,4 +229,18 @@ test('grove sandbox-net passes a TERM sent to it alone on to its command and ans
   assert.deepEqual([code, signal], [143, null]);
   assert.ok(!existsSync(path.join(dir, 'proxy.sock')));
   assert.deepEqual(processesMatching(m), []);
+});
+
+test('netPlan: the proxy takes 127.0.0.1:3128 inside unless a loopback entry does; one listener per address and port; sandboxNetArgv writes the entries back', () => {
+  const plain = netPlan('/run/s', entries('registry.npmjs.org'));
+  assert.deepEqual(plain, { dir: '/run/s', proxyPort: 3128, proxySocket: '/run/s/proxy.sock', forwards: [] });
+  const taken = netPlan('/run/s', entries('127.0.0.1:3128', 'localhost:3128', '[::1]:3128', '127.0.0.1:3129', '*.localhost:80'));
+  assert.equal(taken.proxyPort, 3130);
+  assert.deepEqual(
+    taken.forwards.map((f) => [f.bind, f.port, f.host]),
+    [['127.0.0.1', 3128, '127.0.0.1'], ['::1', 3128, '::1'], ['127.0.0.1', 3129, '127.0.0.1']],
+  );
+  const argv = sandboxNetArgv({ grove: ['node', 'grove.js'], dir: '/run/s', record: '/run/r.jsonl', allow: entries('*.github.com', '[::1]:8080'), askSession: 'S1' });
+  assert.deepEqual(argv, ['node', 'grove.js', 'sandbox-net', '--dir', '/run/s', '--record', '/run/r.jsonl', '--session', 'S1', '--ask', '--allow', '*.github.com', '--allow', '[::1]:8080', '--']);
+  assert.throws(() => netLauncher(netPlan('/run/a,b', []), '/usr/bin/socat', ['true']), /socat or sh would misread/);
 });
