@@ -49,12 +49,16 @@ const OPTIONS = {
   strategy: { type: 'string' },
   fix: { type: 'boolean' },
   sandbox: { type: 'string' },
+  dir: { type: 'string' },
+  record: { type: 'string' },
+  allow: { type: 'string', multiple: true },
+  ask: { type: 'boolean' },
 } as const;
 
 // Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove
 // runs for its own sessions (they reach the daemon that ran them, whatever GROVE_HOST that daemon
 // inherited). GROVE_HOST is not theirs, and `--host` before them is a usage error.
-const LOCAL = new Set(['daemon', 'install', 'uninstall', 'doctor', 'host add', 'host rm', 'approval-mcp', 'acp-bridge', 'codex-bridge']);
+const LOCAL = new Set(['daemon', 'install', 'uninstall', 'doctor', 'host add', 'host rm', 'approval-mcp', 'acp-bridge', 'codex-bridge', 'sandbox-net']);
 // Commands that would act on this machine for another's daemon: refused under --host or GROVE_HOST.
 const HERE_ONLY: Record<string, string> = {
   takeover: "runs the agent in this terminal, but the session's worktree is on that machine: run it there (ssh -t <box> grove takeover <session>)",

@@ -2,17 +2,12 @@
 // node:child_process, not execa: the agent inherits this terminal (stdio inherit, its signals
 // passed on), and the CLI loads no more than the command needs.
 import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
 import type { Session, Takeover } from '../../schemas/session.ts';
 import type { Client } from '../client/calls.ts';
 import { ApiProblem } from '../client/problem.ts';
+import { exitCodeOf } from '../proc/exit.ts';
 import { shortId } from './format.ts';
 
-// How the agent ended, as a shell says it: its code, or 128 + the number of the signal that ended it.
-function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
-  if (code !== null) return code;
-  return 128 + (signal !== null ? (constants.signals[signal] ?? 0) : 0);
-}
 
 // The agent in this terminal (stdio inherited, the same process group: the terminal's keys and
 // signals reach it as they would reach it run by hand), with the task's variables over this

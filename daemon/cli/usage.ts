@@ -64,6 +64,8 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
                                            run an ACP agent's turn, asking through grove (grove runs it)
   codex-bridge --session ID --mode M --prompt=TEXT [--resume THREAD] -- codex app-server …
                                            one turn of Codex that asks through grove (grove runs it)
+  sandbox-net --dir D --record F [--session ID --ask] [--allow HOST]… -- bwrap …
+                                           a confined session's network proxy around its bwrap (grove runs it)
   agents                                   agents and whether they are installed
   host ls                                  the hosts: the store's (online, version, running sessions, last seen)
                                            and the saved SSH hosts (url, reachable, version); with no daemon

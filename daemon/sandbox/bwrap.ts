@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { netBwrapArgs, netLauncher, type NetPlan } from './net.ts';
 import type { SandboxPolicy } from './policy.ts';
 
 // The namespaces every confined command gets; check.ts creates the same ones to answer whether
@@ -12,7 +13,8 @@ import type { SandboxPolicy } from './policy.ts';
 //   outside, so a TERM to the group still reaches the agent itself.
 // - an IPC namespace: no System V shared memory or semaphores of other processes (POSIX shared
 //   memory is /dev/shm, fresh in bwrap's /dev).
-// - the network is not unshared here: its rules come with the proxy of the session (issue 42).
+// - the network is unshared when bwrapArgv is given a `net` plan (net.ts); check.ts does not: a
+//   network namespace needs nothing more than the others.
 export const NAMESPACE_ARGS = ['--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL'] as const;
 
 type Mount = { path: string; args: string[]; rank: number };
@@ -29,7 +31,9 @@ function depth(p: string): number {
 // No --die-with-parent: a session outlives a daemon restart (DESIGN §5). No --new-session: the
 // agent stays in the session's process group that grove signals; the session has no controlling
 // terminal to inject input into (it is started in a session of its own, stdin closed).
-export function bwrapArgv(bwrap: string, policy: SandboxPolicy, command: string[]): string[] {
+// With `net`, the network is the session's own (net.ts): its proxy's sockets bound read-only,
+// and `command` started by the launcher once the listeners inside are up.
+export function bwrapArgv(bwrap: string, policy: SandboxPolicy, command: string[], net?: { plan: NetPlan; socat: string }): string[] {
   const mounts: Mount[] = [
     ...policy.writable.map((p) => ({ path: p, args: ['--bind', p, p], rank: 0 })),
     ...policy.readOnly.map((p) => ({ path: p, args: ['--ro-bind', p, p], rank: 1 })),
@@ -38,6 +42,7 @@ export function bwrapArgv(bwrap: string, policy: SandboxPolicy, command: string[
       args: h.kind === 'dir' ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path],
       rank: 2,
     })),
+    ...(net ? [{ path: net.plan.dir, args: ['--ro-bind', net.plan.dir, net.plan.dir], rank: 1 }] : []),
   ];
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
   return [
@@ -47,9 +52,10 @@ export function bwrapArgv(bwrap: string, policy: SandboxPolicy, command: string[
     '--dev', '/dev',
     '--proc', '/proc',
     ...mounts.flatMap((m) => m.args),
+    ...(net ? netBwrapArgs(net.plan) : []),
     '--setenv', 'TMPDIR', policy.tmpdir,
     '--chdir', policy.worktree,
     '--',
-    ...command,
+    ...(net ? netLauncher(net.plan, net.socat, command) : command),
   ];
 }

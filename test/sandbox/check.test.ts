@@ -1,16 +1,16 @@
 import '../helpers/env.ts';
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { checkSandbox, findBwrap } from '../../daemon/sandbox/check.ts';
+import { checkSandbox, findBwrap, findProgram } from '../../daemon/sandbox/check.ts';
 import { makeTempDir } from '../helpers/git.ts';
 
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
 
-test('this machine confines: bwrap is found on PATH and creates the namespaces', async () => {
+test('this machine confines: bwrap and socat are found on PATH and bwrap creates the namespaces', async () => {
   const c = await checkSandbox({ path: PATH });
-  assert.deepEqual(c, { ok: true, bwrap: findBwrap(PATH) });
+  assert.deepEqual(c, { ok: true, bwrap: findBwrap(PATH), socat: findProgram('socat', PATH) });
   assert.ok(c.ok && path.isAbsolute(c.bwrap) && path.basename(c.bwrap) === 'bwrap');
 });
 
@@ -20,6 +20,13 @@ test('with a PATH that lacks bwrap, bubblewrap is missing and the answer says wh
   assert.equal(c.ok, false);
   assert.ok(!c.ok && c.missing === 'bubblewrap', JSON.stringify(c));
   assert.ok(!c.ok && c.detail.includes('apt-get install bubblewrap'), c.ok ? '' : c.detail);
+});
+
+test('with bwrap but no socat on PATH, socat is missing and the answer says what to install', async (t) => {
+  const dir = makeTempDir(t);
+  symlinkSync(findBwrap(PATH)!, path.join(dir, 'bwrap'));
+  const c = await checkSandbox({ path: dir });
+  assert.ok(!c.ok && c.missing === 'socat' && c.detail.includes('apt-get install socat'), JSON.stringify(c));
 });
 
 test('a bwrap that cannot create namespaces is reported, with what it said, not thrown', async (t) => {

@@ -7,7 +7,7 @@ import { usage } from '../usage.ts';
 import { str } from '../../runtime/str.ts';
 
 export interface Plumbing {
-  values: Record<string, string | boolean | undefined>;
+  values: Record<string, string | boolean | string[] | undefined>;
   rest: string[];
   connect: () => Client;
 }
@@ -87,4 +87,24 @@ export const PLUMBING: Record<string, (p: Plumbing, word: string) => Promise<num
     const v = await version();
     return withClient(p, (api) => runCodexBridge({ api, session: s, mode, resume: (resume as string | undefined) ?? null, prompt: (prompt as string | undefined) ?? '', command: p.rest, version: v }));
   },
+  async 'sandbox-net'(p, word) {
+    const { dir, record } = p.values;
+    if (typeof dir !== 'string' || dir === '') usage(`grove ${word} needs --dir <folder of the proxy's sockets>`);
+    if (typeof record !== 'string' || record === '') usage(`grove ${word} needs --record <file of refused connections>`);
+    if (p.rest.length === 0) usage(`grove ${word} needs the confined command (bwrap's argv) after --`);
+    const { parseNetworkEntry } = await import('../../sandbox/allow.ts');
+    const allow = list(p.values.allow).map((a) => parseNetworkEntry(a) ?? usage(`grove ${word}: --allow ${a} is not a host, *.host, host:port or an IP`));
+    const { runSandboxNet } = await import('../../sandbox/net.ts');
+    const run = (ask?: Parameters<typeof runSandboxNet>[0]['ask']) => runSandboxNet({ dir, record, allow, ask, command: p.rest });
+    if (p.values.ask !== true) return run();
+    const s = session(p, word);
+    const { networkAsk } = await import('../../bridges/network.ts');
+    const stop = new AbortController();
+    return withClient(p, (api) => run(networkAsk(api, s, stop.signal)).finally(() => stop.abort()));
+  },
 };
+
+// A repeatable option's values.
+function list(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : [];
+}
