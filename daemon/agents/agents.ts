@@ -177,7 +177,7 @@ export const APPROVAL_TOOL = 'mcp__grove__approve';
 const APPROVAL_MODES: Readonly<Record<string, readonly Mode[]>> = { claude: ['read', 'edit'], codex: ['read', 'edit'] };
 
 // This package's own `grove` run by this Node, with its arguments.
-const groveCommand = (...args: string[]) => [process.execPath, path.join(ROOT, 'bin', 'grove.js'), ...args];
+export const groveCommand = (...args: string[]) => [process.execPath, path.join(ROOT, 'bin', 'grove.js'), ...args];
 
 // What every bridge grove runs for a session (the ACP bridge, Codex's bridge, Claude Code's
 // approval server) is told to reach the daemon: its socket, in the variable `grove` reads first

@@ -35,6 +35,7 @@ function depth(p: string): number {
 // and `command` started by the launcher once the listeners inside are up.
 export function bwrapArgv(bwrap: string, policy: SandboxPolicy, command: string[], net?: { plan: NetPlan; socat: string }): string[] {
   const mounts: Mount[] = [
+    ...policy.scratch.map((s) => ({ path: s.path, args: ['--bind', s.source, s.path], rank: -1 })),
     ...policy.writable.map((p) => ({ path: p, args: ['--bind', p, p], rank: 0 })),
     ...policy.readOnly.map((p) => ({ path: p, args: ['--ro-bind', p, p], rank: 1 })),
     ...policy.hidden.map((h) => ({

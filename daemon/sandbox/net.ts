@@ -42,9 +42,9 @@ export function netEnv(plan: NetPlan): Record<string, string> {
   return { HTTP_PROXY: url, HTTPS_PROXY: url, ALL_PROXY: url, http_proxy: url, https_proxy: url, all_proxy: url, NODE_USE_ENV_PROXY: '1' };
 }
 
-// Variables unset inside: a NO_PROXY would let loopback calls bypass the proxy, and the daemon's
-// socket is not the agent's to reach.
-const UNSET = ['NO_PROXY', 'no_proxy', 'GROVE_SOCKET'];
+// Variables unset inside: a NO_PROXY would let loopback calls bypass the proxy. (GROVE_SOCKET, where
+// a session has it, names the session's own socket, which its bridges reach.)
+const UNSET = ['NO_PROXY', 'no_proxy'];
 
 // bwrap's options for the network: a namespace of its own (bwrap brings up `lo`), the sockets'
 // folder bound read-only (a unix socket is reached through a read-only mount), the variables.

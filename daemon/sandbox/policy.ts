@@ -1,4 +1,4 @@
-import { lstatSync, realpathSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Git } from '../git/run.ts';
 
@@ -17,6 +17,10 @@ export interface SandboxPolicy {
   hidden: { path: string; kind: 'dir' | 'file' }[];
   /** asked for but not on disk, so not mounted (a write path the agent would create) */
   skipped: string[];
+  /** folders that are a throwaway folder of the session's inside (`source`, bound over `path`), each
+   * of their entries bound again (writable or read-only as the lists above say): a new file there
+   * (git's `packed-refs.lock`) works and never reaches the real folder */
+  scratch: { path: string; source: string }[];
 }
 
 export interface PolicyInput {
@@ -28,6 +32,8 @@ export interface PolicyInput {
   /** `.grove.json` `sandbox.write` and `sandbox.read_deny`, absolute */
   write: string[];
   readDeny: string[];
+  /** a folder of the session's own, made here, for the repository folder's scratch copy */
+  scratchDir: string;
   /** grove's data folder and user config file */
   groveData: string;
   groveConfig: string;
@@ -82,19 +88,38 @@ export async function policyFor(deps: { git: Git }, input: PolicyInput): Promise
   const writable = unique([worktree, ...existing(gitWrite, false), ...existing([input.tmpdir, ...input.agentState, ...input.write], true)]);
   // The repository's config and hooks would run code unconfined later (a hook, core.fsmonitor);
   // a linked worktree's `.git` file and `config.worktree` could point git at such a config too.
+  // Its own `commondir` and `gitdir` too: pointed at a folder of the agent's, grove's git in this
+  // worktree would read that folder's config.
+  const packedRefs = path.join(commonDir, 'packed-refs');
+  const linked = gitDir !== commonDir;
   const guarded = [
     path.join(commonDir, 'config'),
     path.join(commonDir, 'info'),
-    path.join(commonDir, 'packed-refs'),
+    // In a linked worktree's scratch folder packed-refs is a copy instead (below).
+    ...(linked ? [] : [packedRefs]),
     path.join(commonDir, 'hooks'),
     path.join(gitDir, 'config.worktree'),
+    path.join(gitDir, 'commondir'),
+    path.join(gitDir, 'gitdir'),
     path.join(worktree, '.git'),
   ];
-  const readOnly = unique(existing(guarded, false).filter((p) => p !== gitDir));
+  // A linked worktree's repository folder is scratch: git takes locks beside what it changes and
+  // replaces packed-refs by a rename to delete any ref (a rebase, a branch deletion), and the
+  // folder itself must not be writable on disk (a `commondir` file there would point every
+  // worktree's git elsewhere). So inside it is a folder of the session's with a copy of
+  // packed-refs (what the agent does to it stays there: read-only, as far as the repository is
+  // concerned), every other entry bound again read-only (HEAD, index, modules/, the other
+  // worktrees' folders, …), the writable ones above winning where they are deeper.
+  const rest = linked ? readdirSync(commonDir).map((n) => path.join(commonDir, n)).filter((p) => !gitWrite.includes(p) && !guarded.includes(p) && p !== packedRefs) : [];
+  if (linked) {
+    mkdirSync(input.scratchDir, { recursive: true, mode: 0o700 });
+    if (existsSync(packedRefs)) copyFileSync(packedRefs, path.join(input.scratchDir, 'packed-refs'));
+  }
+  const readOnly = unique([...existing(guarded, false), ...rest].filter((p) => p !== gitDir));
   const secrets = HOME_SECRETS.map((s) => path.join(input.home, s));
   const deny = [...secrets, input.groveData, input.groveConfig, ...input.otherWorktrees, ...input.readDeny];
   const hidden = unique(existing(deny, false)).map((p) => ({ path: p, kind: kindOf(p) }));
-  return { ok: true, policy: { worktree, tmpdir, writable, readOnly, hidden, skipped } };
+  return { ok: true, policy: { worktree, tmpdir, writable, readOnly, hidden, skipped, scratch: linked ? [{ path: commonDir, source: input.scratchDir }] : [] } };
 }
 
 function unique(paths: string[]): string[] {

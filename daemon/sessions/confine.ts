@@ -9,7 +9,10 @@ import type { Git } from '../git/run.ts';
 import { bwrapArgv } from '../sandbox/bwrap.ts';
 import type { SandboxCheck } from '../sandbox/check.ts';
 import { policyFor } from '../sandbox/policy.ts';
-import { projectSandbox, sandboxPath, settingOf } from '../sandbox/settings.ts';
+import { baseUrlEntries, projectSandbox, sandboxPath, settingOf } from '../sandbox/settings.ts';
+import { parseNetworkEntry } from '../sandbox/allow.ts';
+import { netPlan, sandboxNetArgv } from '../sandbox/net.ts';
+import { groveCommand } from '../agents/agents.ts';
 
 // What confining a session needs (DESIGN §18): the daemon's answer to "can this machine
 // confine" (checked once at its start), git, the user's home, grove's own files, the user
@@ -49,8 +52,21 @@ export function createConfine(deps: ConfineDeps) {
 
   // The command that runs `command` confined in the worktree `cwd` of the project at
   // `projectPath`: its TMPDIR is `tmpdir` (made here), the agent's state folders are made if
-  // missing. NOT_A_GIT_REPO when the worktree is not one.
-  async function wrap(opts: { command: string[]; cwd: string; projectPath: string; config: ProjectConfig; agent: AgentDefinition | null; tmpdir: string; write?: string[] }): Promise<string[]> {
+  // missing; its network through the session's proxy (`net`), run in the session's process group
+  // as `grove sandbox-net` around bwrap. NOT_A_GIT_REPO when the worktree is not one.
+  async function wrap(opts: {
+    command: string[];
+    cwd: string;
+    projectPath: string;
+    config: ProjectConfig;
+    agent: AgentDefinition | null;
+    tmpdir: string;
+    /** the session's own folder for the repository folder's scratch copy */
+    scratchDir: string;
+    write?: string[];
+    /** the proxy's folder, the file refused connections are recorded in, the session to ask about them (read/edit) or null, the session's environment (its base URLs) */
+    net: { dir: string; record: string; askSession: string | null; env: Record<string, string> };
+  }): Promise<string[]> {
     if (!deps.check.ok) throw new Error('wrap() needs a machine that confines');
     const sandbox = projectSandbox(opts.config);
     const at = (p: string) => sandboxPath(p, opts.projectPath, deps.home);
@@ -65,6 +81,7 @@ export function createConfine(deps: ConfineDeps) {
         worktree: opts.cwd,
         home: deps.home,
         tmpdir: opts.tmpdir,
+        scratchDir: opts.scratchDir,
         agentState,
         write: [...(sandbox.write ?? []).map(at), ...(opts.write ?? [])],
         readDeny: [...(sandbox.read_deny ?? []).map(at), ownFolderOr(deps.grove.socketPath)],
@@ -75,7 +92,13 @@ export function createConfine(deps: ConfineDeps) {
       },
     );
     if (!r.ok) throw new GroveError(r.code, r.message);
-    return bwrapArgv(deps.check.bwrap, r.policy, opts.command);
+    const allow = [
+      ...[...(opts.agent?.sandbox?.hosts ?? []), ...(sandbox.network ?? [])].map(parseNetworkEntry).filter((e) => e !== null),
+      ...baseUrlEntries(opts.net.env),
+    ];
+    mkdirSync(opts.net.dir, { recursive: true, mode: 0o700 });
+    const runner = sandboxNetArgv({ grove: groveCommand(), dir: opts.net.dir, record: opts.net.record, allow, ...(opts.net.askSession !== null ? { askSession: opts.net.askSession } : {}) });
+    return [...runner, ...bwrapArgv(deps.check.bwrap, r.policy, opts.command, { plan: netPlan(opts.net.dir, allow), socat: deps.check.socat })];
   }
 
   return { decide, wrap };

@@ -145,7 +145,9 @@ export function createStart(deps: StartDeps) {
     const { command, pinned, env: own } = opts.built ?? commandOf(ask, { session: id, socket: socket!.path });
     // Decided before anything is made: `sandbox: true` on a machine that cannot confine starts nothing.
     const sandbox = deps.confine.decide(kind, ask.sandbox_setting, at.config);
-    const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id };
+    // A confined session's GROVE_SOCKET is its own, where its proxy asks (and anything in it that
+    // runs `grove`, which may not reach the daemon's).
+    const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id, ...(sandbox.confined && socket !== null ? { GROVE_SOCKET: socket.path } : {}) };
     const files = sessionFiles(deps.dataDir, id);
     const undo = async (pgid?: number) => {
       if (pgid !== undefined) await terminate(pgid, { graceMs: 0 });
@@ -165,7 +167,10 @@ export function createStart(deps: StartDeps) {
             config: at.config,
             agent: deps.agents.has(ask.agent) ? deps.agents.get(ask.agent) : null,
             tmpdir: path.join(files.dir, 'tmp'),
+            scratchDir: path.join(files.dir, 'git'),
             write: socket !== null ? [socket.dir] : [],
+            // In read and edit a refused host is asked about (DESIGN §18); full refuses it.
+            net: { dir: path.join(files.dir, 'net'), record: files.blocked, askSession: ask.mode !== 'full' && socket !== null ? id : null, env },
           })
         : command;
       started = await startWrapped({ files, command: run, cwd: at.cwd, env });

@@ -60,7 +60,7 @@ test('the agent session id, pinned or read from output; its result; follow-ups r
   assert.equal(done.status, 'exited');
   assert.equal(done.agent_session_id, pinned);
   assert.equal((await init(d, first.json.id)).session_id, pinned, 'the agent got the pinned id');
-  assert.deepEqual(done.result, { text: 'got 5 arguments', is_error: false, cost_usd: 0.0125, input_tokens: 12, output_tokens: 5, denials: [] });
+  assert.deepEqual(done.result, { text: 'got 5 arguments', is_error: false, cost_usd: 0.0125, input_tokens: 12, output_tokens: 5, denials: [], blocked: [] });
 
   // A follow-up through the TCP front: the agent's resume command with that id, the mode kept.
   const second = await d.tcp('POST', `/api/sessions/${first.json.id}/messages`, { body: { prompt: '--version' } });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { addProject, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
-import { agentHome, allEvents, gate, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
+import { agentHome, allEvents, gate, readSse, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
 const daemon = sharedAgentDaemon();
@@ -224,8 +224,10 @@ test('no turn for a service, for an agent the archive kills, or for one whose wo
   // Its folder deleted by hand while the agent runs: nothing to record.
   const gone = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'folder gone' } })).json;
   const held = gate(t);
-  const s = await d.socket('POST', `/api/tasks/${gone.id}/sessions`, { body: { prompt: `wait:${held.path}` } });
+  const s = await d.socket('POST', `/api/tasks/${gone.id}/sessions`, { body: steps('echo:waiting', `wait:${held.path}`) });
   assert.equal(s.status, 201, s.text);
+  // Removed once the agent runs (a confined agent's sandbox is made after the 201, in its folder).
+  await readSse(`http://localhost/api/sessions/${s.json.id}/output`, { socketPath: d.socketPath, until: (evs) => evs.some((e) => e.event === 'line') });
   rmSync(path.join(repo, gone.worktree_path), { recursive: true, force: true });
   held.release();
   await waitSessionEnd(d, s.json.id);

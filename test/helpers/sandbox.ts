@@ -46,6 +46,7 @@ export function sandboxFixture(t: T): SandboxFixture {
       worktree,
       home,
       tmpdir,
+      scratchDir: path.join(makeTempDir(t, 'grove-session-'), 'git'),
       agentState: [path.join(home, '.agent')],
       write: [],
       readDeny: [],

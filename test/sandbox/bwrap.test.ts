@@ -173,6 +173,7 @@ test('as another user (nobody): the commit lands, HOME and the hooks stay read-o
   const nobody = Number(runArgv(['id', '-u', 'nobody'], { PATH }).stdout.trim());
   for (const dir of [f.repo, f.home, f.groveHome, f.input.tmpdir]) chownTree(dir, nobody);
   const p = await policy(f.input, trustingGit);
+  chownTree(path.dirname(f.input.scratchDir), nobody); // the session's own folder, made by the policy
   const script = [
     'echo work > work.txt && git add work.txt && git commit -qm "as nobody" && echo commit=ok || echo commit=failed',
     tryWrite('home', `${f.home}/h.txt`),

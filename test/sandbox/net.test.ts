@@ -101,7 +101,8 @@ test('confined: an allowed loopback port answers through the proxy and on its ow
   assert.match(r.out, /^other-direct=7  000$/m, r.out); // refused: nothing listens on that port inside
   assert.match(r.out, /^host=56  000$/m, r.out); // the proxy's 403 to the CONNECT
   assert.match(r.out, /^host-direct=7  000$/m, r.out); // no route: the namespace has only lo
-  assert.match(r.out, /^noproxy=\[\] socket=\[\]$/m, r.out);
+  // NO_PROXY unset; GROVE_SOCKET kept: a session's is its own socket, which answers its approvals only.
+  assert.match(r.out, /^noproxy=\[\] socket=\[\/nowhere\/grove\.sock\]$/m, r.out);
   assert.deepEqual(records(s.record), [`127.0.0.1:${other}`, 'example.com:443']);
 });
 

@@ -1,6 +1,6 @@
 import '../helpers/env.ts';
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { git as run } from '../../daemon/git/run.ts';
@@ -26,13 +26,27 @@ test("a linked worktree's policy is DESIGN §18's: its git data writable, the re
     f.input.tmpdir,
     path.join(f.home, '.agent'),
   ]);
-  assert.deepEqual(r.policy.readOnly, [
+  const own = path.join(git, 'worktrees', 'mine');
+  assert.deepEqual(r.policy.readOnly.slice(0, 6), [
     path.join(git, 'config'),
     path.join(git, 'info'),
-    path.join(git, 'packed-refs'),
     path.join(git, 'hooks'),
+    path.join(own, 'commondir'),
+    path.join(own, 'gitdir'),
     path.join(f.worktree, '.git'),
   ]);
+  // The repository's folder is scratch inside, with a copy of packed-refs: every other entry of it
+  // is bound again read-only.
+  assert.deepEqual(r.policy.scratch, [{ path: git, source: f.input.scratchDir }]);
+  assert.equal(readFileSync(path.join(f.input.scratchDir, 'packed-refs'), 'utf8'), readFileSync(path.join(git, 'packed-refs'), 'utf8'));
+  const entries = readdirSync(git).map((n) => path.join(git, n));
+  const writableThere = ['objects', 'refs', 'logs', 'packed-refs'].map((n) => path.join(git, n));
+  assert.deepEqual(
+    entries.filter((e) => !writableThere.includes(e) && !r.policy.readOnly.includes(e)),
+    [],
+    'HEAD, index, worktrees/ and the rest read-only',
+  );
+  assert.ok(r.policy.readOnly.includes(path.join(git, 'HEAD')) && r.policy.readOnly.includes(path.join(git, 'worktrees')));
   assert.deepEqual(r.policy.hidden, [
     { path: path.join(f.home, '.ssh'), kind: 'dir' },
     { path: path.join(f.home, '.aws'), kind: 'dir' },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import test, { after, type TestContext } from 'node:test';
@@ -70,12 +70,20 @@ test('a confined agent writes and commits in its worktree, and cannot write $HOM
     attempt('checkout', `echo x > ${f.repo}/planted`),
     attempt('hook', `echo x > ${hooks}/post-checkout`),
     attempt('config', `echo '[core]' >> ${f.repo}/.git/config`),
+    // A ref deleted with packed-refs there: git takes packed-refs.lock in the repository's folder.
+    attempt('branch-delete', 'git branch scratch-branch && git branch -D scratch-branch >/dev/null'),
+    attempt('own-commondir', 'echo /tmp > "$(git rev-parse --git-dir)/commondir"'),
+    // The repository's folder takes new files inside, and they vanish: no commondir there on disk.
+    attempt('repo-commondir', `echo /tmp > ${f.repo}/.git/commondir`),
   ].join('\n');
+  git(f.repo, 'pack-refs', '--all');
   const started = await service.create(task.id, { agent: 'sh', prompt: script });
   assert.deepEqual(started.sandbox, { confined: true });
   const { session, text } = await ended(service, started.id);
   assert.equal(session.status, 'exited');
-  assert.deepEqual(text, ['ok:worktree', 'ok:commit', 'ok:tmpdir', 'no:home', 'no:checkout', 'no:hook', 'no:config']);
+  assert.deepEqual(text, ['ok:worktree', 'ok:commit', 'ok:tmpdir', 'no:home', 'no:checkout', 'no:hook', 'no:config', 'ok:branch-delete', 'no:own-commondir', 'ok:repo-commondir']);
+  assert.equal(existsSync(path.join(f.repo, '.git', 'commondir')), false, 'the file made inside is not on disk');
+  assert.equal(readFileSync(path.join(f.repo, '.git', 'worktrees', 'mine', 'commondir'), 'utf8'), '../..\n');
   assert.equal(git(f.worktree, 'log', '-1', '--format=%s'), 'work', 'the commit landed in the repository');
   assert.doesNotMatch(readFileSync(path.join(f.repo, '.git', 'config'), 'utf8'), /^\[core\]\n$/m);
 });

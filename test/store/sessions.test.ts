@@ -11,9 +11,9 @@ test('a result stored before results had denials reads with denials [], in every
   // As an older grove wrote it: jsonb keeps the object as it was, without the field.
   const old = { text: 'done', is_error: false, cost_usd: 0.5, input_tokens: 3, output_tokens: 4 };
   await s.store.db.query('UPDATE sessions SET result = $2 WHERE id = $1', [id, JSON.stringify(old)]);
-  assert.deepEqual((await s.sessions.get(id))!.result, { ...old, denials: [] });
-  assert.deepEqual((await s.sessions.listOfTask(task.id))![0]!.result, { ...old, denials: [] });
-  assert.deepEqual((await s.sessions.listAll()).find((x) => x.id === id)!.result, { ...old, denials: [] });
+  assert.deepEqual((await s.sessions.get(id))!.result, { ...old, denials: [], blocked: [] });
+  assert.deepEqual((await s.sessions.listOfTask(task.id))![0]!.result, { ...old, denials: [], blocked: [] });
+  assert.deepEqual((await s.sessions.listAll()).find((x) => x.id === id)!.result, { ...old, denials: [], blocked: [] });
 
   const denials = [{ tool: 'Bash', input: { command: 'npm test' } }];
   await s.store.db.query('UPDATE sessions SET result = $2 WHERE id = $1', [id, JSON.stringify({ ...old, denials })]);
