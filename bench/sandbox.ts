@@ -8,6 +8,8 @@
 //   proxy and through the loopback entry's own port, vs the same curl unconfined; ratio = rate,
 //   target ≥ 0.8.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { git as run } from '../daemon/git/run.ts';
 import { parseNetworkEntry } from '../daemon/sandbox/allow.ts';
@@ -18,7 +20,7 @@ import { policyFor } from '../daemon/sandbox/policy.ts';
 import { makeTempDir } from '../test/helpers/git.ts';
 import { BIG_BYTES, naming } from '../test/helpers/http.ts';
 import { sandboxFixture } from '../test/helpers/sandbox.ts';
-import { ROOT } from './daemon.ts';
+import { call, fixtureHome, readyTask, ROOT, rssMb, startBenchDaemon } from './daemon.ts';
 import { round, summarize } from './stats.ts';
 import type { Row } from './table.ts';
 
@@ -95,6 +97,55 @@ export async function benchSandbox(opts: { starts: number; downloads: number }) 
   } finally {
     for (const fn of cleanups.reverse()) await fn();
   }
+}
+
+// The daemon's memory with `n` agent sessions running confined vs unconfined (DESIGN §18: within
+// 10%), in alternating rounds on one daemon: each round starts `n` sessions that sleep, waits for
+// them to run, samples the daemon's RSS, then kills them.
+export async function benchSandboxRss(opts: { template: string; sessions: number; rounds: number }) {
+  const home = fixtureHome(opts.template);
+  const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-rss-'));
+  const d = await startBenchDaemon({ template: null, home });
+  try {
+    const { task } = await readyTask(d.api, root, 'rss');
+    const round_ = async (sandbox: boolean): Promise<number> => {
+      const started = await Promise.all(Array.from({ length: opts.sessions }, () => call(d.api, 'POST', `/api/tasks/${task.id}/sessions`, { agent: 'fixture', prompt: 'sleep:120', sandbox })));
+      for (const s of started) {
+        if (s.sandbox.confined !== sandbox) throw new Error(`session ${s.id} is ${s.sandbox.confined ? '' : 'not '}confined`);
+        while ((await call(d.api, 'GET', `/api/sessions/${s.id}`)).status !== 'running') await new Promise((r) => setTimeout(r, 50));
+      }
+      const samples = [];
+      for (let i = 0; i < 5; i++) {
+        samples.push(rssMb(d.pid));
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      await Promise.all(started.map((s) => call(d.api, 'DELETE', `/api/sessions/${s.id}`)));
+      return summarize(samples).median;
+    };
+    const rss: Record<'confined' | 'unconfined', number[]> = { confined: [], unconfined: [] };
+    for (let i = 0; i < opts.rounds; i++) {
+      rss.unconfined.push(await round_(false));
+      rss.confined.push(await round_(true));
+    }
+    const c = summarize(rss.confined).median;
+    const u = summarize(rss.unconfined).median;
+    return { sessions: opts.sessions, rss_mb: { confined: c, unconfined: u }, ratio: round(c / u) };
+  } finally {
+    await d.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+export function sandboxRssRows(r: Awaited<ReturnType<typeof benchSandboxRss>>): Row[] {
+  return [
+    {
+      what: `daemon RSS with ${r.sessions} agent sessions running, confined vs unconfined (MB, median)`,
+      grove: r.rss_mb.confined,
+      base: r.rss_mb.unconfined,
+      ratio: r.ratio,
+      target: { op: '≤', limit: 1.1, of: 'ratio' },
+    },
+  ];
 }
 
 export function sandboxRows(r: Awaited<ReturnType<typeof benchSandbox>>): Row[] {
