@@ -56,10 +56,11 @@ test('the built-in claude agent runs the real CLI; without credentials it fails 
   assert.equal(r.status, 201, r.text);
   const id = r.json.agent_session_id;
   assert.match(id, /^[0-9a-f-]{36}$/);
-  // In edit (and read), grove's approval server is Claude Code's permission prompt tool.
+  // In edit (and read), grove's approval server is Claude Code's permission prompt tool, told the
+  // session's own socket (DESIGN §18).
   const bridge = (session: string) => [
     '--mcp-config',
-    JSON.stringify({ mcpServers: { grove: { type: 'stdio', command: process.execPath, args: [DAEMON_ENTRY, 'approval-mcp', '--session', session], env: { GROVE_SOCKET: d.socketPath }, timeout: 2 ** 31 - 1 } } }),
+    JSON.stringify({ mcpServers: { grove: { type: 'stdio', command: process.execPath, args: [DAEMON_ENTRY, 'approval-mcp', '--session', session], env: { GROVE_SOCKET: path.join(d.home, 'data', 'run', session, 'grove.sock') }, timeout: 2 ** 31 - 1 } } }),
     '--permission-prompt-tool',
     'mcp__grove__approve',
   ];
@@ -152,7 +153,7 @@ interface ScriptedOptions {
   grove?: Record<string, unknown>;
   during?: (d: TestDaemon, sessionId: string, worktree: string) => Promise<void>;
 }
-async function scripted(t: TestContext, script: Turn[] | ((worktree: string) => Turn[]), body: { mode: string; args?: string[] }, extraEnv: Record<string, string> = {}, opts: ScriptedOptions = {}) {
+async function scripted(t: TestContext, script: Turn[] | ((worktree: string) => Turn[]), body: { mode: string; args?: string[]; sandbox?: boolean }, extraEnv: Record<string, string> = {}, opts: ScriptedOptions = {}) {
   // The server reads its script as requests come: the turns are filled in once the worktree is known.
   const turns: Turn[] = [];
   const m = await startModelServer(t, turns);
@@ -186,7 +187,8 @@ const touch = (file: string) => bash(`touch ${file}`);
 const shTouch = (file: string) => bash(`sh -c "touch ${file}"`);
 
 test('full mode: the real Claude Code runs scripted Bash calls (one edit mode would refuse) in the task\'s worktree, and the session exits with its result', async (t) => {
-  const run = await scripted(t, [touch('ran.txt'), shTouch('also.txt'), { text: 'Created ran.txt.' }], { mode: 'full' });
+  // Claude Code's own requests, unconfined: behind the confined session's proxy it makes no HEAD /.
+  const run = await scripted(t, [touch('ran.txt'), shTouch('also.txt'), { text: 'Created ran.txt.' }], { mode: 'full', sandbox: false });
   assert.equal(run.s.status, 'exited', run.said);
   assert.equal(run.s.exit_code, 0);
   assert.ok(existsSync(path.join(run.worktree, 'ran.txt')), 'the command ran in the worktree');
@@ -240,7 +242,8 @@ test('edit mode: scripted Write and Edit calls really change files in the worktr
 
 // Claude Code's permission prompt tool through MCP: `--mcp-config` names the fixture's server
 // (with a per-server `timeout` in ms, if given), `--permission-prompt-tool mcp__permit__permit`
-// its tool, which answers from PERMIT_ANSWERS and logs each call.
+// its tool, which answers from PERMIT_ANSWERS and logs each call (in a folder of the test's: these
+// sessions run unconfined, as the tests are of Claude Code's own protocol, not of grove's sandbox).
 const PERMIT = path.join(ROOT, 'test', 'fixtures', 'permit-mcp.mjs');
 function permitArgs(t: TestContext, answers: unknown[], timeout?: number): { args: string[]; calls: () => any[] } {
   const log = path.join(makeTempDir(t, 'grove-permit-'), 'calls.jsonl');
@@ -258,7 +261,7 @@ test('edit mode with an MCP permission prompt tool: it gets {tool_name, input, t
     { behavior: 'allow', updatedInput: { command: 'sh -c "touch updated.txt"', description: 'Run it' } },
     { behavior: 'deny', message: deny },
   ]);
-  const run = await scripted(t, [touch('plain.txt'), shTouch('asked.txt'), shTouch('denied.txt'), { text: 'One ran, one was refused.' }], { mode: 'edit', args: permit.args }, {}, { agent: 'bare' });
+  const run = await scripted(t, [touch('plain.txt'), shTouch('asked.txt'), shTouch('denied.txt'), { text: 'One ran, one was refused.' }], { mode: 'edit', args: permit.args, sandbox: false }, {}, { agent: 'bare' });
   assert.equal(run.s.status, 'exited', run.said);
   const [plain, asked, denied] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
   // What acceptEdits allows by itself is not asked about.
@@ -282,7 +285,7 @@ test('edit mode with an MCP permission prompt tool: it gets {tool_name, input, t
 
 test('an MCP permission prompt tool that answers allow without updatedInput, or not within the server\'s timeout: the call fails as a tool error, nothing runs, and permission_denials stays empty', async (t) => {
   const permit = permitArgs(t, [{ behavior: 'allow' }, 'hang'], 2000);
-  const run = await scripted(t, [shTouch('bare.txt'), shTouch('slow.txt'), { text: 'Neither ran.' }], { mode: 'edit', args: permit.args }, {}, { agent: 'bare' });
+  const run = await scripted(t, [shTouch('bare.txt'), shTouch('slow.txt'), { text: 'Neither ran.' }], { mode: 'edit', args: permit.args, sandbox: false }, {}, { agent: 'bare' });
   assert.equal(run.s.status, 'exited', run.said);
   assert.equal(permit.calls().length, 2);
   const [bare, slow] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
@@ -301,7 +304,7 @@ test('AskUserQuestion goes to the MCP permission prompt tool: allow with updated
     { behavior: 'allow', updatedInput: { questions, answers: { 'Which color?': 'green, actually' } } },
     { behavior: 'deny', message: 'no answer from the person (test)' },
   ]);
-  const run = await scripted(t, [ask, ask, { text: 'Green it is.' }], { mode: 'edit', args: permit.args }, {}, { agent: 'bare' });
+  const run = await scripted(t, [ask, ask, { text: 'Green it is.' }], { mode: 'edit', args: permit.args, sandbox: false }, {}, { agent: 'bare' });
   assert.equal(run.s.status, 'exited', run.said);
   const [answered, refused] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
   assert.deepEqual(permit.calls(), [
@@ -379,7 +382,7 @@ test('a PreToolUse hook given with --settings: it gets the call, allow runs it, 
   const hook = [{ matcher: '*', hooks: [{ type: 'command', command: `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(ROOT, 'test', 'fixtures', 'permit-hook.mjs'))}` }] }];
   const settings = { hooks: { PreToolUse: hook, PermissionRequest: hook } };
   const answers = [decide('allow', 'the hook allows it'), decide('deny', 'hook says no (test)'), decide('ask', 'the hook asks')];
-  const run = await scripted(t, [shTouch('allowed.txt'), shTouch('denied.txt'), shTouch('asked.txt'), { text: 'done.' }], { mode: 'edit', args: ['--settings', JSON.stringify(settings)] }, { PERMIT_LOG: log, PERMIT_ANSWERS: JSON.stringify(answers) }, { agent: 'bare' });
+  const run = await scripted(t, [shTouch('allowed.txt'), shTouch('denied.txt'), shTouch('asked.txt'), { text: 'done.' }], { mode: 'edit', args: ['--settings', JSON.stringify(settings)], sandbox: false }, { PERMIT_LOG: log, PERMIT_ANSWERS: JSON.stringify(answers) }, { agent: 'bare' });
   assert.equal(run.s.status, 'exited', run.said);
   const [allowed, denied, asked] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
   const events = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
