@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT, startDaemon } from '../helpers/daemon.ts';
 import { pathWithoutBwrap } from '../helpers/sandbox.ts';
-import { agentHome, allLines, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
+import { agentHome, allEvents, allLines, readSse, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
 
 const PROBE = path.join(ROOT, 'test', 'fixtures', 'socket-probe.mjs');
 
@@ -95,4 +98,70 @@ test("a confined agent cannot reach the daemon's socket, and its session's own s
   });
   // Unconfined, the daemon's socket answers: what the sandbox took away was there.
   assert.deepEqual((await probe(false))['main projects'], [200, null]);
+});
+
+test('a confined session talking to an allowed host keeps its one connection across a daemon SIGTERM and restart, and loses no line', async (t) => {
+  // A host that streams a numbered line every 50 ms on one connection, counting connections.
+  let connections = 0;
+  const LINES = 200;
+  const server = http.createServer((_req, res) => {
+    connections++;
+    let i = 0;
+    const timer = setInterval(() => {
+      res.write(`line ${++i}\n`);
+      if (i === LINES) {
+        clearInterval(timer);
+        res.end();
+      }
+    }, 50);
+    res.on('close', () => clearInterval(timer));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => server.close(() => r())));
+  const port = (server.address() as AddressInfo).port;
+  const home = agentHome(t, { agents: { sh: { command: ['sh', '-c', '{prompt}'] } } });
+  const d = await startDaemon(t, { home });
+  const { task } = await readyTaskOn(d, t, { sandbox: { network: [`127.0.0.1:${port}`] } });
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'sh', prompt: `curl -sS -N http://127.0.0.1:${port}/stream` } });
+  assert.equal(s.status, 201, s.text);
+  assert.equal(s.json.sandbox.confined, true);
+  await readSse(`http://localhost/api/sessions/${s.json.id}/output`, { socketPath: d.socketPath, until: (evs) => evs.filter((e) => e.event === 'line').length >= 5 });
+  assert.equal(await d.stop('SIGTERM'), 0);
+  const d2 = await startDaemon(t, { home });
+  await waitSessionEnd(d2, s.json.id);
+  const ended = (await d2.socket('GET', `/api/sessions/${s.json.id}`)).json;
+  assert.equal(ended.status, 'exited', JSON.stringify(ended));
+  const lines = (await allLines(d2, s.json.id)).filter((l: any) => l.stream === 'stdout').map((l: any) => l.text);
+  assert.deepEqual(lines, Array.from({ length: LINES }, (_, i) => `line ${i + 1}`), 'every line, once, in order');
+  assert.equal(connections, 1, 'one connection, through the restart');
+});
+
+test('a host not allowed: refused, recorded and evented in full; in edit an approval of kind network, which allowed lets the connection through', async (t) => {
+  const server = http.createServer((req, res) => res.end(`hello from ${req.url}\n`));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => server.close(() => r())));
+  const port = (server.address() as AddressInfo).port;
+  const home = agentHome(t, { agents: { sh: { command: ['sh', '-c', '{prompt}'], modes: { read: [], edit: [], full: [] } } } });
+  const d = await startDaemon(t, { home });
+  const { task } = await readyTaskOn(d, t);
+  const get = (what: string) => `curl -sS -o /dev/null -w '${what}=%{http_code}\\n' http://127.0.0.1:${port}/${what}`;
+
+  const full = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'sh', mode: 'full', prompt: `${get('a')}; ${get('b')}` } });
+  assert.equal(full.status, 201, full.text);
+  await waitSessionEnd(d, full.json.id);
+  const refused = (await d.socket('GET', `/api/sessions/${full.json.id}`)).json;
+  assert.deepEqual((await allLines(d, full.json.id)).filter((l: any) => l.stream === 'stdout').map((l: any) => l.text), ['a=403', 'b=403']);
+  assert.deepEqual(refused.result.blocked, [{ kind: 'network', target: `127.0.0.1:${port}`, count: 2 }]);
+  const events = (await allEvents(d, `&task_id=${task.id}`)).filter((e: any) => e.type === 'session.blocked');
+  assert.deepEqual(events.map((e: any) => [e.session_id, e.data.blocked_target]), [[full.json.id, { kind: 'network', target: `127.0.0.1:${port}` }]], 'once for the target');
+
+  const edit = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'sh', mode: 'edit', prompt: get('c') } });
+  assert.equal(edit.status, 201, edit.text);
+  const pending = await until(async () => (await d.socket('GET', `/api/approvals?session_id=${edit.json.id}&status=pending`)).json[0], 'a network approval');
+  assert.equal(pending.kind, 'network');
+  assert.deepEqual(pending.input, { host: '127.0.0.1', port });
+  const decided = await d.socket('POST', `/api/approvals/${pending.id}`, { body: { decision: 'allow', nonce: pending.nonce } });
+  assert.equal(decided.status, 200, decided.text);
+  await waitSessionEnd(d, edit.json.id);
+  assert.deepEqual((await allLines(d, edit.json.id)).filter((l: any) => l.stream === 'stdout').map((l: any) => l.text), ['c=200'], 'held, then through once allowed');
 });
