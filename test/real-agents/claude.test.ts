@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { after, before, test, type TestContext } from 'node:test';
 import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
 import { addProject, DAEMON_ENTRY, makeHome, ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
-import { makeRepo, makeTempDir } from '../helpers/git.ts';
+import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
 import { claudeModelEnv, startModelServer, toolNames, toolResults, type ModelServer, type Turn } from '../helpers/model-server.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
@@ -254,6 +254,21 @@ function permitArgs(t: TestContext, answers: unknown[], timeout?: number): { arg
     calls: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).arguments),
   };
 }
+
+test('confined (DESIGN §18): the real Claude Code edits and commits in its worktree, reaches its model through the sandbox, and cannot write outside', async (t) => {
+  const outside = path.join(makeTempDir(t, 'grove-outside-'), 'planted.txt');
+  const commit = 'echo confined > made.txt && git add made.txt && git -c user.name=A -c user.email=a@example.com commit -qm "confined work"';
+  const run = await scripted(t, [bash(commit), bash(`touch ${outside}`), { text: 'Committed; the other was refused.' }], { mode: 'full' });
+  assert.equal(run.s.status, 'exited', run.said);
+  assert.deepEqual(run.s.sandbox, { confined: true });
+  const [committed, planted] = run.m.turns().slice(1).map((turn) => toolResults(turn)[0]!);
+  assert.equal(committed!.is_error, false, committed!.text);
+  assert.equal(git(run.worktree, 'log', '-1', '--format=%s'), 'confined work', 'the commit is in the repository');
+  assert.equal(planted!.is_error, true, planted!.text);
+  assert.match(planted!.text, /Read-only file system/);
+  assert.ok(!existsSync(outside), 'nothing written outside the worktree');
+  assert.equal(run.s.result.text, 'Committed; the other was refused.');
+});
 
 test('edit mode with an MCP permission prompt tool: it gets {tool_name, input, tool_use_id}; allow with updatedInput runs the updated call, deny\'s message reaches the model verbatim; AskUserQuestion is offered', async (t) => {
   const deny = 'grove: the person said no to this (test)';
