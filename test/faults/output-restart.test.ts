@@ -48,7 +48,8 @@ test('the daemon killed with SIGKILL while three sessions print: after a restart
 test('a session whose process vanished without an exit status while the daemon was down is lost', async (t) => {
   const { d, task } = await readyTask(t);
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'sleep:300', args: ['echo:before'] } });
-  await d.waitForLog((l) => l.msg === 'session running' && l.session === r.json.id);
+  // Its first line stored: the agent runs (a confined one starts after its sandbox is made).
+  await readSse(`http://localhost/api/sessions/${r.json.id}/output`, { socketPath: d.socketPath, until: (evs) => evs.some((e) => e.event === 'line') });
   assert.equal(await d.stop('SIGKILL'), 'SIGKILL');
   // The wrapper is killed too: nothing records an exit status.
   process.kill(-r.json.pid, 'SIGKILL');

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import test from 'node:test';
 import { readSse, readyTask } from '../helpers/sessions.ts';
-import { waitPidGone } from '../helpers/state.ts';
+import { processesMatching, waitPidGone } from '../helpers/state.ts';
+import { until } from '../helpers/store.ts';
 
 // state, ppid and pgid of a process, from /proc/<pid>/stat (empty when it is gone).
 function statFields(pid: number): number[] {
@@ -28,10 +30,10 @@ function alive(pid: number): boolean {
   }
 }
 
-test('killing a session reaches a child that left the group with setsid; a double-forked one is out of reach (documented)', async (t) => {
+test('unconfined, killing a session reaches a child that left the group with setsid; a double-forked one is out of reach (documented)', async (t) => {
   const { d, task } = await readyTask(t);
   const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, {
-    body: { args: ['detach:3141', 'orphan:2718', 'echo:ready', 'sleep:1000'] },
+    body: { args: ['detach:3141', 'orphan:2718', 'echo:ready', 'sleep:1000'], sandbox: false },
   });
   assert.equal(s.status, 201, s.text);
   const evs = await readSse(`http://127.0.0.1:${d.port}/api/sessions/${s.json.id}/output`, {
@@ -61,4 +63,22 @@ test('killing a session reaches a child that left the group with setsid; a doubl
   // Its parent exited before the kill, so it was re-parented to init: no process table link
   // leads from the session to it any more. grove cannot know it was the agent's.
   assert.equal(alive(orphan), true, 'a double-forked daemon escapes (see README, security: out of scope)');
+});
+
+test('confined, killing a session ends every process of its sandbox, the double-forked one included (DESIGN §18)', async (t) => {
+  const { d, task } = await readyTask(t);
+  // Sleeps of lengths no other test uses: their processes are found by their command lines (the
+  // pids the agent prints are its pid namespace's).
+  const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { args: ['detach:3142', 'orphan:2719', 'echo:ready', 'sleep:1000'] } });
+  assert.equal(s.status, 201, s.text);
+  assert.equal(s.json.sandbox.confined, true);
+  await readSse(`http://127.0.0.1:${d.port}/api/sessions/${s.json.id}/output`, {
+    until: (e) => e.some((x) => x.event === 'line' && x.data.text === 'ready') && e.some((x) => x.data?.text?.startsWith('orphan ')),
+  });
+  t.after(() => void spawnSync('pkill', ['-KILL', '-f', 'sleep (3142|2719)']));
+  assert.equal(processesMatching('sleep 3142').length, 1);
+  assert.equal(processesMatching('sleep 2719').length, 1);
+  assert.equal((await d.socket('DELETE', `/api/sessions/${s.json.id}`)).status, 200);
+  // The namespace's init dies with the session's group, and the kernel ends the rest with it.
+  await until(() => processesMatching('sleep 3142').length + processesMatching('sleep 2719').length === 0, 'the sandbox\'s processes to be gone', 5000);
 });
