@@ -34,6 +34,8 @@ export interface AcpAgentSpec {
   /** whether the CLI reports the turn's tokens over ACP (its prompt response's `usage`, or
    * Gemini CLI's `_meta.quota`): then the result has them; else they stay null (docs/agents.md) */
   tokens: boolean;
+  /** the daemon's user config, if it needs one */
+  config?: Record<string, unknown>;
 }
 
 const FINAL = 'Scripted: the end.';
@@ -60,7 +62,7 @@ async function setup(t: TestContext, spec: AcpAgentSpec, script: Turn[], files?:
   const m = await spec.server(t, [...script, { text: FINAL }]);
   const home = makeTempDir(t, `grove-${spec.agent}-home-`);
   const env = { PATH: `${spec.bin()}:${process.env.PATH}`, ...spec.env(m.url, home) };
-  return { m, env, ...(await daemonWithTask(t, env, files ? { files } : {})) };
+  return { m, env, ...(await daemonWithTask(t, env, { ...(files ? { files } : {}), ...(spec.config ? { config: spec.config } : {}) })) };
 }
 
 // The session's first pending approval, once the agent has asked (the CLI starts, then calls the model).

@@ -80,8 +80,8 @@ export async function daemonWithTask(
 
 // The same, where built-in `agent` (its CLI on the PATH of `env`) is listed as installed and as
 // asking through grove.
-export async function daemonWithAgent(t: Cleanup, agent: string, env: Record<string, string | undefined>) {
-  const started = await daemonWithTask(t, env);
+export async function daemonWithAgent(t: Cleanup, agent: string, env: Record<string, string | undefined>, config?: Record<string, unknown>) {
+  const started = await daemonWithTask(t, env, config ? { config } : {});
   const listed = (await started.d.socket('GET', '/api/agents')).json.find((a: any) => a.name === agent);
   assert.deepEqual([listed?.available, listed?.approvals], [true, true], `${agent}: available, asking through grove`);
   return started;
@@ -119,8 +119,8 @@ export async function closedPort(): Promise<number> {
 
 // Runs `definition` (a CLI's plain headless command) as a user agent in a new task, with a
 // prompt to create ran.txt, to its end: it must exit 0 with ran.txt in the worktree.
-export async function headlessRanTxt(t: Cleanup, env: Record<string, string | undefined>, definition: Record<string, unknown>) {
-  const { d, task, worktree } = await daemonWithTask(t, env, { config: { agents: { headless: definition } } });
+export async function headlessRanTxt(t: Cleanup, env: Record<string, string | undefined>, definition: Record<string, unknown>, config: Record<string, unknown> = {}) {
+  const { d, task, worktree } = await daemonWithTask(t, env, { config: { ...config, agents: { headless: definition } } });
   const run = await runSession(d, task, { agent: 'headless', prompt: 'create ran.txt' });
   assert.equal(run.s.status, 'exited', run.said);
   assert.equal(run.s.exit_code, 0);

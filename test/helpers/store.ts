@@ -147,6 +147,7 @@ export function sessionService(
 ): SessionService {
   const log = opts.log ?? pino({ level: 'silent' });
   const configs = createProjectConfigs({ log });
+  const sockets = opts.sockets ?? ownSockets(t, s, configs, log);
   const service = createSessionService({
     sessions: s.sessions,
     getTask: s.getTask,
@@ -163,7 +164,7 @@ export function sessionService(
     // Unconfined unless the test gives its own (test/sessions/confine.test.ts): as a user config
     // with "sandbox": false would.
     confine: opts.confine ?? createConfine({ check: { ok: false, missing: 'bubblewrap', detail: 'not checked by this test service' }, git, home: s.dataDir, grove: { dataDir: s.dataDir, configFile: path.join(s.dataDir, 'config.json'), socketPath: path.join(s.dataDir, 'grove.sock') }, userSetting: false, projectPaths: async () => [] }),
-    sockets: opts.sockets ?? ownSockets(t, s, configs, log),
+    sockets,
     gate: opts.gate ?? createTaskGate(),
     log,
   });
@@ -171,5 +172,9 @@ export function sessionService(
     await service.close();
     await configs.close();
   });
-  return service;
+  // Its own sockets stop with it, as the daemon's at its stop: a second service on the same store
+  // (a restart) opens them again.
+  if (opts.sockets !== undefined) return service;
+  const close = service.close;
+  return Object.assign(service, { close: async () => (await close(), await sockets.closeAll()) });
 }

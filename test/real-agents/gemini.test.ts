@@ -4,6 +4,7 @@
 // takes the ACP mode of the session's mode, gets the prompt, then retries forever: `timeout_s`
 // bounds it, and a follow-up asks to load that session (`session/load`: Gemini CLI offers no resume).
 import assert from 'node:assert/strict';
+import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -55,9 +56,11 @@ test('the built-in gemini agent over ACP: --skip-trust in a new worktree, its AC
 // each shell call is asked about through grove.
 const call = (command: string) => ({ tool_use: { name: 'run_shell_command', input: { command, description: 'Run it' } } });
 const shell = (command: string): Turn => ({ text: 'Running it.', ...call(command) });
+// A user's agent: confined, it names Gemini CLI's state folder as the built-in does (DESIGN §18).
 const HEADLESS = {
   command: ['gemini', '--output-format', 'stream-json', '--skip-trust', '--session-id', '{session}', '--approval-mode', 'yolo', '--prompt={prompt}'],
   format: 'gemini',
+  sandbox: BUILTIN_AGENTS.gemini!.sandbox,
 };
 
 test('headless yolo against a scripted Gemini API: the real Gemini CLI runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
