@@ -210,7 +210,7 @@ test('a client too slow to read is dropped with event: end and resumes from its 
   // The other reader is a client too: dropped on a loaded machine (event: end), it resumes from its last id.
   const other: SseEvent[] = [];
   while (other.length < all.length) {
-    const resume = other.length > 0 ? { 'last-event-id': String(other.at(-1)!.id) } : {};
+    const resume: Record<string, string> = other.length > 0 ? { 'last-event-id': String(other.at(-1)!.id) } : {};
     const evs = await sse(d, '', (evs) => evs.some((e) => e.event === 'end') || other.length + evs.length >= all.length, resume);
     other.push(...evs.filter((e) => e.event !== 'end'));
   }
