@@ -77,6 +77,7 @@ export const AgentDefinition = Type.Object(
         {
           write: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 4096, pattern: '^(~/|/)[^\\u0000]+$' }), { maxItems: 64, description: 'its own state folders (`~/.claude`, or absolute), writable when it is confined; made when missing' })),
           hosts: Type.Optional(Type.Array(NetworkEntry, { maxItems: 64, description: "its provider's hosts, reachable when it is confined" })),
+          refuse: Type.Optional(Type.Array(NetworkEntry, { maxItems: 64, description: 'hosts the CLI reaches on its own (its telemetry), refused without asking when it is confined; each refusal still recorded' })),
         },
         { additionalProperties: false, description: 'what the agent needs when it is confined (DESIGN §18)' },
       ),

@@ -32,7 +32,8 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     },
   },
   codex: {
-    sandbox: { write: ['~/.codex'], hosts: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'] },
+    // `codex app-server` (read and edit) syncs its curated plugins from GitHub at start.
+    sandbox: { write: ['~/.codex'], hosts: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], refuse: ['github.com', 'api.github.com'] },
     command: ['codex', 'exec', '--json', '--', PROMPT],
     resume: ['codex', 'exec', 'resume', '--json', SESSION, '--', PROMPT],
     interactive: ['codex', 'resume', SESSION],
@@ -89,14 +90,15 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   // Copilot CLI and Qwen Code speak ACP too (`--acp`); Copilot's modes are its tool flags (its ACP
   // session modes are agent, plan and autopilot), Qwen's are its approval modes as ACP modes.
   copilot: {
-    sandbox: { write: ['~/.copilot'], hosts: ['api.githubcopilot.com', '*.githubcopilot.com', 'api.github.com', 'github.com'] },
+    sandbox: { write: ['~/.copilot', '~/.cache/copilot'], hosts: ['api.githubcopilot.com', '*.githubcopilot.com', 'api.github.com', 'github.com'] },
     protocol: 'acp',
     command: ['copilot', '--acp', '--no-auto-update'],
     interactive: ['copilot', `--resume=${SESSION}`],
     modes: { read: [], edit: ['--allow-tool=write'], full: ['--allow-all'] },
   },
   qwen: {
-    sandbox: { write: ['~/.qwen'], hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai'] },
+    // Its usage statistics go to Alibaba Cloud's RUM unless the user's settings turn them off.
+    sandbox: { write: ['~/.qwen'], hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai'], refuse: ['*.rum.aliyuncs.com'] },
     protocol: 'acp',
     command: ['qwen', '--acp'],
     interactive: ['qwen', '--resume', SESSION],

@@ -52,6 +52,7 @@ const OPTIONS = {
   dir: { type: 'string' },
   record: { type: 'string' },
   allow: { type: 'string', multiple: true },
+  refuse: { type: 'string', multiple: true },
   ask: { type: 'boolean' },
 } as const;
 

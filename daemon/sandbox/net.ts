@@ -98,6 +98,8 @@ export function listenerCount(plan: NetPlan): number {
 export interface RunNetOptions {
   dir: string;
   allow: readonly NetEntry[];
+  /** refused without asking (an agent's telemetry), recorded as any refusal */
+  refuse?: readonly NetEntry[];
   /** the file each refused connection is appended to, a JSON line (netRecordLine) */
   record: string;
   ask?: (t: NetTarget) => Promise<boolean>;
@@ -119,6 +121,7 @@ export async function runSandboxNet(opts: RunNetOptions): Promise<number> {
   const proxy = createNetProxy({
     dir: opts.dir,
     allow: opts.allow,
+    refuse: opts.refuse,
     ask: opts.ask,
     record: (r) => appendFileSync(opts.record, netRecordLine(r, new Date())),
   });
@@ -174,6 +177,7 @@ export interface ConfinedNetArgv {
   dir: string;
   record: string;
   allow: readonly NetEntry[];
+  refuse?: readonly NetEntry[];
   /** read/edit: blocked hosts are asked about through this session's approvals */
   askSession?: string;
 }
@@ -188,6 +192,7 @@ export function sandboxNetArgv(o: ConfinedNetArgv): string[] {
     '--record', o.record,
     ...(o.askSession !== undefined ? ['--session', o.askSession, '--ask'] : []),
     ...o.allow.flatMap((e) => ['--allow', formatEntry(e)]),
+    ...(o.refuse ?? []).flatMap((e) => ['--refuse', formatEntry(e)]),
     '--',
   ];
 }

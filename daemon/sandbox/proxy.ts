@@ -27,6 +27,8 @@ export interface NetProxyOptions {
   allow: readonly NetEntry[];
   /** told of each refused connection */
   record: (r: NetRecord) => void;
+  /** targets refused without asking (an agent's own telemetry): recorded, never a question */
+  refuse?: readonly NetEntry[];
   /** read/edit: a target not allowed is asked about, its connection held until the answer */
   ask?: (t: NetTarget) => Promise<boolean>;
   /** a host name's address (default: the system resolver, as the agent's own would) */
@@ -95,7 +97,8 @@ export function createNetProxy(opts: NetProxyOptions): NetProxy {
   const permit = async (t: NetTarget): Promise<string> => {
     let entries = opts.allow;
     if (!allows(entries, t.host, t.port)) {
-      if (!opts.ask || !(await opts.ask(t).catch(() => false))) throw refuse(t);
+      const quiet = opts.refuse !== undefined && allows(opts.refuse, t.host, t.port);
+      if (quiet || !opts.ask || !(await opts.ask(t).catch(() => false))) throw refuse(t);
       entries = [{ host: t.host, wildcard: false, port: t.port }];
     }
     const address = isIP(t.host) !== 0 ? t.host : await lookup(t.host);

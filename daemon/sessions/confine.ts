@@ -97,7 +97,8 @@ export function createConfine(deps: ConfineDeps) {
       ...baseUrlEntries(opts.net.env),
     ];
     mkdirSync(opts.net.dir, { recursive: true, mode: 0o700 });
-    const runner = sandboxNetArgv({ grove: groveCommand(), dir: opts.net.dir, record: opts.net.record, allow, ...(opts.net.askSession !== null ? { askSession: opts.net.askSession } : {}) });
+    const refuse = (opts.agent?.sandbox?.refuse ?? []).map(parseNetworkEntry).filter((e) => e !== null);
+    const runner = sandboxNetArgv({ grove: groveCommand(), dir: opts.net.dir, record: opts.net.record, allow, refuse, ...(opts.net.askSession !== null ? { askSession: opts.net.askSession } : {}) });
     return [...runner, ...bwrapArgv(deps.check.bwrap, r.policy, opts.command, { plan: netPlan(opts.net.dir, allow), socat: deps.check.socat })];
   }
 

@@ -58,10 +58,11 @@ function refusedCall(t: TestContext, spec: AcpAgentSpec, m: ScriptedServer, run:
 }
 
 // A task on a daemon whose agent's model is a server playing `script` then FINAL.
-async function setup(t: TestContext, spec: AcpAgentSpec, script: Turn[], files?: Record<string, string>) {
+async function setup(t: TestContext, spec: AcpAgentSpec, script: Turn[], grove: Record<string, unknown> = {}) {
   const m = await spec.server(t, [...script, { text: FINAL }]);
   const home = makeTempDir(t, `grove-${spec.agent}-home-`);
   const env = { PATH: `${spec.bin()}:${process.env.PATH}`, ...spec.env(m.url, home) };
+  const files = Object.keys(grove).length > 0 ? { '.grove.json': JSON.stringify(grove) } : undefined;
   return { m, env, ...(await daemonWithTask(t, env, { ...(files ? { files } : {}), ...(spec.config ? { config: spec.config } : {}) })) };
 }
 
@@ -91,6 +92,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
     assert.equal(asked.input.command, 'touch ran.txt');
     assert.equal(run.s.status, 'exited', run.said);
     assert.ok(existsSync(path.join(worktree, 'ran.txt')), 'allowed: it ran in the worktree');
+    assert.equal(run.s.sandbox.confined, spec.config?.sandbox !== false, 'confined, as every session where the machine can (DESIGN §18), unless the spec says not');
     assert.equal(run.s.result.text, FINAL);
     assert.equal(run.s.result.is_error, false);
     assert.equal(m.turns().length, 2);
@@ -112,8 +114,7 @@ export function acpApprovalTests(spec: AcpAgentSpec): void {
   });
 
   test(`${name} over ACP, a rule: a .grove.json allow rule lets the command run without asking`, async (t) => {
-    const grove = { allow: ['Bash(touch ruled.txt)'] };
-    const { d, task, worktree } = await setup(t, spec, [say('touch ruled.txt')], { '.grove.json': JSON.stringify(grove) });
+    const { d, task, worktree } = await setup(t, spec, [say('touch ruled.txt')], { allow: ['Bash(touch ruled.txt)'] });
     const run = await runSession(d, task, session('create ruled.txt'));
     assert.equal(run.s.status, 'exited', run.said);
     assert.ok(existsSync(path.join(worktree, 'ruled.txt')), 'the rule allowed it');

@@ -34,8 +34,8 @@ export function commitFile(dir: string, file: string): string {
 }
 
 // A scratch folder removed after the test.
-export function makeTempDir(t: { after(fn: () => unknown): void }, prefix = 'grove-tmp-'): string {
-  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+export function makeTempDir(t: { after(fn: () => unknown): void }, prefix = 'grove-tmp-', parent = tmpdir()): string {
+  const dir = realpathSync(mkdtempSync(path.join(parent, prefix)));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, type TestContext } from 'node:test';
+import { MAX_LINE_BYTES } from '../../daemon/runtime/lines.ts';
 import { addProject, startDaemon, type Cleanup, type TestDaemon } from './daemon.ts';
 import { makeRepo, makeTempDir } from './git.ts';
 import { allLines, waitSessionEnd } from './sessions.ts';
@@ -59,9 +60,22 @@ export async function endedSession(d: TestDaemon, id: string): Promise<any> {
   return (await d.socket('GET', `/api/sessions/${id}`)).json;
 }
 
-// A session's stdout lines, each parsed as JSON (the ACP bridge writes nothing else there).
+// A session's stdout lines, each parsed as JSON (the ACP bridge writes nothing else there). A line
+// over 64 KiB is stored in pieces (DESIGN §3): a piece that does not parse is joined with the next.
 export async function stdoutJson(d: TestDaemon, id: string): Promise<any[]> {
-  return (await allLines(d, id)).filter((l) => l.stream === 'stdout').map((l) => JSON.parse(l.text));
+  const out: any[] = [];
+  let pending = '';
+  for (const l of (await allLines(d, id)).filter((x) => x.stream === 'stdout')) {
+    pending += l.text;
+    try {
+      out.push(JSON.parse(pending));
+      pending = '';
+    } catch (err) {
+      if (Buffer.byteLength(l.text) < MAX_LINE_BYTES - 4) throw err;
+    }
+  }
+  if (pending !== '') throw new Error(`the last stdout line is not JSON: ${pending.slice(0, 200)}`);
+  return out;
 }
 
 // A daemon started with `env` (and a user config, if given), with a project of its own (its files
@@ -118,9 +132,10 @@ export async function closedPort(): Promise<number> {
 }
 
 // Runs `definition` (a CLI's plain headless command) as a user agent in a new task, with a
-// prompt to create ran.txt, to its end: it must exit 0 with ran.txt in the worktree.
-export async function headlessRanTxt(t: Cleanup, env: Record<string, string | undefined>, definition: Record<string, unknown>, config: Record<string, unknown> = {}) {
-  const { d, task, worktree } = await daemonWithTask(t, env, { config: { ...config, agents: { headless: definition } } });
+// prompt to create ran.txt, to its end: it must exit 0 with ran.txt in the worktree. `opts`: the
+// daemon's user config besides the agent, the repository's files.
+export async function headlessRanTxt(t: Cleanup, env: Record<string, string | undefined>, definition: Record<string, unknown>, opts: { config?: Record<string, unknown>; files?: Record<string, string> } = {}) {
+  const { d, task, worktree } = await daemonWithTask(t, env, { config: { ...opts.config, agents: { headless: definition } }, ...(opts.files ? { files: opts.files } : {}) });
   const run = await runSession(d, task, { agent: 'headless', prompt: 'create ran.txt' });
   assert.equal(run.s.status, 'exited', run.said);
   assert.equal(run.s.exit_code, 0);

@@ -70,11 +70,7 @@ export function runArgv(argv: string[], env: Record<string, string>, opts: { use
 
 // The daemon's PATH without a system bubblewrap: each folder of PATH that holds `bwrap` is
 // replaced by a folder of links to all it holds but that (a machine without bubblewrap, for
-// grove's own sandbox; DESIGN §18). Codex 0.171.0 with a system bwrap runs
-// its sandboxed commands as `bwrap … codex-linux-sandbox` and that name is not found inside
-// ("bwrap: execvp codex-linux-sandbox: No such file or directory"), so every sandboxed command
-// fails; with its own bundled bwrap (as on a machine without bubblewrap) they run. The machine
-// has bubblewrap for grove's own sandbox (DESIGN §18).
+// grove's own sandbox; DESIGN §18).
 export function pathWithoutBwrap(t: T): string {
   const seen = new Map<string, string>();
   return (process.env.PATH ?? '')

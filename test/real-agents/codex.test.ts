@@ -14,7 +14,6 @@ import { makeRepo, makeTempDir } from '../helpers/git.ts';
 import { callOutputs, codexConfig, startResponsesServer, type ResponsesTurn } from '../helpers/openai-responses-server.ts';
 import type { ScriptedServer } from '../helpers/scripted-server.ts';
 import { cliEnv, installCliForFile } from '../helpers/real-agents.ts';
-import { pathWithoutBwrap } from '../helpers/sandbox.ts';
 import { allLines, liveGroupMembers, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
@@ -58,18 +57,31 @@ test('the built-in codex agent: the prompt as text, thread_id captured, timeout_
 });
 
 // A daemon whose sessions' Codex talks to a scripted model (a config.toml in its own home), with a
-// project (and its .grove.json, if given) and one ready task.
-async function codexDaemon(t: TestContext, script: ResponsesTurn[], grove?: Record<string, unknown>, config = '') {
+// project (and its .grove.json, if given) and one ready task. Its sessions are confined (DESIGN
+// §18), Codex's own sandbox (the system bubblewrap) inside grove's: the model's base URL is in
+// Codex's config file, not its environment, so the project names its host in `sandbox.network`.
+// Its home is not in the system's temporary folder: Codex 0.171.0 refuses to make its helper
+// links (`codex-linux-sandbox`) under it, and then every sandboxed command fails ("bwrap: execvp
+// codex-linux-sandbox: No such file or directory"). As root, Codex's sandbox cannot nest in
+// grove's (grove drops root's capabilities, and Codex's bwrap then cannot map its user: "bwrap:
+// setting up uid map: Operation not permitted"; as any other user it nests): there, the sessions
+// that run Codex's sandbox (read and edit) run unconfined.
+const NESTS = process.getuid?.() !== 0;
+async function codexDaemon(t: TestContext, script: ResponsesTurn[], grove: { sandbox?: object; [k: string]: unknown } = {}, config = '', home = codexHome(t)) {
   const m = await startResponsesServer(t, script);
-  const home = makeTempDir(t, 'grove-codex-home-');
   mkdirSync(path.join(home, '.codex'));
   writeFileSync(path.join(home, '.codex', 'config.toml'), codexConfig(m.url) + config);
-  const env = { PATH: `${codexBin()}:${pathWithoutBwrap(t)}`, HOME: home, OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined };
-  const d = await startDaemon(t, { env });
-  const files = { 'README.md': '# fixture\n', ...(grove ? { '.grove.json': JSON.stringify(grove) } : {}) };
+  const env = { PATH: `${codexBin()}:${process.env.PATH}`, HOME: home, OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined };
+  const d = await startDaemon(t, { env, ...(NESTS ? {} : { config: { sandbox: false } }) });
+  const groveJson = { ...grove, sandbox: { ...grove.sandbox, network: [new URL(m.url).host] } };
+  const files = { 'README.md': '# fixture\n', '.grove.json': JSON.stringify(groveJson) };
   const project = await addProject(d, makeRepo(t, { files }));
   const task = (await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'scripted' } })).json;
   return { m, d, env, task, worktree: path.resolve(project.path, task.worktree_path) };
+}
+
+function codexHome(t: TestContext): string {
+  return makeTempDir(t, 'grove-codex-home-', '/var/tmp');
 }
 
 // A session's end: its row, its stdout events and its approvals.
@@ -97,11 +109,13 @@ const userTexts = (m: ScriptedServer, turn: number): string[] =>
 
 test('full mode: `codex exec` runs the scripted command in the worktree; the session exits 0 with the thread id, the result text and tokens', async (t) => {
   const { m, d, task, worktree } = await codexDaemon(t, [exec('touch ran.txt'), { text: 'Created ran.txt.' }]);
-  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'do the scripted thing', mode: 'full' } });
+  // Codex's own sandbox is off in full mode: confined by grove's, as root too.
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'do the scripted thing', mode: 'full', sandbox: true } });
   assert.equal(r.status, 201, r.text);
   const { s, said } = await ended(d, r.json.id);
   assert.equal(s.status, 'exited', said);
   assert.equal(s.exit_code, 0);
+  assert.deepEqual(s.sandbox, { confined: true });
   assert.ok(existsSync(path.join(worktree, 'ran.txt')), 'the command ran in the worktree');
   assert.equal(m.turns().length, 2);
   assert.match(callOutputs(m.turns()[1]!)[0]!.output, /Process exited with code 0/);
@@ -282,9 +296,13 @@ test('edit mode, a usage limit (a 429 usage_limit_reached): the turn fails with 
 });
 
 test('edit mode: apply_patch in the worktree writes without asking; a file outside it is a pending Edit with its changes; allowed, it is written', async (t) => {
-  const outside = path.join(makeTempDir(t, 'grove-codex-outside-'), 'out.txt');
+  // Outside the worktree, in a folder the project lets a confined session write (`sandbox.write`):
+  // Codex's own sandbox still asks.
+  const home = codexHome(t);
+  mkdirSync(path.join(home, 'outside'));
+  const outside = path.join(home, 'outside', 'out.txt');
   const patch = (file: string) => ({ custom: { name: 'apply_patch', input: `*** Begin Patch\n*** Add File: ${file}\n+hello\n*** End Patch\n` } });
-  const { m, d, task, worktree } = await codexDaemon(t, [patch('inside.txt'), patch(outside), { text: 'Both written.' }]);
+  const { m, d, task, worktree } = await codexDaemon(t, [patch('inside.txt'), patch(outside), { text: 'Both written.' }], { sandbox: { write: ['~/outside'] } }, '', home);
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'codex', prompt: 'do the scripted thing' } });
   const a = await pendingOf(d, r.json.id);
   assert.deepEqual([a.kind, a.tool, a.input], ['tool', 'Edit', { file_path: outside, changes: [{ path: outside, kind: { type: 'add' }, diff: 'hello\n' }] }]);
@@ -293,6 +311,7 @@ test('edit mode: apply_patch in the worktree writes without asking; a file outsi
   await d.socket('POST', `/api/approvals/${a.id}`, { body: { nonce: a.nonce, decision: 'allow' } });
   const { s, said, approvals } = await ended(d, r.json.id);
   assert.equal(s.status, 'exited', said);
+  assert.equal(s.sandbox.confined, NESTS);
   assert.equal(readFileSync(outside, 'utf8'), 'hello\n');
   assert.deepEqual(approvals.map((x: any) => x.status), ['allowed']);
   assert.match(m.turns()[2]!.body.input.at(-1).output, /Success\. Updated the following files/);

@@ -6,6 +6,7 @@
 // follow-up loads that session (it offers no resume), whose history shows the prompt as text.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import { copilotModelEnv, functionNames, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
 import { cliEnv, closedPort, daemonWithAgent, daemonWithTask, endedSession, followUp, headlessRanTxt, installCliForFile, startSession, stdoutJson } from '../helpers/real-agents.ts';
@@ -19,12 +20,12 @@ test('the built-in copilot agent over ACP: no token refused at session/new, the 
   const base = cliEnv(t, copilotBin(), NO_TOKEN);
 
   // No credentials at all: session/new refuses; the session fails saying so.
-  const bare = await daemonWithAgent(t, 'copilot', base, UNCONFINED);
+  const bare = await daemonWithAgent(t, 'copilot', base);
   const refused = await endedSession(bare.d, (await startSession(bare.d, bare.task, { agent: 'copilot', prompt: '- fix the failing test' })).id);
   assert.deepEqual([refused.status, refused.exit_code, refused.result.is_error, refused.result.text], ['failed', 1, true, 'Authentication required']);
 
   // Offline BYOK: a model endpoint that refuses, so no GitHub token is needed.
-  const { d, task } = await daemonWithTask(t, { ...base, COPILOT_OFFLINE: 'true', COPILOT_PROVIDER_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`, COPILOT_MODEL: 'gpt-4.1' }, { config: UNCONFINED });
+  const { d, task } = await daemonWithTask(t, { ...base, COPILOT_OFFLINE: 'true', COPILOT_PROVIDER_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`, COPILOT_MODEL: 'gpt-4.1' });
   const first = await startSession(d, task, { agent: 'copilot', prompt: '- fix the failing test', mode: 'edit' });
   assert.deepEqual(first.command.slice(2), ['acp-bridge', '--session', first.id, '--prompt=- fix the failing test', '--', 'copilot', '--acp', '--no-auto-update', '--allow-tool=write']);
   const s = await endedSession(d, first.id);
@@ -37,7 +38,10 @@ test('the built-in copilot agent over ACP: no token refused at session/new, the 
   assert.ok(lines.some((l) => l.type === 'prompt'));
   // Copilot CLI says its failure as a message and ends the turn: not an error in ACP's terms.
   assert.deepEqual([s.status, s.exit_code, s.result.is_error], ['exited', 0, false]);
-  assert.match(s.result.text, /Could not connect to local model provider/);
+  // Confined (DESIGN §18), the base URL's loopback port is a listener of the sandbox's own: the port
+  // closed outside is a connection that ends at once inside, which Copilot CLI retries as a
+  // transient error (unconfined it says "Could not connect to local model provider").
+  assert.match(s.result.text, /Failed to get response from the AI model/);
 
   const f = await followUp(d, first.id, { prompt: '--version', mode: 'full' });
   assert.deepEqual(f.command.slice(5), ['--resume', s.agent_session_id, '--prompt=--version', '--', 'copilot', '--acp', '--no-auto-update', '--allow-all']);
@@ -53,18 +57,17 @@ test('the built-in copilot agent over ACP: no token refused at session/new, the 
 // plain headless mode (the command the built-in ran before grove's ACP bridge) runs the model's
 // tool calls, and over ACP each shell call is asked about through grove.
 const call = (command: string) => ({ tool_use: { name: 'bash', input: { command, description: 'Run it' } } });
-// Copilot CLI is not yet checked confined (DESIGN §18, issue 42): these run unconfined.
-const UNCONFINED = { sandbox: false };
-
+// Confined (DESIGN §18) as every session is by default: a user agent gets the built-in's sandbox.
 const HEADLESS = {
   command: ['copilot', '--output-format', 'json', '--no-auto-update', '--session-id', '{session}', '--allow-all', '--prompt={prompt}'],
   format: 'copilot',
+  sandbox: BUILTIN_AGENTS.copilot!.sandbox,
 };
 
 test('headless --allow-all against a scripted OpenAI API: the real Copilot CLI runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
   const m = await startOpenAIServer(t, [{ text: 'Running it.', ...call('touch ran.txt') }, { text: 'Created ran.txt.' }]);
   const env = cliEnv(t, copilotBin(), { ...NO_TOKEN, ...copilotModelEnv(m.url) });
-  const { s, events } = await headlessRanTxt(t, env, HEADLESS, UNCONFINED);
+  const { s, events } = await headlessRanTxt(t, env, HEADLESS);
   const [first, second] = m.turns();
   assert.ok(functionNames(first!).includes('bash'), `--allow-all offers the shell: ${functionNames(first!)}`);
   const [back] = toolMessages(second!);
@@ -78,7 +81,6 @@ test('headless --allow-all against a scripted OpenAI API: the real Copilot CLI r
 });
 
 acpApprovalTests({
-  config: UNCONFINED,
   agent: 'copilot',
   tokens: true,
   bin: copilotBin,

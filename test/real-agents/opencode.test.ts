@@ -5,6 +5,7 @@
 // `timeout_s` bounds it, and a follow-up resumes that session.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { functionNames, opencodeModelEnv, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
@@ -47,15 +48,18 @@ test("the built-in opencode agent over ACP: grove's agent per mode as its mode o
 // headless mode (the command the built-in ran before grove's ACP bridge) runs the model's tool
 // calls, and over ACP each shell call in grove's edit agent is asked about through grove.
 const call = (command: string) => ({ tool_use: { name: 'bash', input: { command, description: 'Run it' } } });
-// OpenCode is not yet checked confined (DESIGN §18, issue 42): these run unconfined.
+// Confined (DESIGN §18): the provider's base URL is in OpenCode's own config file, not in its
+// environment, so the project names its host in `sandbox.network`; a user agent gets the
+// built-in's sandbox. Over ACP, OpenCode 1.18.33 confined fails at session/new ("OpenCode service
+// failure: directory"; the cause is not found yet): the ACP tests run unconfined.
 const UNCONFINED = { sandbox: false };
-
-const HEADLESS = { command: ['opencode', 'run', '--format', 'json', '--auto', '--', '{prompt}'], format: 'opencode' };
+const network = (url: string) => ({ sandbox: { network: [new URL(url).host] } });
+const HEADLESS = { command: ['opencode', 'run', '--format', 'json', '--auto', '--', '{prompt}'], format: 'opencode', sandbox: BUILTIN_AGENTS.opencode!.sandbox };
 
 test('headless --auto against a scripted OpenAI API: the real OpenCode runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
   const m = await startOpenAIServer(t, [{ text: 'Running it.', ...call('touch ran.txt') }, { text: 'Created ran.txt.' }], { side: () => 'Scripted title' });
   const env = { PATH: `${opencodeBin()}:${process.env.PATH}`, ...opencodeModelEnv(m.url, makeTempDir(t, 'grove-opencode-home-')) };
-  const { s, events } = await headlessRanTxt(t, env, HEADLESS, UNCONFINED);
+  const { s, events } = await headlessRanTxt(t, env, HEADLESS, { files: { '.grove.json': JSON.stringify(network(m.url)) } });
   const [first, second] = m.turns();
   assert.ok(functionNames(first!).includes('bash'), `--auto offers the shell: ${functionNames(first!)}`);
   const tool = events.find((e) => e.type === 'tool_use')?.part;

@@ -7,6 +7,7 @@
 // continues that session (its resume is not answered, so it is loaded).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
 import { acpApprovalTests } from '../helpers/acp-approvals.ts';
 import { functionNames, qwenModelEnv, startOpenAIServer, toolMessages } from '../helpers/openai-server.ts';
 import { cliEnv, closedPort, daemonWithAgent, daemonWithTask, endedSession, followUp, headlessRanTxt, installCliForFile, startSession, stdoutJson } from '../helpers/real-agents.ts';
@@ -20,7 +21,7 @@ test('the built-in qwen agent over ACP: no credentials refused at session/new, i
   const base = cliEnv(t, qwenBin(), NO_KEY);
 
   // No credentials: session/new refuses, the session fails with its message.
-  const bare = await daemonWithAgent(t, 'qwen', base, UNCONFINED);
+  const bare = await daemonWithAgent(t, 'qwen', base);
   const refused = await endedSession(bare.d, (await startSession(bare.d, bare.task, { agent: 'qwen', prompt: '- fix the failing test' })).id);
   assert.equal(refused.status, 'failed');
   assert.equal(refused.exit_code, 1);
@@ -29,7 +30,7 @@ test('the built-in qwen agent over ACP: no credentials refused at session/new, i
 
   // A key no server will see, and a model endpoint that refuses.
   const env = { ...base, OPENAI_API_KEY: 'grove-test-no-such-key', OPENAI_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`, OPENAI_MODEL: 'qwen3-coder-plus' };
-  const { d, task } = await daemonWithTask(t, env, { config: UNCONFINED });
+  const { d, task } = await daemonWithTask(t, env);
   const first = await startSession(d, task, { agent: 'qwen', prompt: '- fix the failing test', args: ['--auth-type=openai'] });
   assert.deepEqual(first.command.slice(2), ['acp-bridge', '--session', first.id, '--acp-mode', 'auto-edit', '--prompt=- fix the failing test', '--', 'qwen', '--acp', '--auth-type=openai']);
   const s = await endedSession(d, first.id);
@@ -59,18 +60,17 @@ test('the built-in qwen agent over ACP: no credentials refused at session/new, i
 // command the built-in ran before grove's ACP bridge) runs the model's tool calls, and over ACP
 // each shell call is asked about through grove.
 const call = (command: string) => ({ tool_use: { name: 'run_shell_command', input: { command, description: 'Run it' } } });
-// Qwen Code is not yet checked confined (DESIGN §18, issue 42): these run unconfined.
-const UNCONFINED = { sandbox: false };
-
+// Confined (DESIGN §18) as every session is by default: a user agent gets the built-in's sandbox.
 const HEADLESS = {
   command: ['qwen', '--output-format', 'stream-json', '--session-id', '{session}', '--approval-mode', 'yolo', '--prompt={prompt}'],
   format: 'qwen',
+  sandbox: BUILTIN_AGENTS.qwen!.sandbox,
 };
 
 test('headless yolo against a scripted OpenAI API: the real Qwen Code runs the scripted shell command in the task\'s worktree, the model reads its output, the result is the scripted final text', async (t) => {
   const m = await startOpenAIServer(t, [{ text: 'Running it.', ...call('touch ran.txt') }, { text: 'Created ran.txt.' }]);
   const env = cliEnv(t, qwenBin(), { ...NO_KEY, ...qwenModelEnv(m.url) });
-  const { s, events } = await headlessRanTxt(t, env, HEADLESS, UNCONFINED);
+  const { s, events } = await headlessRanTxt(t, env, HEADLESS);
   const [first, second] = m.turns();
   assert.ok(functionNames(first!).includes('run_shell_command'), `yolo offers the shell: ${functionNames(first!)}`);
   const [back] = toolMessages(second!);
@@ -82,7 +82,6 @@ test('headless yolo against a scripted OpenAI API: the real Qwen Code runs the s
 });
 
 acpApprovalTests({
-  config: UNCONFINED,
   agent: 'qwen',
   tokens: true,
   bin: qwenBin,

@@ -143,6 +143,17 @@ test('ask: a target not allowed is held until the answer; true lets it through, 
   questions[2]!.answer(false);
   assert.equal((await second).status, 403);
   assert.deepEqual(records.at(-1), { kind: 'network', target: `127.0.0.1:${port}` });
+
+test('refuse: a target an agent names as its own telemetry is refused without a question, and recorded; the others are still asked about', { timeout: 30_000 }, async (t) => {
+  const port = await server(t, 'asked');
+  const asked: NetTarget[] = [];
+  const ask = async (target: NetTarget) => (asked.push(target), true);
+  const { sock, records } = await proxy(t, { allow: [], refuse: entries('*.rum.example.com'), ask });
+  assert.equal((await viaConnect(sock, 'abc-default.rum.example.com:443')).status, 403);
+  assert.deepEqual(await viaConnect(sock, `127.0.0.1:${port}`), { status: 200, body: 'asked GET /tunnel' });
+  assert.deepEqual(asked, [{ host: '127.0.0.1', port }]);
+  assert.deepEqual(records, [{ kind: 'network', target: 'abc-default.rum.example.com:443' }]);
+});
 });
 
 test('close() ends live tunnels and removes the sockets, once however often called', { timeout: 30_000 }, async (t) => {

@@ -94,8 +94,9 @@ export const PLUMBING: Record<string, (p: Plumbing, word: string) => Promise<num
     if (p.rest.length === 0) usage(`grove ${word} needs the confined command (bwrap's argv) after --`);
     const { parseNetworkEntry } = await import('../../sandbox/allow.ts');
     const allow = list(p.values.allow).map((a) => parseNetworkEntry(a) ?? usage(`grove ${word}: --allow ${a} is not a host, *.host, host:port or an IP`));
+    const refuse = list(p.values.refuse).map((a) => parseNetworkEntry(a) ?? usage(`grove ${word}: --refuse ${a} is not a host, *.host, host:port or an IP`));
     const { runSandboxNet } = await import('../../sandbox/net.ts');
-    const run = (ask?: Parameters<typeof runSandboxNet>[0]['ask']) => runSandboxNet({ dir, record, allow, ask, command: p.rest });
+    const run = (ask?: Parameters<typeof runSandboxNet>[0]['ask']) => runSandboxNet({ dir, record, allow, refuse, ask, command: p.rest });
     if (p.values.ask !== true) return run();
     const s = session(p, word);
     const { networkAsk } = await import('../../bridges/network.ts');
