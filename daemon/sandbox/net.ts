@@ -4,7 +4,7 @@
 // the rules outlive a daemon restart as the agent does.
 // node:child_process, not execa: the command inherits the session's stdio and signals and runs
 // as long as the session.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { exitCodeOf } from '../proc/exit.ts';
 import { formatEntry, type NetEntry } from './allow.ts';
@@ -56,6 +56,10 @@ export function netBwrapArgs(plan: NetPlan): string[] {
   ];
 }
 
+// socat's buffer per direction: its default (8 KiB) halves the rate of a download through the
+// sandbox; this size reads what a loopback socket holds in one call.
+const SOCAT_BUFFER = 256 * 1024;
+
 // Characters socat reads as its own syntax inside an address, or a shell word would split on.
 const UNSAFE_PATH = /[\s,:!"'\\(){}[\]$`]/;
 
@@ -74,7 +78,7 @@ export function netLauncher(plan: NetPlan, socat: string, command: string[]): st
   const lines = listeners.map((l) => {
     if (UNSAFE_PATH.test(l.socket)) throw new Error(`the sandbox's socket path has a character socat or sh would misread: ${l.socket}`);
     const listen = l.bind.includes(':') ? `TCP6-LISTEN:${l.port},bind=[${l.bind}]` : `TCP4-LISTEN:${l.port},bind=${l.bind}`;
-    return `${sq(socat)} -d -d ${listen},fork,reuseaddr UNIX-CONNECT:${l.socket} </dev/null >/dev/null 2>&${LOG_FD} ${GO_FD}<&- & socats="$socats $!"`;
+    return `${sq(socat)} -d -d -b ${SOCAT_BUFFER} ${listen},fork,reuseaddr UNIX-CONNECT:${l.socket} </dev/null >/dev/null 2>&${LOG_FD} ${GO_FD}<&- & socats="$socats $!"`;
   });
   const script = [
     'socats=',
@@ -118,6 +122,13 @@ export function netRecordLine(r: NetRecord, at: Date): string {
 // the proxy stopped. Nothing here depends on the daemon: it may restart meanwhile.
 export async function runSandboxNet(opts: RunNetOptions): Promise<number> {
   const plan = netPlan(opts.dir, opts.allow);
+  // The handlers come first: a signal before the command runs is kept and given to it once it
+  // does (the default action would end this process and leave the command behind).
+  let child: ChildProcess | null = null;
+  const early: NodeJS.Signals[] = [];
+  const pass = (signal: NodeJS.Signals) => () => void (child ? child.kill(signal) : early.push(signal));
+  const handlers: Array<[NodeJS.Signals, () => void]> = (['SIGTERM', 'SIGHUP', 'SIGINT'] as const).map((s) => [s, pass(s)]);
+  for (const [s, h] of handlers) process.on(s, h);
   const proxy = createNetProxy({
     dir: opts.dir,
     allow: opts.allow,
@@ -127,43 +138,37 @@ export async function runSandboxNet(opts: RunNetOptions): Promise<number> {
   });
   try {
     await proxy.ready;
-  } catch (err) {
-    await proxy.close();
-    throw err;
-  }
-  const child = spawn(opts.command[0]!, opts.command.slice(1), { stdio: ['inherit', 'inherit', 'inherit', 'pipe', 'pipe'] });
-  const log = child.stdio[LOG_FD] as NodeJS.ReadableStream;
-  const go = child.stdio[GO_FD] as NodeJS.WritableStream & { destroy(): void };
-  go.on('error', () => {}); // the command ended before its go
-  let waiting = listenerCount(plan);
-  let rest = '';
-  log.setEncoding('utf8');
-  // socat's log is read to its end (a full pipe would stop socat); only the first lines count.
-  log.on('data', (chunk: string) => {
-    if (waiting <= 0) return;
-    rest += chunk;
-    const lines = rest.split('\n');
-    rest = lines.pop()!;
-    for (const line of lines) {
-      if (/ E /.test(line)) {
-        process.stderr.write(`grove: ${line}\n`);
-        waiting = 0;
-        go.end();
-        return;
+    const started = spawn(opts.command[0]!, opts.command.slice(1), { stdio: ['inherit', 'inherit', 'inherit', 'pipe', 'pipe'] });
+    child = started;
+    const log = started.stdio[LOG_FD] as NodeJS.ReadableStream;
+    const go = started.stdio[GO_FD] as NodeJS.WritableStream & { destroy(): void };
+    go.on('error', () => {}); // the command ended before its go
+    let waiting = listenerCount(plan);
+    let rest = '';
+    log.setEncoding('utf8');
+    // socat's log is read to its end (a full pipe would stop socat); only the first lines count.
+    log.on('data', (chunk: string) => {
+      if (waiting <= 0) return;
+      rest += chunk;
+      const lines = rest.split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        if (/ E /.test(line)) {
+          process.stderr.write(`grove: ${line}\n`);
+          waiting = 0;
+          go.end();
+          return;
+        }
+        if (line.includes(' listening on ') && --waiting === 0) go.end('go\n');
       }
-      if (line.includes(' listening on ') && --waiting === 0) go.end('go\n');
-    }
-  });
-  log.on('end', () => {
-    if (waiting > 0) go.end(); // every socat gone before listening: the launcher refuses to start
-  });
-  const pass = (signal: NodeJS.Signals) => () => void child.kill(signal);
-  const handlers: Array<[NodeJS.Signals, () => void]> = (['SIGTERM', 'SIGHUP', 'SIGINT'] as const).map((s) => [s, pass(s)]);
-  for (const [s, h] of handlers) process.on(s, h);
-  try {
+    });
+    log.on('end', () => {
+      if (waiting > 0) go.end(); // every socat gone before listening: the launcher refuses to start
+    });
+    for (const signal of early) started.kill(signal);
     return await new Promise<number>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
+      started.once('error', reject);
+      started.once('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
     });
   } finally {
     for (const [s, h] of handlers) process.off(s, h);
