@@ -23,7 +23,7 @@ export function createApiHandler(opts: { routes: Route[]; log: Logger; remote?: 
   const router = createRouter(opts.routes);
   const bodyAjv = createAjv();
   const queryAjv = createAjv({ coerce: true });
-  // Every schema compiled once, here, before the socket opens.
+  // Every route's validators, each compiled at its first use (runtime/validation.ts).
   const validators = new Map<Route, Validators>();
   for (const r of router.routes) {
     validators.set(r, {

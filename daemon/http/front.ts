@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Pool } from 'undici';
 import type { Logger } from '../runtime/log.ts';
@@ -81,6 +81,8 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
     }
   }
 
+  // Not `import … from 'node:http'`: its ESM namespace loads Node's bundled undici (client/transport.ts).
+  const { createServer } = process.getBuiltinModule('node:http');
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
     const peer = peers.get(req.socket) ?? null;
     // The first request of a new connection waits for the look-up; nothing is read or sent on

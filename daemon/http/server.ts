@@ -1,5 +1,5 @@
 import { chmodSync, statSync, unlinkSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from '../runtime/log.ts';
 import { prepareSocketPath } from './unix-socket.ts';
 import { once } from '../runtime/once.ts';
@@ -21,6 +21,8 @@ export async function listenOnSocket(opts: {
 }): Promise<Listener> {
   const { socketPath, log } = opts;
   await prepareSocketPath(socketPath, { ownFolder: opts.ownFolder ?? false });
+  // Not `import … from 'node:http'`: its ESM namespace loads Node's bundled undici (client/transport.ts).
+  const { createServer } = process.getBuiltinModule('node:http');
   const server = createServer({ keepAliveTimeout: 5000 }, opts.handler);
   // The umask makes the socket 0600 from its first moment; chmod below makes sure of it.
   const oldMask = process.umask(0o177);

@@ -22,20 +22,22 @@ export function createAjv(opts: { coerce?: boolean } = {}): Ajv {
   });
 }
 
-// Compile a TypeBox schema once; the static type comes from the same schema.
+// A validator of a TypeBox schema; the static type comes from the same schema. Ajv compiles it
+// at its first use, not at the daemon's start: the API has many schemas and a run uses few.
 export function compile<S extends TSchema>(ajv: Ajv, schema: S): Validator<Static<S>> {
-  const fn: ValidateFunction = ajv.compile(schema);
+  let compiled: ValidateFunction | null = null;
+  const fn = (): ValidateFunction => (compiled ??= ajv.compile(schema));
   let nonFinite: ValidationIssue[] = [];
   const validator = ((value: unknown) => {
     nonFinite = [];
-    if (!fn(value)) return false;
+    if (!fn()(value)) return false;
     // Ajv's coercion turns the query value "Infinity" (or "1e400") into Infinity after its
     // type check, and applies minimum/maximum to finite numbers only: such a value passes
     // every keyword and would reach the store. No field of ours can be infinite.
     nonFinite = findNonFinite(value, '');
     return nonFinite.length === 0;
   }) as Validator<Static<S>>;
-  validator.issues = () => (nonFinite.length > 0 ? nonFinite : toIssues(fn.errors ?? []));
+  validator.issues = () => (nonFinite.length > 0 ? nonFinite : toIssues(fn().errors ?? []));
   return validator;
 }
 

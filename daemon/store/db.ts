@@ -3,14 +3,16 @@
 import type { Logger } from '../runtime/log.ts';
 import { initStoreDir, pgdataDir } from './driver/init.ts';
 import { openPgliteStore } from './driver/pglite.ts';
-import { openPostgresStore } from './driver/postgres.ts';
 import type { Store } from './store.ts';
 
 export { initStoreDir, pgdataDir };
 export { StoreUnreachableError, type Db, type Store } from './store.ts';
 
 // PostgreSQL when `databaseUrl` is given (database_url, GROVE_DATABASE_URL), else the embedded
-// PGlite in the data folder; open and migrated when it resolves.
-export function openStore(opts: { dataDir: string; log: Logger; databaseUrl?: string | null }): Promise<Store> {
-  return opts.databaseUrl ? openPostgresStore({ url: opts.databaseUrl, log: opts.log }) : openPgliteStore(opts);
+// PGlite in the data folder; open and migrated when it resolves. The PostgreSQL driver (and `pg`)
+// is loaded only for a team's store.
+export async function openStore(opts: { dataDir: string; log: Logger; databaseUrl?: string | null }): Promise<Store> {
+  if (!opts.databaseUrl) return openPgliteStore(opts);
+  const { openPostgresStore } = await import('./driver/postgres.ts');
+  return openPostgresStore({ url: opts.databaseUrl, log: opts.log });
 }
