@@ -51,7 +51,9 @@ const call = (command: string) => ({ tool_use: { name: 'bash', input: { command,
 // Confined (DESIGN §18): the provider's base URL is in OpenCode's own config file, not in its
 // environment, so the project names its host in `sandbox.network`; a user agent gets the
 // built-in's sandbox. Over ACP, OpenCode 1.18.33 confined fails at session/new ("OpenCode service
-// failure: directory"; the cause is not found yet): the ACP tests run unconfined.
+// failure: directory"): its client reaches its own server on 127.0.0.1:4096 inside the sandbox
+// through the proxy variables, and grove's proxy takes loopback calls outside (docs/agents.md).
+// The ACP tests run unconfined.
 const UNCONFINED = { sandbox: false };
 const network = (url: string) => ({ sandbox: { network: [new URL(url).host] } });
 const HEADLESS = { command: ['opencode', 'run', '--format', 'json', '--auto', '--', '{prompt}'], format: 'opencode', sandbox: BUILTIN_AGENTS.opencode!.sandbox };
