@@ -2,7 +2,7 @@
 // of it and the fewest running sessions (ties by name), or to the host named.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { gate } from '../helpers/sessions.ts';
+import { gate, waitSessionEnd } from '../helpers/sessions.ts';
 import { query, startTeam, TEAM_AGENTS, TEAM_FILES } from '../helpers/team.ts';
 
 test('by repository: the fewest running sessions (ties by host name), from either host; the host named; refusals with their codes', async (t) => {
@@ -16,7 +16,6 @@ test('by repository: the fewest running sessions (ties by host name), from eithe
   const g = gate(t);
   const held = await b.daemon.socket('POST', `/api/tasks/${tie.json.id}/sessions`, { body: { prompt: `wait:${g.path}` } });
   assert.equal(held.status, 201, held.text);
-  t.after(() => a.daemon.socket('DELETE', `/api/sessions/${held.json.id}`).catch(() => {}));
 
   const fewer = await place(a, { name: 'fewer' });
   assert.equal(fewer.status, 201, fewer.text);
@@ -60,5 +59,10 @@ test('by repository: the fewest running sessions (ties by host name), from eithe
   const toBeta = await place(a, { name: 'to beta', host: 'beta' });
   assert.equal(toBeta.status, 503, toBeta.text);
   assert.equal(toBeta.json.code, 'HOST_OFFLINE');
+  // The held session ends here, not in a t.after: those run in the order they were added, so the
+  // team's daemons would stop first and the session outlive the test.
+  const ended = waitSessionEnd(a.daemon, held.json.id);
+  await a.daemon.socket('DELETE', `/api/sessions/${held.json.id}`);
+  await ended;
   assert.deepEqual(a.daemon.logs.filter((l: any) => l?.level >= 50), []);
 });
