@@ -114,7 +114,7 @@ test('the agent runs in the worktree with the config env, GROVE_* and the ports'
   }
 });
 
-test('an agent that ignores SIGTERM, with a background child: DELETE answers within 6 s and both are gone', async (t) => {
+test('an agent that ignores SIGTERM, with a background child: DELETE answers after the 5 s grace, within 8 s, and both are gone', async (t) => {
   const { d, task } = await readyTaskOn(await daemon(), t);
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'stubborn' } });
   const pid = r.json.pid;
@@ -131,7 +131,9 @@ test('an agent that ignores SIGTERM, with a background child: DELETE answers wit
   const took = Date.now() - t0;
   assert.equal(del.status, 200, del.text);
   assert.deepEqual(del.json, { status: 'killed' });
-  assert.ok(took < 6000, `answered in ${took} ms`);
+  // KILL comes at 5 s; the group reaped and the end recorded after it. The room beyond is for a
+  // loaded 2-core machine: one CI run answered in 6.1 s, and 6.7-8.6 s at a load average of 8-11.
+  assert.ok(took < 8000, `answered in ${took} ms`);
   assert.ok(took >= 4900, `TERM was ignored, so KILL came after 5 s (${took} ms)`);
   assert.deepEqual(liveGroupMembers(pid), [], 'the whole group is gone');
   const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
