@@ -11,7 +11,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { git as run } from '../daemon/git/run.ts';
 import { parseNetworkEntry } from '../daemon/sandbox/allow.ts';
 import { bwrapArgv } from '../daemon/sandbox/bwrap.ts';
 import { checkSandbox } from '../daemon/sandbox/check.ts';
@@ -45,7 +44,7 @@ export async function benchSandbox(opts: { starts: number; downloads: number }) 
     if (!check.ok) throw new Error(`the sandbox bench needs a machine that confines: ${check.detail}`);
     const socat = check.socat;
     const f = sandboxFixture(c);
-    const p = await policyFor({ git: run }, f.input);
+    const p = policyFor(f.input);
     if (!p.ok) throw new Error(p.message);
     const port = await naming(c, 'bench');
     const allow = [parseNetworkEntry(`127.0.0.1:${port}`)!];

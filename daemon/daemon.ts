@@ -152,7 +152,6 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     }
     const confine = createConfine({
       check: sandbox,
-      git,
       home: process.env.HOME || homedir(),
       grove: { dataDir: settings.dataDir, configFile: settings.configFile, socketPath: settings.socketPath },
       userSetting: settings.config.sandbox,

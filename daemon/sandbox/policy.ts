@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { Git } from '../git/run.ts';
+import { gitDirsOf } from '../git/dirs.ts';
 
 // What a confined session may touch (DESIGN §18), as data: bwrap.ts turns it into mounts.
 // Every path is absolute and real (symlinks resolved), and exists.
@@ -60,16 +60,12 @@ function kindOf(p: string): 'dir' | 'file' {
   return lstatSync(p).isDirectory() ? 'dir' : 'file';
 }
 
-// The policy of a session in `input.worktree`. Its git data comes from git itself, so that a
+// The policy of a session in `input.worktree`. Its git data is found as git finds it, so that a
 // linked worktree (grove's `.grove/worktrees/<slug>`) gets its own `worktrees/<name>/` only.
-export async function policyFor(deps: { git: Git }, input: PolicyInput): Promise<PolicyResult> {
-  const r = await deps.git(input.worktree, ['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--show-toplevel']);
-  const [gitOut, commonOut, topOut] = r.stdout.split('\n');
-  if (r.exitCode !== 0 || !gitOut || !commonOut || !topOut) {
-    return { ok: false, code: 'NOT_A_GIT_REPO', message: `not a git worktree: ${input.worktree}: ${r.stderr}` };
-  }
-  const gitDir = real(gitOut) ?? gitOut;
-  const commonDir = real(commonOut) ?? commonOut;
+export function policyFor(input: PolicyInput): PolicyResult {
+  const dirs = gitDirsOf(input.worktree);
+  if (dirs === null) return { ok: false, code: 'NOT_A_GIT_REPO', message: `not a git worktree: ${input.worktree}` };
+  const { gitDir, commonDir } = dirs;
   const skipped: string[] = [];
   const existing = (paths: string[], skip: boolean): string[] => {
     const out: string[] = [];
@@ -80,7 +76,7 @@ export async function policyFor(deps: { git: Git }, input: PolicyInput): Promise
     }
     return out;
   };
-  const worktree = real(topOut) ?? topOut;
+  const worktree = dirs.top;
   const tmpdir = real(input.tmpdir) ?? input.tmpdir;
   // objects/, refs/ and logs/ so that a commit lands; the worktree's own git dir (HEAD, index).
   // For the main checkout git dir and common dir are one, inside the worktree already.

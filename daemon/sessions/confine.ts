@@ -5,7 +5,6 @@ import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Session, SessionSandbox } from '../../schemas/session.ts';
 import { WORKTREES_DIR } from '../../workers/worktree/folders.ts';
 import { GroveError } from '../errors.ts';
-import type { Git } from '../git/run.ts';
 import { bwrapArgv } from '../sandbox/bwrap.ts';
 import type { SandboxCheck } from '../sandbox/check.ts';
 import { policyFor } from '../sandbox/policy.ts';
@@ -15,11 +14,10 @@ import { netPlan, sandboxNetArgv } from '../sandbox/net.ts';
 import { groveCommand } from '../agents/agents.ts';
 
 // What confining a session needs (DESIGN §18): the daemon's answer to "can this machine
-// confine" (checked once at its start), git, the user's home, grove's own files, the user
+// confine" (checked once at its start), the user's home, grove's own files, the user
 // config's setting and every project of this host (whose worktrees other sessions may not read).
 export interface ConfineDeps {
   check: SandboxCheck;
-  git: Git;
   home: string;
   grove: { dataDir: string; configFile: string; socketPath: string };
   userSetting: SandboxSetting | undefined;
@@ -75,22 +73,19 @@ export function createConfine(deps: ConfineDeps) {
     // An agent's own state is its to make: a fresh machine has no ~/.codex yet.
     for (const dir of agentState) mkdirSync(dir, { recursive: true, mode: 0o700 });
     const worktreeRoots = (await deps.projectPaths()).map((p) => path.join(p, WORKTREES_DIR));
-    const r = await policyFor(
-      { git: deps.git },
-      {
-        worktree: opts.cwd,
-        home: deps.home,
-        tmpdir: opts.tmpdir,
-        scratchDir: opts.scratchDir,
-        agentState,
-        write: [...(sandbox.write ?? []).map(at), ...(opts.write ?? [])],
-        readDeny: [...(sandbox.read_deny ?? []).map(at), ownFolderOr(deps.grove.socketPath)],
-        groveData: deps.grove.dataDir,
-        groveConfig: ownFolderOr(deps.grove.configFile),
-        // Every project's worktrees folder: the session's own worktree is bound again inside it.
-        otherWorktrees: worktreeRoots,
-      },
-    );
+    const r = policyFor({
+      worktree: opts.cwd,
+      home: deps.home,
+      tmpdir: opts.tmpdir,
+      scratchDir: opts.scratchDir,
+      agentState,
+      write: [...(sandbox.write ?? []).map(at), ...(opts.write ?? [])],
+      readDeny: [...(sandbox.read_deny ?? []).map(at), ownFolderOr(deps.grove.socketPath)],
+      groveData: deps.grove.dataDir,
+      groveConfig: ownFolderOr(deps.grove.configFile),
+      // Every project's worktrees folder: the session's own worktree is bound again inside it.
+      otherWorktrees: worktreeRoots,
+    });
     if (!r.ok) throw new GroveError(r.code, r.message);
     const allow = [
       ...[...(opts.agent?.sandbox?.hosts ?? []), ...(sandbox.network ?? [])].map(parseNetworkEntry).filter((e) => e !== null),

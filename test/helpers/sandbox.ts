@@ -1,8 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { git as run } from '../../daemon/git/run.ts';
-import type { Git } from '../../daemon/git/run.ts';
 import type { PolicyInput } from '../../daemon/sandbox/policy.ts';
 import { git, makeRepo, makeTempDir } from './git.ts';
 
@@ -56,10 +54,6 @@ export function sandboxFixture(t: T): SandboxFixture {
     },
   };
 }
-
-// The daemon's git runner, here trusting repositories of another owner (the `nobody` case).
-export const trustingGit: Git = (cwd, args, opts = {}) =>
-  run(cwd, args, { ...opts, env: { ...opts.env, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' } });
 
 // Runs an argv (bwrap's, from bwrapArgv) with `env`, optionally as another user; its end.
 export function runArgv(argv: string[], env: Record<string, string>, opts: { user?: string; timeoutMs?: number } = {}): { status: number | null; stdout: string; stderr: string } {

@@ -163,7 +163,7 @@ export function sessionService(
     dataDir: s.dataDir,
     // Unconfined unless the test gives its own (test/sessions/confine.test.ts): as a user config
     // with "sandbox": false would.
-    confine: opts.confine ?? createConfine({ check: { ok: false, missing: 'bubblewrap', detail: 'not checked by this test service' }, git, home: s.dataDir, grove: { dataDir: s.dataDir, configFile: path.join(s.dataDir, 'config.json'), socketPath: path.join(s.dataDir, 'grove.sock') }, userSetting: false, projectPaths: async () => [] }),
+    confine: opts.confine ?? createConfine({ check: { ok: false, missing: 'bubblewrap', detail: 'not checked by this test service' }, home: s.dataDir, grove: { dataDir: s.dataDir, configFile: path.join(s.dataDir, 'config.json'), socketPath: path.join(s.dataDir, 'grove.sock') }, userSetting: false, projectPaths: async () => [] }),
     sockets,
     gate: opts.gate ?? createTaskGate(),
     log,

@@ -4,13 +4,12 @@ import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { git as run } from '../../daemon/git/run.ts';
 import { bwrapArgv } from '../../daemon/sandbox/bwrap.ts';
 import { checkSandbox } from '../../daemon/sandbox/check.ts';
 import { policyFor, type PolicyInput, type SandboxPolicy } from '../../daemon/sandbox/policy.ts';
 import { git } from '../helpers/git.ts';
 import { gone, marker, processesMatching } from '../helpers/state.ts';
-import { runArgv, sandboxFixture, trustingGit } from '../helpers/sandbox.ts';
+import { runArgv, sandboxFixture } from '../helpers/sandbox.ts';
 
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
 
@@ -20,8 +19,8 @@ async function bwrapPath(): Promise<string> {
   return c.bwrap;
 }
 
-async function policy(input: PolicyInput, g = run): Promise<SandboxPolicy> {
-  const p = await policyFor({ git: g }, input);
+function policy(input: PolicyInput): SandboxPolicy {
+  const p = policyFor(input);
   assert.ok(p.ok, JSON.stringify(p));
   return p.policy;
 }
@@ -38,7 +37,7 @@ const tryRead = (label: string, file: string) => `c=$(cat "${file}" 2>/dev/null)
 
 test('a confined command writes its worktree and TMPDIR only: HOME, the main checkout, hooks/, config and the rest of the temporary folder are read-only', { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
-  const p = await policy(f.input);
+  const p = policy(f.input);
   const common = git(f.repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
   // Beside the session's TMPDIR, in the same temporary folder: not the session's.
   const outside = path.join(path.dirname(p.tmpdir), `grove-sandbox-escape-${process.pid}-${Date.now()}`);
@@ -71,7 +70,7 @@ test('a confined command writes its worktree and TMPDIR only: HOME, the main che
 
 test('git commit in a confined worktree writes objects, refs and logs: the branch moves', { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
-  const p = await policy(f.input);
+  const p = policy(f.input);
   const before = git(f.repo, 'rev-parse', 'grove/mine');
   const script = 'echo work > work.txt && git add work.txt && git commit -qm "confined work" && git rev-parse HEAD';
   const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
@@ -86,7 +85,7 @@ test('git commit in a confined worktree writes objects, refs and logs: the branc
 
 test("a confined command cannot read HOME's keys, grove's data and config, or another task's worktree", { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
-  const p = await policy(f.input);
+  const p = policy(f.input);
   const script = [
     tryRead('ssh', `${f.home}/.ssh/id_x`),
     tryRead('netrc', `${f.home}/.netrc`),
@@ -110,7 +109,7 @@ test("a repository with per-worktree config: the worktree's config.worktree stay
   git(f.repo, 'config', 'extensions.worktreeConfig', 'true');
   git(f.worktree, 'config', '--worktree', 'user.name', 'task');
   const own = path.join(git(f.worktree, 'rev-parse', '--path-format=absolute', '--git-dir'), 'config.worktree');
-  const p = await policy(f.input);
+  const p = policy(f.input);
   assert.ok(p.readOnly.includes(own), JSON.stringify(p.readOnly));
   const script = `git config --worktree core.hooksPath /tmp 2>/dev/null && echo set=ok || echo set=refused; ${tryWrite('file', own)}`;
   const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
@@ -125,7 +124,7 @@ test('the most specific rule wins: a denied file inside the worktree is hidden, 
   writeFileSync(path.join(f.worktree, '.env'), 'DOTENV-SECRET\n');
   const tmpdir = path.join(f.groveHome, 'data', 'session-tmp');
   mkdirSync(tmpdir);
-  const p = await policy({ ...f.input, tmpdir, readDeny: [path.join(f.worktree, '.env')], write: [path.join(f.home, 'not-yet')] });
+  const p = policy({ ...f.input, tmpdir, readDeny: [path.join(f.worktree, '.env')], write: [path.join(f.home, 'not-yet')] });
   assert.deepEqual(p.skipped, [path.join(f.home, 'not-yet')]);
   const script = [tryRead('env', `${f.worktree}/.env`), tryWrite('tmp', '$TMPDIR/x'), tryRead('data', `${f.groveHome}/data/store.db`), tryWrite('wt', 'ok.txt')].join('; ');
   const r = runArgv(bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]), agentEnv(f.home));
@@ -140,7 +139,7 @@ test('the most specific rule wins: a denied file inside the worktree is hidden, 
 test('root in the sandbox cannot undo it: no remount of / writable, no unmount of a hidden folder', { timeout: 60_000 }, async (t) => {
   assert.equal(process.getuid?.(), 0, 'the suite runs as root (docs/testing.md)');
   const f = sandboxFixture(t);
-  const p = await policy(f.input);
+  const p = policy(f.input);
   const script = [
     'mount -o remount,rw / 2>/dev/null',
     tryWrite('etc', `${f.repo}/escape.txt`),
@@ -156,7 +155,7 @@ test('root in the sandbox cannot undo it: no remount of / writable, no unmount o
 
 test("System V shared memory made outside is not the sandbox's", { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
-  const p = await policy(f.input);
+  const p = policy(f.input);
   const id = /(\d+)\s*$/.exec(runArgv(['ipcmk', '-M', '4096'], { PATH }).stdout)?.[1];
   assert.ok(id, 'ipcmk made a segment');
   t.after(() => runArgv(['ipcrm', '-m', id], { PATH }));
@@ -172,7 +171,7 @@ test('as another user (nobody): the commit lands, HOME and the hooks stay read-o
   // The user owns its repository, HOME and TMPDIR, as a real user does.
   const nobody = Number(runArgv(['id', '-u', 'nobody'], { PATH }).stdout.trim());
   for (const dir of [f.repo, f.home, f.groveHome, f.input.tmpdir]) chownTree(dir, nobody);
-  const p = await policy(f.input, trustingGit);
+  const p = policy(f.input);
   chownTree(path.dirname(f.input.scratchDir), nobody); // the session's own folder, made by the policy
   const script = [
     'echo work > work.txt && git add work.txt && git commit -qm "as nobody" && echo commit=ok || echo commit=failed',
@@ -196,7 +195,7 @@ test('as another user (nobody): the commit lands, HOME and the hooks stay read-o
 // Outside a sandbox, a double fork that also left the group escapes a kill (docs/decisions/sessions.md).
 test("a KILL of the session's process group ends every process in the sandbox, a double-forked one that left the group included", { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
-  const p = await policy(f.input);
+  const p = policy(f.input);
   const m = marker(t);
   const argv = bwrapArgv(await bwrapPath(), p, ['sh', '-c', `(setsid sleep ${m} &); sleep ${m} & echo started; wait`]);
   // As a session is started: the leader of its own process group, output to a pipe here.
@@ -213,7 +212,7 @@ test("a KILL of the session's process group ends every process in the sandbox, a
 
 test("a TERM to the session's process group reaches the agent inside, which may end in its own way", { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
-  const p = await policy(f.input);
+  const p = policy(f.input);
   const m = marker(t);
   const script = `trap 'echo term > "$TMPDIR/got"; kill $! 2>/dev/null; exit 0' TERM; sleep ${m} & echo started; wait`;
   const argv = bwrapArgv(await bwrapPath(), p, ['sh', '-c', script]);
@@ -237,7 +236,7 @@ test("a TERM to the session's process group reaches the agent inside, which may 
 
 test('a confined agent outlives the process that started it (a daemon restart, DESIGN §5)', { timeout: 60_000 }, async (t) => {
   const f = sandboxFixture(t);
-  const p = await policy(f.input);
+  const p = policy(f.input);
   const fifo = path.join(p.tmpdir, 'fifo');
   runArgv(['mkfifo', fifo], { PATH });
   const m = marker(t);

@@ -7,7 +7,6 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { git as run } from '../../daemon/git/run.ts';
 import { parseNetworkEntry, type NetEntry } from '../../daemon/sandbox/allow.ts';
 import { bwrapArgv } from '../../daemon/sandbox/bwrap.ts';
 import { checkSandbox } from '../../daemon/sandbox/check.ts';
@@ -42,7 +41,7 @@ async function confinedSession(t: TestContext, allow: NetEntry[], script: string
   assert.ok(c.ok, JSON.stringify(c));
   const socat = o.socat ?? c.socat;
   const f = sandboxFixture(t);
-  const p = await policyFor({ git: run }, { ...f.input, readDeny: o.readDeny ?? [] });
+  const p = policyFor({ ...f.input, readDeny: o.readDeny ?? [] });
   assert.ok(p.ok);
   const dir = o.dir ? o.dir(f) : makeTempDir(t, 'grove-net-');
   const record = path.join(makeTempDir(t, 'grove-net-record-'), 'blocked.jsonl');

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { git as run } from '../../daemon/git/run.ts';
 import { policyFor } from '../../daemon/sandbox/policy.ts';
 import { git as gitIn, makeTempDir } from '../helpers/git.ts';
 import { sandboxFixture } from '../helpers/sandbox.ts';
@@ -13,7 +12,7 @@ test("a linked worktree's policy is DESIGN §18's: its git data writable, the re
   mkdirSync(path.join(f.home, '.aws'));
   mkdirSync(path.join(f.home, '.config', 'gh'), { recursive: true });
   gitIn(f.repo, 'pack-refs', '--all');
-  const r = await policyFor({ git: run }, f.input);
+  const r = policyFor(f.input);
   assert.ok(r.ok, JSON.stringify(r));
   const git = path.join(f.repo, '.git');
   assert.equal(r.policy.worktree, f.worktree);
@@ -64,7 +63,7 @@ test('paths that are not there are left out; a write path not yet made is report
   const f = sandboxFixture(t);
   const elsewhere = makeTempDir(t, 'grove-elsewhere-');
   symlinkSync(elsewhere, path.join(f.home, '.gnupg'));
-  const r = await policyFor({ git: run }, { ...f.input, write: [path.join(f.home, 'cache')], readDeny: [path.join(f.worktree, 'no-such-file')] });
+  const r = policyFor({ ...f.input, write: [path.join(f.home, 'cache')], readDeny: [path.join(f.worktree, 'no-such-file')] });
   assert.ok(r.ok, JSON.stringify(r));
   assert.deepEqual(r.policy.skipped, [path.join(f.home, 'cache')]);
   assert.ok(!r.policy.writable.includes(path.join(f.home, 'cache')));
@@ -74,7 +73,7 @@ test('paths that are not there are left out; a write path not yet made is report
 
 test("the main checkout's policy keeps the repository's config and hooks read-only inside its writable worktree", async (t) => {
   const f = sandboxFixture(t);
-  const r = await policyFor({ git: run }, { ...f.input, worktree: f.repo });
+  const r = policyFor({ ...f.input, worktree: f.repo });
   assert.ok(r.ok, JSON.stringify(r));
   const git = path.join(f.repo, '.git');
   assert.equal(r.policy.writable[0], f.repo);
@@ -85,7 +84,7 @@ test("the main checkout's policy keeps the repository's config and hooks read-on
 test('a folder that is not a git worktree is an answer, not a throw', async (t) => {
   const dir = makeTempDir(t);
   const f = sandboxFixture(t);
-  const r = await policyFor({ git: run }, { ...f.input, worktree: dir });
+  const r = policyFor({ ...f.input, worktree: dir });
   assert.equal(r.ok, false);
   assert.ok(!r.ok && r.code === 'NOT_A_GIT_REPO' && r.message.includes(dir), JSON.stringify(r));
 });

@@ -41,7 +41,6 @@ async function confinedSetup(t: TestContext, opts: { setting?: boolean | 'auto' 
   const configFile = path.join(f.groveHome, 'config.json');
   const confine = createConfine({
     check: machine,
-    git: run,
     home: f.home,
     grove: { dataDir: s.dataDir, configFile, socketPath },
     userSetting: opts.setting,
