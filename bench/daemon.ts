@@ -14,10 +14,19 @@ const start: string[] = JSON.parse(readFileSync(path.join(ROOT, 'package.json'),
 if (start[0] !== 'node') throw new Error(`npm start does not run node: ${start.join(' ')}`);
 export const DAEMON_ARGS = start.slice(1);
 
-// A process's resident memory; the daemon is one process, its worker threads included.
+// The daemon's resident memory: its process (its worker threads included) and its store's
+// process (PGlite), its child; not the sessions' processes, also its children.
 export function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
+  const rss = (p: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  const store = children.filter((c) => {
+    try {
+      return readFileSync(`/proc/${c}/cmdline`, 'utf8').includes(path.join('store', 'driver', 'worker.js'));
+    } catch {
+      return false; // ended meanwhile
+    }
+  });
+  return store.reduce((sum, c) => sum + rss(c), rss(pid));
 }
 
 // Spawns `node args…` and resolves when a stdout line matches, with the elapsed ms.

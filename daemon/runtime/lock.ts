@@ -24,10 +24,11 @@ interface LockRecord {
   start_time: string;
 }
 
-// Stops a second daemon from opening the same PGlite data; a lock left by a dead process is taken over.
-export function acquireDataLock(dataDir: string): DataLock {
+// Stops a second daemon from opening the same PGlite data; a lock left by a dead process is taken
+// over. `name`: the lock's file in `dataDir` (the store's process holds one of its own).
+export function acquireDataLock(dataDir: string, name = 'grove.lock'): DataLock {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const file = path.join(dataDir, 'grove.lock');
+  const file = path.join(dataDir, name);
   const me: LockRecord = { pid: process.pid, start_time: processStartTime(process.pid) ?? 'unknown' };
 
   if (!tryCreate(file, me)) {

@@ -1,7 +1,7 @@
-// The embedded driver: PGlite in a worker thread of its own (worker.ts), in the data folder.
+// The embedded driver: PGlite in a process of its own (worker.ts), in the data folder.
+import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { once } from '../../runtime/once.ts';
 import { built } from '../../runtime/root.ts';
 import type { Logger } from '../../runtime/log.ts';
@@ -19,8 +19,10 @@ type Ok = Extract<StoreReply, { type: 'reply'; ok: true }>;
 // A request before its id is given (Omit over a union keeps only the common keys).
 type Unsent = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, 'id'> : never) : never;
 
-// Opens (creating if needed) the one PGlite of this daemon in its own worker thread, resolving
-// once it is open and migrated; `db` sends it queries and transactions as messages.
+// Opens (creating if needed) the one PGlite of this daemon in its own process, resolving once it
+// is open and migrated; `db` sends it queries and transactions as messages. A process, not a
+// thread: PGlite's memory in the daemon's process made every fork of it (each git, each agent)
+// several times dearer, and a fork holds up the thread that makes it.
 // `template`: the data folder of a prepared store to copy at a first start (template.ts; null:
 // none, initdb runs).
 export async function openPgliteStore(opts: { dataDir: string; log: Logger; template?: string | null }): Promise<Store> {
@@ -42,12 +44,12 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
     }
     log.info({ dir: pgdata, ms: Math.round(performance.now() - t0), prepared: prepared !== null }, 'new store initialised');
   }
-  // Every stored round passes through this thread's young generation, which V8 lets grow under
-  // load and keeps: bounded as the main thread's is by npm start's flag (docs/decisions/build-and-runtime.md).
-  const worker = new Worker(ENTRY, {
-    workerData: { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR } satisfies StoreWorkerData,
-    resourceLimits: { maxYoungGenerationSizeMb: 12 },
-  });
+  // Every stored round passes through the store's young generation, which V8 lets grow under
+  // load and keeps: bounded as the daemon's is by npm start's flag (docs/decisions/build-and-runtime.md).
+  // A CPU profile asked of the daemon (--cpu-prof) is asked of its store too.
+  const execArgv = ['--liftoff-only', '--max-semi-space-size=4', ...process.execArgv.filter((a) => a.startsWith('--cpu-prof'))];
+  const data: StoreWorkerData = { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR };
+  const worker = fork(ENTRY, [JSON.stringify(data)], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map<number, { resolve: (r: Ok) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let gone: Error | null = null;
@@ -67,8 +69,8 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
       gone = err;
       reject(err);
     });
-    worker.once('exit', (code) => {
-      gone ??= new Error(`the store's thread exited (code ${code})`);
+    worker.once('exit', (code, signal) => {
+      gone ??= new Error(`the store's process exited (${signal ?? `code ${code}`})`);
       reject(gone);
       for (const w of waiting.values()) w.reject(gone);
       waiting.clear();
@@ -80,7 +82,7 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
     const id = nextId++;
     return new Promise<Ok>((resolve, reject) => {
       waiting.set(id, { resolve, reject });
-      worker.postMessage({ ...req, id } as StoreRequest);
+      worker.send({ ...req, id } as StoreRequest);
     });
   }
 
@@ -106,10 +108,18 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
     };
   }
 
+  // Ends the store's process, at once: what it had not written is in its WAL.
+  const stop = async () => {
+    if (worker.exitCode !== null || worker.signalCode !== null) return;
+    const exited = new Promise<void>((r) => worker.once('exit', () => r()));
+    worker.kill('SIGKILL');
+    await exited;
+  };
+
   try {
     await ready;
   } catch (err) {
-    await worker.terminate(); // a store that cannot open leaves no thread behind
+    await stop(); // a store that cannot open leaves no process behind
     throw err;
   }
 
@@ -127,7 +137,7 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
       const exited = new Promise<void>((r) => worker.once('exit', () => r()));
       if (!gone) await call({ op: 'close' }).catch((err: unknown) => log.error({ err }, 'closing the store failed'));
       await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
-      await worker.terminate();
+      await stop();
       log.info('store closed');
     }),
   };

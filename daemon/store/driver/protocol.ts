@@ -1,6 +1,6 @@
-// Messages between the main thread (db.ts) and the store's worker thread (worker.ts).
+// Messages between the daemon (pglite.ts) and the store's process (worker.ts).
 
-// What the thread is started with.
+// What the store's process is started with.
 export interface StoreWorkerData {
   pgdata: string;
   conf: string[];
@@ -13,7 +13,7 @@ export type StoreRequest =
   | { id: number; op: 'end'; tx: number; commit: boolean }
   | { id: number; op: 'close' };
 
-// An error crosses the thread boundary as data: its SQLSTATE or errno code must survive.
+// An error crosses the process boundary as data: its SQLSTATE or errno code must survive.
 export interface WireError {
   message: string;
   code: string | undefined;

@@ -1,9 +1,12 @@
-// The store's worker thread. PGlite runs its queries synchronously in WebAssembly: on the main
-// thread every insert of a busy session would hold up every HTTP answer. Here it has a thread
-// of its own; the main thread sends queries and transactions as messages (db.ts), typed once
-// in protocol.ts.
-import { parentPort, workerData } from 'node:worker_threads';
+// The store's process. PGlite runs its queries synchronously in WebAssembly: in the daemon every
+// insert of a busy session would hold up every HTTP answer, and its memory would make every fork
+// of the daemon dear (pglite.ts). Here it has a process of its own; the daemon sends queries and
+// transactions as messages over the IPC channel, typed once in protocol.ts.
+// Usage: worker.js <StoreWorkerData as JSON>, forked with an IPC channel.
+import path from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { acquireDataLock, LockHeldError, type DataLock } from '../../runtime/lock.ts';
+import { retrying } from '../../runtime/retry.ts';
 import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
 import type { StoreReply, StoreRequest, StoreWorkerData, WireError } from './protocol.ts';
 
@@ -11,13 +14,17 @@ type Queryable = Pick<PGlite, 'query'> | Transaction;
 type QueryRequest = Extract<StoreRequest, { op: 'query' }>;
 type EndRequest = Extract<StoreRequest, { op: 'end' }>;
 
-const port = parentPort!;
-// An open handle from the first moment: a worker whose event loop runs empty blocks until V8's
-// background work is done before it looks at its messages again.
-const keepAlive = setInterval(() => {}, 2 ** 30);
-const { pgdata, conf, migrations } = workerData as StoreWorkerData;
+const { pgdata, conf, migrations } = JSON.parse(process.argv[2] ?? '{}') as StoreWorkerData;
+// The daemon gone (its channel closed, a kill -9 included): the store ends at once, as it would
+// have with the daemon's process; PGlite replays its WAL at the next open.
+process.on('disconnect', () => process.exit(0));
 
-const send = (m: StoreReply) => port.postMessage(m);
+// A reply to a daemon that is gone is dropped: the process is ending (above).
+const send = (m: StoreReply) => {
+  if (process.connected) process.send!(m);
+};
+// The last message, then the end: exit only once it is written.
+const sendThenExit = (m: StoreReply, code: number) => (process.connected ? process.send!(m, () => process.exit(code)) : process.exit(code));
 const log = (level: 'info' | 'error', obj: Record<string, unknown>, msg: string) => send({ type: 'log', level, obj, msg });
 // An error crosses the thread boundary as data: its SQLSTATE or errno code must survive.
 const toWire = (err: unknown): WireError => {
@@ -41,18 +48,35 @@ async function migrate(pg: PGlite): Promise<void> {
   }
 }
 
+// Never two PGlites on one folder: the store of a daemon killed a moment ago may still be in the
+// query it was running when its channel closed. Its lock is waited for (a process's end sends no
+// event here), then that process is killed and its lock taken over.
+async function lockStore(): Promise<DataLock> {
+  const dir = path.dirname(pgdata);
+  const held = (err: unknown) => err instanceof LockHeldError;
+  try {
+    return await retrying(async () => acquireDataLock(dir, 'store.lock'), { policy: { delayMs: 50, tries: 100 }, retryable: held });
+  } catch (err) {
+    if (!(err instanceof LockHeldError) || err.pid === 0) throw err;
+    process.kill(err.pid, 'SIGKILL');
+    return retrying(async () => acquireDataLock(dir, 'store.lock'), { policy: { delayMs: 50, tries: 20 }, retryable: held });
+  }
+}
+
 let pg: PGlite | undefined;
+let lock: DataLock | undefined;
 try {
+  lock = await lockStore();
   pg = new PGlite({ dataDir: pgdata, postgresqlconf: conf });
   await pg.waitReady;
   await migrate(pg); // its first query is the readiness check: the listeners open only after it
 } catch (err) {
   await pg?.close().catch(() => {});
-  send({ type: 'failed', error: toWire(err) });
-  port.close();
-  process.exit(1);
+  await lock?.close();
+  sendThenExit({ type: 'failed', error: toWire(err) }, 1);
+  await new Promise(() => {}); // until the exit above
 }
-const db = pg;
+const db = pg!;
 
 async function runQuery(q: Queryable, req: QueryRequest): Promise<void> {
   try {
@@ -63,7 +87,7 @@ async function runQuery(q: Queryable, req: QueryRequest): Promise<void> {
   }
 }
 
-// Open transactions, each waiting in its callback for the next statement from the main thread.
+// Open transactions, each waiting in its callback for the next statement from the daemon.
 interface OpenTx {
   inbox: Array<QueryRequest | EndRequest>;
   wake: (() => void) | null;
@@ -109,7 +133,7 @@ function deliver(txId: number, req: QueryRequest | EndRequest): void {
 }
 
 let closing = false;
-port.on('message', (req: StoreRequest) => {
+process.on('message', (req: StoreRequest) => {
   if (req.op === 'end' || (req.op === 'query' && req.tx !== null)) return deliver(req.tx!, req);
   if (req.op === 'query') return void runQuery(db, req);
   if (req.op === 'begin') return begin(req);
@@ -122,12 +146,9 @@ port.on('message', (req: StoreRequest) => {
         log('error', { err: toWire(err) }, 'checkpoint at close failed');
       }
       await db.close();
-      send({ type: 'reply', id: req.id, ok: true });
-      clearInterval(keepAlive);
-      port.close();
-      // PGlite leaves handles that keep the thread alive, and terminate() from outside then
-      // waits on them for seconds: the thread ends itself once the store is closed.
-      process.exit(0);
+      await lock!.close();
+      // PGlite leaves handles that would keep the process alive: it ends itself once closed.
+      sendThenExit({ type: 'reply', id: req.id, ok: true }, 0);
     })();
   }
 });
