@@ -262,7 +262,8 @@ test('every end of an agent records a turn: failed, killed, past its timeout, an
   assert.equal(killed.turn.n, 2);
   assert.equal(git(wt, 'show', `${killed.turn.commit}:a.txt`), 'killed');
 
-  const slow = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { ...steps('write:a.txt=slow', 'sleep:60'), timeout_s: 1 } });
+  // Its bound counts from the spawn: room for a loaded machine to start it and let it write.
+  const slow = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { ...steps('write:a.txt=slow', 'sleep:60'), timeout_s: 5 } });
   assert.equal(slow.status, 201, slow.text);
   await waitSessionEnd(d, slow.json.id);
   const timedOut = (await d.socket('GET', `/api/sessions/${slow.json.id}`)).json;
