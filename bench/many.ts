@@ -44,11 +44,12 @@ async function tasksOn(api: Pool, root: string, n: number): Promise<string[]> {
   return ids;
 }
 
-// One run on a new daemon of `checkout` (this one when undefined).
-async function oneRun(opts: ManyOptions, template: string | null, checkout?: string) {
+// One run on a new daemon of `checkout` (this one when undefined); `unconfined`: every session
+// with `sandbox: false` (the sandbox's own cost, beside the confined run).
+async function oneRun(opts: ManyOptions, template: string | null, checkout?: string, unconfined = false) {
   const home = mkdtempSync(path.join(tmpdir(), 'grove-bench-many-'));
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-many-repo-'));
-  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ agents: { ticker: { command: [TICKER] } } }));
+  writeFileSync(path.join(home, 'config.json'), JSON.stringify({ ...(unconfined ? { sandbox: false } : {}), agents: { ticker: { command: [TICKER] } } }));
   const d = await startBenchDaemon({ template: checkout ? null : template, home, ...(checkout ? { checkout } : {}) });
   try {
     const tasks = await tasksOn(d.api, root, opts.tasks);
@@ -103,10 +104,11 @@ async function oneRun(opts: ManyOptions, template: string | null, checkout?: str
 }
 
 export async function benchMany(opts: ManyOptions & { template: string }) {
-  const runs: Record<'grove' | 'base', Array<Awaited<ReturnType<typeof oneRun>>>> = { grove: [], base: [] };
+  const runs: Record<'grove' | 'unconfined' | 'base', Array<Awaited<ReturnType<typeof oneRun>>>> = { grove: [], unconfined: [], base: [] };
   const sessions = opts.tasks * opts.sessionsPerTask;
   for (let i = 0; i < opts.rounds; i++) {
     runs.grove.push(await oneRun(opts, opts.template));
+    runs.unconfined.push(await oneRun(opts, opts.template, undefined, true));
     if (opts.base) runs.base.push(await oneRun(opts, null, opts.base));
   }
   const sum = (rs: typeof runs.grove) => {
@@ -124,6 +126,7 @@ export async function benchMany(opts: ManyOptions & { template: string }) {
     lines_each: opts.paced + opts.burst,
     rounds: opts.rounds,
     grove: runs.grove.length ? sum(runs.grove) : null,
+    unconfined: runs.unconfined.length ? sum(runs.unconfined) : null,
     base: opts.base && runs.base.length ? { checkout: path.basename(opts.base), ...sum(runs.base) } : null,
     team: opts.team.hosts > 0 ? await benchManyTeam(opts) : null,
   };
@@ -198,7 +201,7 @@ async function benchManyTeam(opts: ManyOptions) {
 }
 
 export function manyRows(m: Awaited<ReturnType<typeof benchMany>>): Row[] {
-  const { grove: g, base: b } = m;
+  const { grove: g, unconfined: u, base: b } = m;
   const rows: Row[] = [];
   const all = `${m.sessions} sessions printing ${m.lines_each} lines`;
   if (g) {
@@ -223,6 +226,13 @@ export function manyRows(m: Awaited<ReturnType<typeof benchMany>>): Row[] {
       },
       { what: `${all}: until all have ended (each agent's end records its turn)${b ? vs : ''} (ms, median of ${m.rounds})`, grove: g.all_ended_ms, base: b?.all_ended_ms ?? NaN, ratio: ratio(g.all_ended_ms, b?.all_ended_ms) },
     );
+    if (u) {
+      rows.push(
+        { what: `${all}, unconfined (sandbox: false): GET /api/tasks/:id/sessions meanwhile${vs} (ms, p99; p50 ${u.list_ms.p50})`, grove: u.list_ms.p99, base: b ? b.list_ms.p99 : NaN, ratio: ratio(u.list_ms.p99, b?.list_ms.p99) },
+        { what: `${all}, unconfined: until every line is stored (${u.sessions_stored}/${m.sessions})${b ? vs : ''} (ms, median of ${m.rounds})`, grove: u.all_stored_ms, base: b?.all_stored_ms ?? NaN, ratio: ratio(u.all_stored_ms, b?.all_stored_ms) },
+        { what: `${all}, unconfined: until all have ended${b ? vs : ''} (ms, median of ${m.rounds})`, grove: u.all_ended_ms, base: b?.all_ended_ms ?? NaN, ratio: ratio(u.all_ended_ms, b?.all_ended_ms) },
+      );
+    }
   }
   const t = m.team;
   if (t) {
