@@ -9,7 +9,7 @@ import { initStoreDir, pgdataDir } from './init.ts';
 import { MIGRATIONS_DIR } from './migrations.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 import { copyTemplate, TEMPLATE_DATA_DIR, usableTemplate } from './template.ts';
-import { fromWire, reviveDates, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
+import { fromWire, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
 import { createListeners } from '../listeners.ts';
 import type { Db, Store } from '../store.ts';
 
@@ -49,8 +49,7 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
   // A CPU profile asked of the daemon (--cpu-prof) is asked of its store too.
   const execArgv = ['--liftoff-only', '--max-semi-space-size=4', ...process.execArgv.filter((a) => a.startsWith('--cpu-prof'))];
   const data: StoreWorkerData = { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR };
-  // JSON over the channel: cheaper for the daemon than the structured clone of 'advanced'.
-  const worker = fork(ENTRY, [JSON.stringify(data)], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const worker = fork(ENTRY, [JSON.stringify(data)], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map<number, { resolve: (r: Ok) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let gone: Error | null = null;
@@ -63,7 +62,6 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
       const w = waiting.get(m.id);
       if (!w) return;
       waiting.delete(m.id);
-      if (m.ok && m.dates && m.rows) reviveDates(m.rows, m.dates);
       if (m.ok) w.resolve(m);
       else w.reject(fromWire(m.error));
     });

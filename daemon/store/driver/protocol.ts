@@ -20,7 +20,7 @@ export interface WireError {
 }
 
 export type StoreReply =
-  | { type: 'reply'; id: number; ok: true; rows?: unknown[]; affectedRows?: number; tx?: number; /** the rows' date columns, sent as text */ dates?: string[] }
+  | { type: 'reply'; id: number; ok: true; rows?: unknown[]; affectedRows?: number; tx?: number }
   | { type: 'reply'; id: number; ok: false; error: WireError }
   | { type: 'ready' }
   | { type: 'failed'; error: WireError }
@@ -28,14 +28,4 @@ export type StoreReply =
 
 export function fromWire(w: WireError): Error {
   return Object.assign(new Error(w.message), w.code === undefined ? {} : { code: w.code });
-}
-
-// A reply's date columns made Dates again (the channel's JSON carried them as text).
-export function reviveDates(rows: unknown[], dates: string[]): void {
-  for (const row of rows as Array<Record<string, unknown>>) {
-    for (const name of dates) {
-      const v = row[name];
-      if (typeof v === 'string') row[name] = new Date(v);
-    }
-  }
 }

@@ -1,7 +1,7 @@
 // The store's process. PGlite runs its queries synchronously in WebAssembly: in the daemon every
 // insert of a busy session would hold up every HTTP answer, and its memory would make every fork
 // of the daemon dear (pglite.ts). Here it has a process of its own; the daemon sends queries and
-// transactions as messages over the IPC channel (JSON), typed once in protocol.ts.
+// transactions as messages over the IPC channel, typed once in protocol.ts.
 // Usage: worker.js <StoreWorkerData as JSON>, forked with an IPC channel.
 import path from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
@@ -78,22 +78,10 @@ try {
 }
 const db = pg!;
 
-// PostgreSQL's date, timestamp and timestamptz: PGlite reads them as Dates, which the channel's
-// JSON carries as text; the reply names those columns so that the daemon makes them Dates again.
-const DATE_TYPES = new Set([1082, 1114, 1184]);
-
 async function runQuery(q: Queryable, req: QueryRequest): Promise<void> {
   try {
     const r = await q.query(req.sql, req.params);
-    const dates = r.fields.filter((f) => DATE_TYPES.has(f.dataTypeID)).map((f) => f.name);
-    send({
-      type: 'reply',
-      id: req.id,
-      ok: true,
-      rows: r.rows,
-      ...(dates.length > 0 ? { dates } : {}),
-      ...(r.affectedRows === undefined ? {} : { affectedRows: r.affectedRows }),
-    });
+    send({ type: 'reply', id: req.id, ok: true, rows: r.rows, ...(r.affectedRows === undefined ? {} : { affectedRows: r.affectedRows }) });
   } catch (err) {
     send({ type: 'reply', id: req.id, ok: false, error: toWire(err) });
   }
