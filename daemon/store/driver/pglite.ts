@@ -49,6 +49,7 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
   // A CPU profile asked of the daemon (--cpu-prof) is asked of its store too.
   const execArgv = ['--liftoff-only', '--max-semi-space-size=4', ...process.execArgv.filter((a) => a.startsWith('--cpu-prof'))];
   const data: StoreWorkerData = { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR };
+  // 'advanced': rows cross as PGlite made them (Dates, BigInts, byte arrays), which JSON would not keep.
   const worker = fork(ENTRY, [JSON.stringify(data)], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map<number, { resolve: (r: Ok) => void; reject: (e: Error) => void }>();
   let nextId = 1;
