@@ -71,7 +71,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   // permissions allow everything unless configured, so grove defines one agent per mode, whose
   // `ask` goes to grove's bridge (OPENCODE_CONFIG_CONTENT is merged over the user's own config).
   opencode: {
-    sandbox: { write: ['~/.local/share/opencode', '~/.config/opencode', '~/.cache/opencode', '~/.local/state/opencode'], hosts: ['opencode.ai', 'models.dev', 'api.anthropic.com', 'api.openai.com'] },
+    sandbox: { write: ['~/.local/share/opencode', '~/.config/opencode', '~/.cache/opencode', '~/.local/state/opencode'], hosts: ['opencode.ai', 'models.dev', 'api.anthropic.com', 'api.openai.com'], refuse: ['registry.npmjs.org'] },
     protocol: 'acp',
     command: ['opencode', 'acp'],
     interactive: ['opencode', '--session', SESSION],

@@ -34,25 +34,23 @@ export function netPlan(dir: string, allow: readonly NetEntry[]): NetPlan {
   return { dir, proxyPort, proxySocket: s.proxy, forwards: s.forwards };
 }
 
+// Loopback, as the clients that read NO_PROXY spell it (curl, Node's fetch, git, Python, Go).
+const LOOPBACK = 'localhost,127.0.0.1,::1,[::1],127.0.0.0/8';
+
 // The variables a confined agent gets: every proxy variable names the in-namespace proxy, Node's
-// fetch reads them (NODE_USE_ENV_PROXY), and no NO_PROXY: a proxy-aware client's loopback calls
-// go through the proxy too, checked and, when refused, recorded.
+// fetch reads them (NODE_USE_ENV_PROXY), and NO_PROXY is loopback (the agent's own, replacing any
+// it had): a server the agent starts inside listens on the namespace's loopback, where the proxy
+// outside cannot reach it, and an allowed loopback entry listens there on its own number.
 export function netEnv(plan: NetPlan): Record<string, string> {
   const url = `http://127.0.0.1:${plan.proxyPort}`;
-  return { HTTP_PROXY: url, HTTPS_PROXY: url, ALL_PROXY: url, http_proxy: url, https_proxy: url, all_proxy: url, NODE_USE_ENV_PROXY: '1' };
+  return { HTTP_PROXY: url, HTTPS_PROXY: url, ALL_PROXY: url, http_proxy: url, https_proxy: url, all_proxy: url, NO_PROXY: LOOPBACK, no_proxy: LOOPBACK, NODE_USE_ENV_PROXY: '1' };
 }
 
-// Variables unset inside: a NO_PROXY would let loopback calls bypass the proxy. (GROVE_SOCKET, where
-// a session has it, names the session's own socket, which its bridges reach.)
-const UNSET = ['NO_PROXY', 'no_proxy'];
-
-// bwrap's options for the network: a namespace of its own (bwrap brings up `lo`), the sockets'
-// folder bound read-only (a unix socket is reached through a read-only mount), the variables.
+// bwrap's options for the network: a namespace of its own (bwrap brings up `lo`) and the variables.
 export function netBwrapArgs(plan: NetPlan): string[] {
   return [
     '--unshare-net',
     ...Object.entries(netEnv(plan)).flatMap(([k, v]) => ['--setenv', k, v]),
-    ...UNSET.flatMap((k) => ['--unsetenv', k]),
   ];
 }
 

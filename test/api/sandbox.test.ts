@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT, startDaemon } from '../helpers/daemon.ts';
-import { pathWithoutBwrap } from '../helpers/sandbox.ts';
+import { machineAddress, pathWithoutBwrap } from '../helpers/sandbox.ts';
 import { until } from '../helpers/store.ts';
 import { agentHome, allEvents, allLines, readSse, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
 
@@ -138,28 +138,30 @@ test('a confined session talking to an allowed host keeps its one connection acr
 
 test('a host not allowed: refused, recorded and evented in full; in edit an approval of kind network, which allowed lets the connection through', async (t) => {
   const server = http.createServer((req, res) => res.end(`hello from ${req.url}\n`));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  // On the machine's own address: a host that only the proxy outside reaches.
+  const host = machineAddress();
+  await new Promise<void>((r) => server.listen(0, host, r));
   t.after(() => new Promise<void>((r) => server.close(() => r())));
   const port = (server.address() as AddressInfo).port;
   const home = agentHome(t, { agents: { sh: { command: ['sh', '-c', '{prompt}'], modes: { read: [], edit: [], full: [] } } } });
   const d = await startDaemon(t, { home });
   const { task } = await readyTaskOn(d, t);
-  const get = (what: string) => `curl -sS -o /dev/null -w '${what}=%{http_code}\\n' http://127.0.0.1:${port}/${what}`;
+  const get = (what: string) => `curl -sS -o /dev/null -w '${what}=%{http_code}\\n' http://${host}:${port}/${what}`;
 
   const full = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'sh', mode: 'full', prompt: `${get('a')}; ${get('b')}` } });
   assert.equal(full.status, 201, full.text);
   await waitSessionEnd(d, full.json.id);
   const refused = (await d.socket('GET', `/api/sessions/${full.json.id}`)).json;
   assert.deepEqual((await allLines(d, full.json.id)).filter((l: any) => l.stream === 'stdout').map((l: any) => l.text), ['a=403', 'b=403']);
-  assert.deepEqual(refused.result.blocked, [{ kind: 'network', target: `127.0.0.1:${port}`, count: 2 }]);
+  assert.deepEqual(refused.result.blocked, [{ kind: 'network', target: `${host}:${port}`, count: 2 }]);
   const events = (await allEvents(d, `&task_id=${task.id}`)).filter((e: any) => e.type === 'session.blocked');
-  assert.deepEqual(events.map((e: any) => [e.session_id, e.data.blocked_target]), [[full.json.id, { kind: 'network', target: `127.0.0.1:${port}` }]], 'once for the target');
+  assert.deepEqual(events.map((e: any) => [e.session_id, e.data.blocked_target]), [[full.json.id, { kind: 'network', target: `${host}:${port}` }]], 'once for the target');
 
   const edit = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'sh', mode: 'edit', prompt: get('c') } });
   assert.equal(edit.status, 201, edit.text);
   const pending = await until(async () => (await d.socket('GET', `/api/approvals?session_id=${edit.json.id}&status=pending`)).json[0], 'a network approval');
   assert.equal(pending.kind, 'network');
-  assert.deepEqual(pending.input, { host: '127.0.0.1', port });
+  assert.deepEqual(pending.input, { host, port });
   const decided = await d.socket('POST', `/api/approvals/${pending.id}`, { body: { decision: 'allow', nonce: pending.nonce } });
   assert.equal(decided.status, 200, decided.text);
   await waitSessionEnd(d, edit.json.id);

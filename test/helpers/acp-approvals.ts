@@ -36,6 +36,9 @@ export interface AcpAgentSpec {
   tokens: boolean;
   /** the daemon's user config, if it needs one */
   config?: Record<string, unknown>;
+  /** the project's `.grove.json` for a model server at `url`, if it needs one (a CLI whose base
+   * URL is in its own config file names the server's host in `sandbox.network`) */
+  grove?: (url: string) => Record<string, unknown>;
 }
 
 const FINAL = 'Scripted: the end.';
@@ -62,7 +65,8 @@ async function setup(t: TestContext, spec: AcpAgentSpec, script: Turn[], grove: 
   const m = await spec.server(t, [...script, { text: FINAL }]);
   const home = makeTempDir(t, `grove-${spec.agent}-home-`);
   const env = { PATH: `${spec.bin()}:${process.env.PATH}`, ...spec.env(m.url, home) };
-  const files = Object.keys(grove).length > 0 ? { '.grove.json': JSON.stringify(grove) } : undefined;
+  const project = { ...spec.grove?.(m.url), ...grove };
+  const files = Object.keys(project).length > 0 ? { '.grove.json': JSON.stringify(project) } : undefined;
   return { m, env, ...(await daemonWithTask(t, env, { ...(files ? { files } : {}), ...(spec.config ? { config: spec.config } : {}) })) };
 }
 

@@ -108,7 +108,14 @@ export async function runSession(d: TestDaemon, task: { id: string }, body: Reco
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body });
   if (r.status !== 201) throw new Error(`POST sessions: ${r.status} ${r.text}`);
   await during?.(r.json.id);
-  await waitSessionEnd(d, r.json.id);
+  try {
+    await waitSessionEnd(d, r.json.id);
+  } catch (err) {
+    // What it waits for, and its last words: a real CLI that never ends says little else.
+    const approvals = (await d.socket('GET', `/api/approvals?session_id=${r.json.id}`)).json;
+    const last = (await allLines(d, r.json.id)).slice(-15).map((l: any) => l.text);
+    throw new Error(`${(err as Error).message}: the session did not end; its approvals ${JSON.stringify(approvals.map((a: any) => [a.kind, a.status, a.input]))}; its last lines:\n${last.join('\n')}`);
+  }
   const s = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
   const lines = await allLines(d, r.json.id);
   const events = lines.filter((l) => l.stream === 'stdout').flatMap((l) => {

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import type { PolicyInput } from '../../daemon/sandbox/policy.ts';
 import { git, makeRepo, makeTempDir } from './git.ts';
@@ -80,4 +81,14 @@ export function pathWithoutBwrap(t: T): string {
       return seen.get(real)!;
     })
     .join(':');
+}
+
+// This machine's first address that is not loopback: a host a confined agent reaches only through
+// its proxy (loopback is not proxied inside the sandbox: DESIGN §18, docs/decisions/sandbox.md).
+export function machineAddress(): string {
+  const found = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal);
+  if (!found) throw new Error('these tests need an IPv4 address that is not loopback on this machine');
+  return found.address;
 }

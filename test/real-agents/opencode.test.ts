@@ -15,7 +15,7 @@ import { cliEnv, daemonWithAgent, endedSession, followUp, headlessRanTxt, instal
 const opencodeBin = installCliForFile('opencode-ai');
 
 test("the built-in opencode agent over ACP: grove's agent per mode as its mode option, the prompt sent, timeout_s ends it killed, a follow-up resumes the session", async (t) => {
-  const { d, task } = await daemonWithAgent(t, 'opencode', cliEnv(t, opencodeBin()), UNCONFINED);
+  const { d, task } = await daemonWithAgent(t, 'opencode', cliEnv(t, opencodeBin()));
   // OpenCode answers initialize and session/new after several seconds on a loaded machine (its
   // first run in a new home): the bound leaves room for both before it ends the session.
   const first = await startSession(d, task, { agent: 'opencode', prompt: '- fix the failing test', timeout_s: 25 });
@@ -50,11 +50,8 @@ test("the built-in opencode agent over ACP: grove's agent per mode as its mode o
 const call = (command: string) => ({ tool_use: { name: 'bash', input: { command, description: 'Run it' } } });
 // Confined (DESIGN §18): the provider's base URL is in OpenCode's own config file, not in its
 // environment, so the project names its host in `sandbox.network`; a user agent gets the
-// built-in's sandbox. Over ACP, OpenCode 1.18.33 confined fails at session/new ("OpenCode service
-// failure: directory"): its client reaches its own server on 127.0.0.1:4096 inside the sandbox
-// through the proxy variables, and grove's proxy takes loopback calls outside (docs/agents.md).
-// The ACP tests run unconfined.
-const UNCONFINED = { sandbox: false };
+// built-in's sandbox. Over ACP its client reaches its own server on 127.0.0.1:4096 inside the
+// sandbox: loopback is not proxied there (docs/decisions/sandbox.md).
 const network = (url: string) => ({ sandbox: { network: [new URL(url).host] } });
 const HEADLESS = { command: ['opencode', 'run', '--format', 'json', '--auto', '--', '{prompt}'], format: 'opencode', sandbox: BUILTIN_AGENTS.opencode!.sandbox };
 
@@ -85,5 +82,5 @@ acpApprovalTests({
   told: (req) => toolMessages(req).map((m) => m.text).join('\n'),
   // OpenCode 1.18.33 ends the turn at a rejected call, without asking the model again.
   endsTurnSaying: /The user rejected permission to use this specific tool call\./,
-  config: UNCONFINED,
+  grove: network,
 });

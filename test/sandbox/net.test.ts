@@ -17,7 +17,7 @@ import { GROVE } from '../helpers/cli.ts';
 import { ROOT } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { BIG_BYTES as BIG, naming as server } from '../helpers/http.ts';
-import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox.ts';
+import { machineAddress, sandboxFixture, type SandboxFixture } from '../helpers/sandbox.ts';
 import { marker, processesMatching, waitPidGone } from '../helpers/state.ts';
 
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
@@ -73,15 +73,17 @@ async function runConfined(s: Confined, allow: NetEntry[], ask?: (t: NetTarget) 
   return { code, out: readFileSync(s.out, 'utf8') };
 }
 
-test('confined: an allowed loopback port answers through the proxy and on its own port; another port and another host are refused and recorded once per connection; a direct connection goes nowhere', { timeout: 60_000 }, async (t) => {
+test('confined: an allowed loopback port answers through the proxy and on its own port; loopback is not proxied (another port finds nothing listening); another host is refused and recorded once per connection; a direct connection goes nowhere', { timeout: 60_000 }, async (t) => {
   const ok = await server(t, 'allowed');
   const other = await server(t, 'other');
   const allow = entries(`127.0.0.1:${ok}`, 'registry.npmjs.org');
   const script = [
-    curl('proxied', `http://127.0.0.1:${ok}/a`),
+    curl('proxied', `--noproxy '' http://127.0.0.1:${ok}/a`),
+    curl('loopback', `http://127.0.0.1:${ok}/l`),
     curl('direct', `--noproxy '*' http://127.0.0.1:${ok}/b`),
     `${process.execPath} -e "fetch('http://127.0.0.1:${ok}/fetch').then(r => r.text()).then(b => console.log('fetch=' + b), e => console.log('fetch=failed', e.cause?.code))"`,
     curl('other', `http://127.0.0.1:${other}/`),
+    curl('other-proxied', `--noproxy '' http://127.0.0.1:${other}/`),
     curl('other-direct', `--noproxy '*' http://127.0.0.1:${other}/`),
     curl('host', 'https://example.com/'),
     curl('host-direct', `--noproxy '*' http://93.184.215.14/`),
@@ -89,19 +91,23 @@ test('confined: an allowed loopback port answers through the proxy and on its ow
     'exit 7',
   ].join('\n');
   const s = await confinedSession(t, allow, script);
-  s.env.NO_PROXY = '127.0.0.1,localhost';
+  s.env.NO_PROXY = 'example.com';
   s.env.GROVE_SOCKET = '/nowhere/grove.sock';
   const r = await runConfined(s, allow);
   assert.equal(r.code, 7, r.out);
   assert.match(r.out, /^proxied=0 allowed GET \/a 200$/m, r.out);
+  assert.match(r.out, /^loopback=0 allowed GET \/l 200$/m, r.out);
   assert.match(r.out, /^direct=0 allowed GET \/b 200$/m, r.out);
   assert.match(r.out, /^fetch=allowed GET \/fetch$/m, r.out);
-  assert.match(r.out, /^other=0 grove: the sandbox does not allow 127\.0\.0\.1:\d+\n 403$/m, r.out);
+  assert.match(r.out, /^other=7  000$/m, r.out); // not proxied: nothing listens on that port inside
+  assert.match(r.out, /^other-proxied=0 grove: the sandbox does not allow 127\.0\.0\.1:\d+\n 403$/m, r.out);
   assert.match(r.out, /^other-direct=7  000$/m, r.out); // refused: nothing listens on that port inside
   assert.match(r.out, /^host=56  000$/m, r.out); // the proxy's 403 to the CONNECT
   assert.match(r.out, /^host-direct=7  000$/m, r.out); // no route: the namespace has only lo
-  // NO_PROXY unset; GROVE_SOCKET kept: a session's is its own socket, which answers its approvals only.
-  assert.match(r.out, /^noproxy=\[\] socket=\[\/nowhere\/grove\.sock\]$/m, r.out);
+  // NO_PROXY is loopback, the session's own replaced; GROVE_SOCKET kept: a session's is its own
+  // socket, which answers its approvals only.
+  const loopback = 'localhost,127.0.0.1,::1,[::1],127.0.0.0/8';
+  assert.ok(r.out.includes(`noproxy=[${loopback}${loopback}] socket=[/nowhere/grove.sock]`), r.out);
   assert.deepEqual(records(s.record), [`127.0.0.1:${other}`, 'example.com:443']);
 });
 
@@ -162,21 +168,23 @@ test('confined: an IPv6 loopback entry [::1]:port answers through the proxy and 
 });
 
 test('confined, asking: a blocked host waits for the answer: allowed it goes through, denied it is refused and recorded', { timeout: 60_000 }, async (t) => {
-  const port = await server(t, 'asked');
+  // A host only the proxy reaches: loopback is not proxied inside.
+  const host = machineAddress();
+  const port = await server(t, 'asked', host);
   const asked: NetTarget[] = [];
   const answers = [true, false];
   const ask = async (target: NetTarget) => {
     asked.push(target);
     return answers.shift()!;
   };
-  const script = [curl('first', `http://127.0.0.1:${port}/1`), curl('second', `http://127.0.0.1:${port}/2`)].join('\n');
+  const script = [curl('first', `http://${host}:${port}/1`), curl('second', `http://${host}:${port}/2`)].join('\n');
   const s = await confinedSession(t, [], script);
   const r = await runConfined(s, [], ask);
   assert.equal(r.code, 0, r.out);
   assert.match(r.out, /^first=0 asked GET \/1 200$/m, r.out);
-  assert.match(r.out, /^second=0 grove: the sandbox does not allow 127\.0\.0\.1:\d+\n 403$/m, r.out);
-  assert.deepEqual(asked, [{ host: '127.0.0.1', port }, { host: '127.0.0.1', port }]);
-  assert.deepEqual(records(s.record), [`127.0.0.1:${port}`]);
+  assert.ok(r.out.includes(`second=0 grove: the sandbox does not allow ${host}:${port}\n 403`), r.out);
+  assert.deepEqual(asked, [{ host, port }, { host, port }]);
+  assert.deepEqual(records(s.record), [`${host}:${port}`]);
 });
 
 test('grove sandbox-net keeps forwarding after the process that started it is gone (a daemon restart does not cut the network), and exits with the agent', { timeout: 60_000 }, async (t) => {
