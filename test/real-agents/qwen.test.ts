@@ -13,7 +13,9 @@ import { functionNames, qwenModelEnv, startOpenAIServer, toolMessages } from '..
 import { cliEnv, closedPort, daemonWithAgent, daemonWithTask, endedSession, followUp, headlessRanTxt, installCliForFile, startSession, stdoutJson } from '../helpers/real-agents.ts';
 
 // The CLI, installed once for this file's tests.
-const qwenBin = installCliForFile('@qwen-code/qwen-code');
+// The version docs/agents.md says was checked: a newer Qwen Code (0.24 offers an `auto` mode and
+// answers a refused call otherwise) is checked on purpose, not by whatever npm has that day.
+const qwenBin = installCliForFile('@qwen-code/qwen-code@0.15.10');
 
 const NO_KEY = { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, DASHSCOPE_API_KEY: undefined, GEMINI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined };
 
