@@ -22,12 +22,26 @@ function poolConfig(hold: string, pool: object, extra: object = {}) {
   };
 }
 
+// A repository added as a project of the file's daemon. That daemon outlives the test, so the
+// project (its pool's loop and slots) is removed before the repository is: cleanups run in the
+// order they are registered. `prepare` runs on the repository before it is added.
+async function sharedProject(t: Cleanup, d: TestDaemon, files: Record<string, string>, prepare: (repo: string) => void = () => {}) {
+  let id: string | undefined;
+  t.after(async () => {
+    if (id) await d.socket('DELETE', `/api/projects/${id}`);
+  });
+  const repo = makeRepo(t, { files });
+  prepare(repo);
+  const project = await addProject(d, repo);
+  id = project.id;
+  return { repo, project };
+}
+
 // A repository with a pool of its own, added as a project of the file's daemon.
 async function pooledProject(t: Cleanup, pool: object) {
   const d = await daemon();
   const hold = path.join(makeTempDir(t), 'hold');
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, pool)) } });
-  return { d, hold, repo, project: await addProject(d, repo) };
+  return { d, hold, ...(await sharedProject(t, d, { '.grove.json': JSON.stringify(poolConfig(hold, pool)) })) };
 }
 
 async function pool(d: TestDaemon, projectId: string): Promise<any> {
@@ -148,9 +162,8 @@ test('a creation for another base, or with a branch that exists, is made cold an
 test('a cold creation while a refill runs is not held up by it', async (t) => {
   const d = await daemon();
   const hold = path.join(makeTempDir(t), 'hold');
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) } });
   writeFileSync(hold, '');
-  const project = await addProject(d, repo);
+  const { project } = await sharedProject(t, d, { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) });
   // The pool's first slot is held in its setup: the pool is filling and has nothing to give.
   await until(async () => (await pool(d, project.id)).slots[0]?.status === 'setting_up', 'a slot setting up', 60_000);
   const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'cold' } });
@@ -168,11 +181,11 @@ test('cold creations waiting for the project\'s turn go before a refill that wai
   const order = path.join(dir, 'order');
   // Every `git worktree add` of the repository writes its folder's name as it gets the project's
   // turn, and waits there while a hold-<name> file exists.
-  const repo = makeRepo(t, { files: { '.grove.json': '{}' } });
-  const hook = path.join(repo, '.git', 'hooks', 'post-checkout');
-  writeFileSync(hook, `#!/bin/sh\nn=$(basename "$PWD")\necho "$n" >> '${order}'\nwhile [ -e '${dir}/hold-'"$n" ]; do sleep 0.05; done\n`);
-  chmodSync(hook, 0o755);
-  const project = await addProject(d, repo);
+  const { repo, project } = await sharedProject(t, d, { '.grove.json': '{}' }, (repo) => {
+    const hook = path.join(repo, '.git', 'hooks', 'post-checkout');
+    writeFileSync(hook, `#!/bin/sh\nn=$(basename "$PWD")\necho "$n" >> '${order}'\nwhile [ -e '${dir}/hold-'"$n" ]; do sleep 0.05; done\n`);
+    chmodSync(hook, 0o755);
+  });
   const lines = () => (existsSync(order) ? readFileSync(order, 'utf8').split('\n').filter(Boolean) : []);
   // The daemon watches the new project's config once chokidar has listed its folder: saved
   // again until a save is seen, so that the pool's arrival below is not missed.
@@ -221,8 +234,7 @@ test('removing pool from .grove.json removes its slots, one in its setup too', a
   const d = await daemon();
   const hold = path.join(makeTempDir(t), 'hold');
   writeFileSync(hold, '');
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) } });
-  const project = await addProject(d, repo);
+  const { repo, project } = await sharedProject(t, d, { '.grove.json': JSON.stringify(poolConfig(hold, { size: 1 })) });
   // Held in its setup (which would never end): removing the pool stops it.
   await until(async () => (await pool(d, project.id)).slots[0]?.status === 'setting_up', 'a slot setting up', 60_000);
   writeFileSync(path.join(repo, '.grove.json'), JSON.stringify({ setup: ['true'] }));
@@ -241,8 +253,7 @@ test('a bad pool in .grove.json is refused with CONFIG_INVALID and its path', as
     [{ size: 1, ttl_s: 0 }, '/pool/ttl_s'],
     [{ size: 1, spare: true }, '/pool/spare'],
   ] as const) {
-    const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ pool: bad }) } });
-    const project = await addProject(d, repo);
+    const { project } = await sharedProject(t, d, { '.grove.json': JSON.stringify({ pool: bad }) });
     const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'x' } });
     assert.equal(r.status, 422, r.text);
     assert.equal(r.json.code, 'CONFIG_INVALID');
@@ -389,8 +400,7 @@ test('grove pool shows the slots, as a table and as --json; grove task ls does n
 
 test('a slot whose setup fails stays listed setup_failed, is not made again and again, and a creation is cold', async (t) => {
   const d = await daemon();
-  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ setup: ['case "$GROVE_TASK_NAME" in pool-*) exit 3;; esac'], pool: { size: 2 } }) } });
-  const project = await addProject(d, repo);
+  const { project } = await sharedProject(t, d, { '.grove.json': JSON.stringify({ setup: ['case "$GROVE_TASK_NAME" in pool-*) exit 3;; esac'], pool: { size: 2 } }) });
   await d.waitForLog((l) => l.project === project.id && /failed its setup/.test(l.msg ?? ''), 60_000);
   const [failed, ...others] = (await pool(d, project.id)).slots;
   assert.equal(failed.status, 'setup_failed');
