@@ -18,7 +18,7 @@ import { allLines, liveGroupMembers, waitSessionEnd } from '../helpers/sessions.
 import { until } from '../helpers/store.ts';
 
 // The CLI, installed once for this file's tests.
-const codexBin = installCliForFile('@openai/codex');
+const codexBin = installCliForFile('@openai/codex@0.171.0');
 
 test('the built-in codex agent: the prompt as text, thread_id captured, timeout_s ends it killed, a follow-up resumes the thread', async (t) => {
   // No credentials: a home of its own and no API key.

@@ -12,7 +12,7 @@ import { copilotModelEnv, functionNames, startOpenAIServer, toolMessages } from 
 import { cliEnv, closedPort, daemonWithAgent, daemonWithTask, endedSession, followUp, headlessRanTxt, installCliForFile, startSession, stdoutJson } from '../helpers/real-agents.ts';
 
 // The CLI, installed once for this file's tests.
-const copilotBin = installCliForFile('@github/copilot');
+const copilotBin = installCliForFile('@github/copilot@1.0.102');
 
 const NO_TOKEN = { COPILOT_GITHUB_TOKEN: undefined, GH_TOKEN: undefined, GITHUB_TOKEN: undefined };
 

@@ -15,7 +15,7 @@ import { cliEnv, daemonWithAgent, endedSession, followUp, headlessRanTxt, instal
 import type { Turn } from '../helpers/scripted-server.ts';
 
 // The CLI, installed once for this file's tests.
-const geminiBin = installCliForFile('@google/gemini-cli');
+const geminiBin = installCliForFile('@google/gemini-cli@0.61.0');
 
 test('the built-in gemini agent over ACP: --skip-trust in a new worktree, its ACP mode set, the prompt sent, timeout_s, a follow-up that asks to load the session', async (t) => {
   // A key that no server will see (the network is closed).

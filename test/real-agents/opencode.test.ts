@@ -12,7 +12,7 @@ import { functionNames, opencodeModelEnv, startOpenAIServer, toolMessages } from
 import { cliEnv, daemonWithAgent, endedSession, followUp, headlessRanTxt, installCliForFile, startSession, stdoutJson } from '../helpers/real-agents.ts';
 
 // The CLI, installed once for this file's tests.
-const opencodeBin = installCliForFile('opencode-ai');
+const opencodeBin = installCliForFile('opencode-ai@1.18.33');
 
 test("the built-in opencode agent over ACP: grove's agent per mode as its mode option, the prompt sent, timeout_s ends it killed, a follow-up resumes the session", async (t) => {
   const { d, task } = await daemonWithAgent(t, 'opencode', cliEnv(t, opencodeBin()));
