@@ -26,6 +26,7 @@ export const ROOMS = [
   'daemon/tasks',
   'daemon/sessions',
   'daemon/landing',
+  'daemon/automations',
   'daemon/ssh',
   'daemon/hosts',
   'daemon/mcp',

@@ -36,6 +36,10 @@ import { projectsTable } from './store/projects.ts';
 import { sessionsTable } from './store/sessions.ts';
 import { queueTable } from './store/queue.ts';
 import { createMergeQueue } from './landing/queue.ts';
+import { createAutomations } from './automations/service.ts';
+import { automationRoutes } from './routes/automations.ts';
+import { automationsTable } from './store/automations.ts';
+import { automationRunsTable } from './store/automation-runs.ts';
 import { createLanding } from './landing/service.ts';
 import { eventsTable } from './store/events.ts';
 import { hostsTable } from './store/hosts.ts';
@@ -278,6 +282,25 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     });
     started.push({ name: 'merge queue', close: () => mergeQueue.close() });
     await mergeQueue.start();
+    // Automations (DESIGN §19): after sessions re-attached, so that the runs a stop left follow
+    // their sessions; the clock starts last.
+    const automations = createAutomations({
+      automations: automationsTable(store.db, eventRows),
+      runs: automationRunsTable(store.db, eventRows),
+      getProject: projects.get,
+      pool,
+      setupTimeoutS: settings.setupTimeoutS,
+      create: dependencies.create,
+      sessions: { get: sessions.get, ended: sessions.ended },
+      checkSession: (projectPath, session) => void sessions.planFirst(projectPath, session),
+      changes: (taskId) => landing.review.changes(taskId),
+      archive: (taskId) => tasks.archive(taskId, true),
+      queue: mergeQueue,
+      hostId,
+      log: child('automations'),
+    });
+    started.push({ name: 'automations', close: () => automations.close() });
+    await automations.start();
 
     // Open streams wait while the store is unreachable, and read on once it is back.
     const streamReads = patientReads(createLimiter(STREAM_READS));
@@ -305,6 +328,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       }),
       ...poolRoutes({ warm: tasks.warm }),
       ...queueRoutes({ queue: mergeQueue }),
+      ...automationRoutes({ automations }),
       ...taskRoutes({ tasks, review: landing.review, create: dependencies.create, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalApi,

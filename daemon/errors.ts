@@ -35,6 +35,8 @@ export const ERRORS = {
   ALREADY_QUEUED: { status: 409, title: 'The task is already queued' },
   // Not in DESIGN §4's table: a task the merge queue is landing now leaves it once the landing ends.
   QUEUE_LANDING: { status: 409, title: 'The task is being landed' },
+  // Not in DESIGN §4's table: a project has one automation of each name (DESIGN §19).
+  AUTOMATION_EXISTS: { status: 409, title: 'The project has an automation of that name' },
   RESUME_UNAVAILABLE: { status: 409, title: "The agent's session id is not known, so its conversation cannot be continued" },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
@@ -47,6 +49,10 @@ export const ERRORS = {
   MODE_UNSUPPORTED: { status: 422, title: 'The agent cannot run in this mode' },
   // DESIGN §18: `sandbox: true` where this machine cannot confine; the detail says what to install.
   SANDBOX_UNAVAILABLE: { status: 422, title: 'This machine cannot confine the session' },
+  // DESIGN §19: a cron, zone or `at` that cannot be scheduled; `errors` names the field and why.
+  SCHEDULE_INVALID: { status: 422, title: 'The schedule is invalid' },
+  // Not in DESIGN §4's table: an automation's `land: "pr"` before pull requests exist (DESIGN §20).
+  LAND_UNSUPPORTED: { status: 422, title: 'This way of landing is not supported yet' },
   NO_REMOTE: { status: 422, title: 'The repository has no such remote' },
   REMOTE_FAILED: { status: 502, title: 'The remote refused or could not be reached' },
   // Not in DESIGN §4's table: a task queued in another project's queue, or archived (DESIGN §17).

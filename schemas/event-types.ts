@@ -23,6 +23,12 @@ export const EVENT_TYPES = [
   'queue.failed',
   // Not in DESIGN §17's list: a task taken out of the queue (DELETE), so that boards drop it.
   'queue.removed',
+  // DESIGN §19: every status change of an automation's run.
+  'automation.run',
+  // Not in DESIGN §19's list: an automation made, changed or removed, so that boards follow it.
+  'automation.created',
+  'automation.updated',
+  'automation.removed',
   'host.online',
   'host.offline',
 ] as const;

@@ -82,6 +82,11 @@ export function describeEvent(e: GroveEvent): string {
   const d: any = e.data ?? {};
   if (e.type.startsWith('host.')) return `${e.at} ${e.seq} ${e.type} host ${d.name} ${d.online ? 'online' : 'offline'}`;
   if (e.type.startsWith('queue.')) return `${e.at} ${e.seq} ${e.type} ${describeQueued(e.type, d)}`;
+  if (e.type === 'automation.run') {
+    const why = d.reason ? ` (${d.reason})` : d.error ? ` (${d.error})` : '';
+    return `${e.at} ${e.seq} ${e.type} run ${shortId(d.id ?? '')} of automation ${shortId(d.automation_id ?? '')} ${d.status}${why}`;
+  }
+  if (e.type.startsWith('automation.')) return `${e.at} ${e.seq} ${e.type} automation ${d.name}`;
   const what = e.type.startsWith('project.')
     ? `project ${d.name}`
     : e.type.startsWith('approval.')

@@ -4,7 +4,7 @@ import type { Logger } from '../runtime/log.ts';
 import type { ErrorCode } from '../errors.ts';
 import type { CommandAnswer, CommandRequest, OwnerKind } from '../../schemas/host.ts';
 
-export type Method = 'GET' | 'POST' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export interface Context<P, Q, B> {
   params: P;

@@ -33,6 +33,7 @@ const OWNED = [
   'delete /api/projects/{id}',
   'get /api/projects/{id}/conflicts',
   'post /api/approvals/{id}',
+  'post /api/automations',
 ];
 // DESIGN §4's table, every endpoint and every error code: those the store answers on any host, and the owned ones.
 const ENDPOINTS = [
@@ -56,6 +57,12 @@ const ENDPOINTS = [
   'get /api/approvals/{id}',
   'post /api/sessions/{id}/approvals',
   'get /api/projects/{id}/queue',
+  'get /api/automations',
+  'get /api/automations/{id}',
+  'patch /api/automations/{id}',
+  'delete /api/automations/{id}',
+  'post /api/automations/{id}/runs',
+  'get /api/automations/{id}/runs',
   ...OWNED,
 ];
 const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDEN_ORIGIN NOT_FOUND METHOD_NOT_ALLOWED
@@ -63,7 +70,7 @@ const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
   MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
   CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE
-  HOST_OFFLINE REMOTE_REFUSED ALREADY_QUEUED`.split(/\s+/);
+  HOST_OFFLINE REMOTE_REFUSED ALREADY_QUEUED SCHEDULE_INVALID AUTOMATION_EXISTS LAND_UNSUPPORTED`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));

@@ -1,0 +1,137 @@
+import type { Automation, AutomationRun } from '../../schemas/automation.ts';
+import type { Db } from './db.ts';
+import type { EventsTable } from './events.ts';
+import { iso } from './rows.ts';
+import { isUniqueViolation } from './projects.ts';
+
+// What an automation is, as the API shows it (its defaults filled in), stored as one document.
+export type AutomationSpec = Pick<Automation, 'schedule' | 'session' | 'task' | 'precheck' | 'land' | 'missed' | 'overlap'>;
+
+export interface AutomationRow {
+  id: string;
+  project_id: string;
+  name: string;
+  spec: AutomationSpec;
+  enabled: boolean;
+  cursor: Date;
+  next_run_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+// An automation as stored: the API's shape (without its last run) and the scheduler's cursor.
+export type StoredAutomation = Omit<Automation, 'last_run'> & { cursor: string };
+
+export const toStoredAutomation = (r: AutomationRow): StoredAutomation => ({
+  id: r.id,
+  project_id: r.project_id,
+  name: r.name,
+  ...r.spec,
+  enabled: r.enabled,
+  cursor: r.cursor.toISOString(),
+  next_run_at: iso(r.next_run_at),
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+export const publicAutomation = (a: StoredAutomation, lastRun: AutomationRun | null): Automation => {
+  const { cursor: _, ...pub } = a;
+  return { ...pub, last_run: lastRun };
+};
+
+const specOf = (a: Pick<StoredAutomation, keyof AutomationSpec>): AutomationSpec => ({
+  schedule: a.schedule,
+  session: a.session,
+  task: a.task,
+  precheck: a.precheck,
+  land: a.land,
+  missed: a.missed,
+  overlap: a.overlap,
+});
+
+export const AUTOMATION_COLUMNS = 'id, project_id, name, spec, enabled, cursor, next_run_at, created_at, updated_at';
+
+export type NewAutomation = Pick<StoredAutomation, 'id' | 'project_id' | 'name' | 'enabled' | 'cursor' | 'next_run_at'> & AutomationSpec;
+
+// Automations (DESIGN §19), each change with its event (automation.created, automation.updated,
+// automation.removed) in the same transaction.
+export function automationsTable(db: Db, events: EventsTable) {
+  const one = async (tx: Db, id: string): Promise<StoredAutomation | null> => {
+    const { rows } = await tx.query<AutomationRow>(`SELECT ${AUTOMATION_COLUMNS} FROM automations WHERE id = $1`, [id]);
+    return rows[0] ? toStoredAutomation(rows[0]) : null;
+  };
+  return {
+    get: (id: string) => one(db, id),
+    async list(projectId?: string): Promise<StoredAutomation[]> {
+      const { rows } =
+        projectId === undefined
+          ? await db.query<AutomationRow>(`SELECT ${AUTOMATION_COLUMNS} FROM automations ORDER BY created_at, id`)
+          : await db.query<AutomationRow>(`SELECT ${AUTOMATION_COLUMNS} FROM automations WHERE project_id = $1 ORDER BY created_at, id`, [projectId]);
+      return rows.map(toStoredAutomation);
+    },
+    // The stored automation, or null when the project has one of that name already.
+    async insert(a: NewAutomation): Promise<StoredAutomation | null> {
+      try {
+        return await events.tx(async (tx, record) => {
+          const { rows } = await tx.query<AutomationRow>(
+            `INSERT INTO automations (id, project_id, name, spec, enabled, cursor, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${AUTOMATION_COLUMNS}`,
+            [a.id, a.project_id, a.name, JSON.stringify(specOf(a)), a.enabled, a.cursor, a.next_run_at],
+          );
+          const stored = toStoredAutomation(rows[0]!);
+          await record({ type: 'automation.created', project_id: a.project_id, data: publicAutomation(stored, null) });
+          return stored;
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) return null;
+        throw err;
+      }
+    },
+    // Writes what `change` makes of the row (read under its lock); null when it is gone, 'exists'
+    // when the new name is another automation's.
+    async update(id: string, change: (a: StoredAutomation) => StoredAutomation): Promise<StoredAutomation | null | 'exists'> {
+      try {
+        return await events.tx(async (tx, record) => {
+          const { rows } = await tx.query<AutomationRow>(`SELECT ${AUTOMATION_COLUMNS} FROM automations WHERE id = $1 FOR UPDATE`, [id]);
+          if (!rows[0]) return null;
+          const a = change(toStoredAutomation(rows[0]));
+          const { rows: out } = await tx.query<AutomationRow>(
+            `UPDATE automations SET name = $2, spec = $3, enabled = $4, cursor = $5, next_run_at = $6, updated_at = now() WHERE id = $1 RETURNING ${AUTOMATION_COLUMNS}`,
+            [id, a.name, JSON.stringify(specOf(a)), a.enabled, a.cursor, a.next_run_at],
+          );
+          const stored = toStoredAutomation(out[0]!);
+          await record({ type: 'automation.updated', project_id: stored.project_id, data: publicAutomation(stored, null) });
+          return stored;
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) return 'exists';
+        throw err;
+      }
+    },
+    async remove(id: string): Promise<boolean> {
+      return events.tx(async (tx, record) => {
+        const { rows } = await tx.query<AutomationRow>(`DELETE FROM automations WHERE id = $1 RETURNING ${AUTOMATION_COLUMNS}`, [id]);
+        if (rows[0]) await record({ type: 'automation.removed', project_id: rows[0].project_id, data: publicAutomation(toStoredAutomation(rows[0]), null) });
+        return rows.length > 0;
+      });
+    },
+    // The enabled automations of this host's projects whose next time has come.
+    async due(hostId: string, now: Date): Promise<StoredAutomation[]> {
+      const { rows } = await db.query<AutomationRow>(
+        `SELECT ${AUTOMATION_COLUMNS.split(', ').map((c) => `a.${c}`).join(', ')} FROM automations a JOIN projects p ON p.id = a.project_id
+         WHERE a.enabled AND a.next_run_at IS NOT NULL AND a.next_run_at <= $2 AND p.host_id = $1 ORDER BY a.next_run_at`,
+        [hostId, now],
+      );
+      return rows.map(toStoredAutomation);
+    },
+    // When this host's next automation is due, or null when none is.
+    async nextDue(hostId: string): Promise<Date | null> {
+      const { rows } = await db.query<{ at: Date | null }>(
+        `SELECT min(a.next_run_at) AS at FROM automations a JOIN projects p ON p.id = a.project_id WHERE a.enabled AND p.host_id = $1`,
+        [hostId],
+      );
+      return rows[0]?.at ?? null;
+    },
+  };
+}
+
+export type AutomationsTable = ReturnType<typeof automationsTable>;

@@ -1,0 +1,46 @@
+-- Automations (DESIGN §19): a definition (`spec`: schedule, session, task, precheck, land, missed,
+-- overlap, as the API shows them) per project, unique by name. `cursor` is the latest scheduled
+-- time already dealt with (run, folded or skipped): the times after it up to now are due.
+-- `next_run_at` is the next one, null while paused or once an `at` has passed; the scheduler
+-- reads the due ones by it.
+CREATE TABLE automations (
+  id uuid PRIMARY KEY,
+  project_id uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+  name text NOT NULL,
+  spec jsonb NOT NULL,
+  enabled boolean NOT NULL DEFAULT true,
+  cursor timestamptz NOT NULL,
+  next_run_at timestamptz,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (project_id, name)
+);
+CREATE INDEX automations_due ON automations (next_run_at) WHERE enabled AND next_run_at IS NOT NULL;
+
+-- A run of an automation. A scheduled time is claimed by inserting its row: the partial unique
+-- key makes that once, across restarts and a team's daemons. Manual runs (POST …/runs) are not
+-- scheduled times and are not in the key.
+CREATE TABLE automation_runs (
+  id uuid PRIMARY KEY,
+  automation_id uuid NOT NULL REFERENCES automations (id) ON DELETE CASCADE,
+  scheduled_for timestamptz NOT NULL,
+  trigger text NOT NULL CHECK (trigger IN ('schedule', 'manual')),
+  status text NOT NULL CHECK (status IN ('pending', 'precheck', 'running', 'succeeded', 'failed', 'skipped')),
+  reason text CHECK (reason IN ('precheck', 'overlap', 'missed', 'disabled')),
+  error text,
+  missed integer NOT NULL DEFAULT 0,
+  precheck jsonb,
+  -- The running precheck's process group, stopped at the next start if a killed daemon left it.
+  precheck_pid integer,
+  precheck_pid_start text,
+  task_id uuid,
+  session_id uuid,
+  result jsonb,
+  changes jsonb,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  started_at timestamptz,
+  ended_at timestamptz
+);
+CREATE UNIQUE INDEX automation_runs_once ON automation_runs (automation_id, scheduled_for) WHERE trigger = 'schedule';
+CREATE INDEX automation_runs_newest ON automation_runs (automation_id, created_at DESC);
+CREATE INDEX automation_runs_active ON automation_runs (status) WHERE status IN ('pending', 'precheck', 'running');
