@@ -293,6 +293,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       create: dependencies.create,
       sessions: { get: sessions.get, ended: sessions.ended },
       checkSession: (projectPath, session) => void sessions.planFirst(projectPath, session),
+      configs,
+      localProjects: () => projectRows.listOfHost(hostId),
       changes: (taskId) => landing.review.changes(taskId),
       archive: (taskId) => tasks.archive(taskId, true),
       queue: mergeQueue,
@@ -321,6 +323,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
           add: async (input) => {
             const p = await projects.add(input);
             void tasks.warm.sync(p.id);
+            void automations.applyFile(p.id);
             return p;
           },
           remove: (id) => projects.remove(id, () => tasks.warm.removeAll(id)),

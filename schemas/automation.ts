@@ -55,8 +55,7 @@ export const Overlap = Type.Union([Type.Literal('skip'), Type.Literal('queue')],
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: TEXT_PATTERN });
 const Precheck = Type.String({ minLength: 1, maxLength: 65536, pattern: '^[^\\u0000]*$', description: "a shell command run in the project's checkout first: a non-zero exit skips the run" });
 
-const definition = {
-  name: Name,
+const fields = {
   schedule: Schedule,
   session: AutomationSession,
   task: Type.Optional(AutomationTask),
@@ -66,6 +65,11 @@ const definition = {
   overlap: Type.Optional(Overlap),
   enabled: Type.Optional(Type.Boolean()),
 };
+const definition = { name: Name, ...fields };
+
+// An automation declared in `.grove.json` `automations`, keyed by its name (DESIGN §19).
+export const DeclaredAutomation = Type.Object(fields, { additionalProperties: false });
+export type DeclaredAutomation = Static<typeof DeclaredAutomation>;
 
 export const CreateAutomation = Type.Object({ project_id: Id, ...definition }, { additionalProperties: false, $id: 'CreateAutomation' });
 export type CreateAutomation = Static<typeof CreateAutomation>;
@@ -130,6 +134,7 @@ export const Automation = Type.Object(
     missed: Missed,
     overlap: Overlap,
     enabled: Type.Boolean(),
+    source: Type.Union([Type.Literal('api'), Type.Literal('file')], { description: "file: declared in the project's .grove.json, which it follows when the file changes" }),
     next_run_at: Type.Union([Timestamp, Type.Null()], { description: 'the next scheduled time; null when paused or when an `at` has passed' }),
     last_run: Type.Union([AutomationRun, Type.Null()]),
     created_at: Timestamp,

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DeclaredAutomation } from './automation.ts';
 import { AllowRules, ApprovalTimeoutS, ENV_NAME_PATTERN, Mode, NetworkEntry, SandboxSetting, TimeoutS } from './config.ts';
 
 // A config is a few lines; past this it is a mistake or an attack, not a config (`.grove.json`,
@@ -69,6 +70,12 @@ export const ProjectConfig = Type.Object(
     approval_timeout_s: Type.Optional(ApprovalTimeoutS),
     pool: Type.Optional(PoolConfig),
     sandbox: Type.Optional(Type.Union([SandboxSetting, ProjectSandbox], { description: 'whether agent sessions are confined, and what they may write, read and reach (DESIGN §18)' })),
+    automations: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]+$' }), DeclaredAutomation, {
+        additionalProperties: false,
+        description: 'automations (DESIGN §19) by name: made, changed and removed as this changes',
+      }),
+    ),
     check: Type.Optional(
       Type.Array(Type.String({ minLength: 1, pattern: COMMAND }), { description: "the merge queue's checks (DESIGN §17): run in order in the task's worktree after its rebase; the first failure takes it out" }),
     ),

@@ -1,12 +1,15 @@
 // Automations as the routes use them (DESIGN §19): made, read, changed, removed and run now;
 // wires the scheduler and the runner together.
 import { randomUUID } from 'node:crypto';
-import type { Automation, AutomationRun, CreateAutomation, PatchAutomation } from '../../schemas/automation.ts';
+import type { Automation, AutomationRun, CreateAutomation, DeclaredAutomation, PatchAutomation } from '../../schemas/automation.ts';
 import type { Project } from '../../schemas/project.ts';
+import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { CreateSession } from '../../schemas/session.ts';
 import { GroveError } from '../errors.ts';
 import type { Logger } from '../runtime/log.ts';
+import { createCoalescer } from '../runtime/coalesce.ts';
 import { once } from '../runtime/once.ts';
+import type { Listen } from '../runtime/signal.ts';
 import { publicRun, type AutomationRunsTable } from '../store/automation-runs.ts';
 import { publicAutomation, type AutomationSpec, type AutomationsTable, type StoredAutomation } from '../store/automations.ts';
 import { createRunner, type RunnerDeps } from './runner.ts';
@@ -21,8 +24,14 @@ export interface AutomationDeps extends Omit<RunnerDeps, 'runs' | 'automations'>
   runs: AutomationRunsTable;
   /** checks a session as a task's first would be (agent, mode): throws UNKNOWN_AGENT, MODE_UNSUPPORTED, … */
   checkSession: (projectPath: string, session: CreateSession) => void;
+  /** the projects' .grove.json, whose `automations` are applied when it changes */
+  configs: { load: (projectPath: string) => ProjectConfig; changes: Listen<string> };
+  localProjects: () => Promise<Project[]>;
   clock?: Clock;
 }
+
+// Who made an automation: the API, or the project's .grove.json with its entry there.
+type Origin = { source: 'api' } | { source: 'file'; declared: DeclaredAutomation };
 
 export function createAutomations(deps: AutomationDeps) {
   const { automations, runs, log } = deps;
@@ -44,28 +53,141 @@ export function createAutomations(deps: AutomationDeps) {
 
   const nextOf = (schedule: StoredSchedule, enabled: boolean, now: Date) => (enabled ? nextTime(schedule, now) : null);
 
+  // The stored form of a definition, checked: refused before anything is stored.
+  function specOf(project: Project, def: Omit<DeclaredAutomation, 'enabled'>, now: Date): AutomationSpec {
+    const spec: AutomationSpec = {
+      schedule: checkSchedule(def.schedule, now),
+      session: def.session,
+      task: def.task ?? {},
+      precheck: def.precheck ?? null,
+      land: def.land ?? 'none',
+      missed: def.missed ?? DEFAULT_MISSED,
+      overlap: def.overlap ?? 'skip',
+    };
+    checkSpec(project, spec);
+    return spec;
+  }
+
+  async function make(project: Project, name: string, def: DeclaredAutomation, origin: Origin): Promise<StoredAutomation> {
+    const now = new Date();
+    const spec = specOf(project, def, now);
+    const enabled = def.enabled ?? true;
+    const declared = origin.source === 'file' ? origin.declared : null;
+    const stored = await automations.insert({ id: randomUUID(), project_id: project.id, name, enabled, source: origin.source, declared, cursor: now.toISOString(), next_run_at: nextOf(spec.schedule as StoredSchedule, enabled, now)?.toISOString() ?? null, ...spec });
+    if (stored === null) throw new GroveError('AUTOMATION_EXISTS', `project ${project.name} has an automation named ${JSON.stringify(name)} already`);
+    log.info({ automation: stored.id, project: project.id, source: origin.source, next_run_at: stored.next_run_at }, 'automation created');
+    scheduler.poke();
+    return stored;
+  }
+
+  // A new schedule or a resume counts from now: times that passed meanwhile are not missed.
+  async function change(before: StoredAutomation, patch: PatchAutomation, origin: Origin | null): Promise<StoredAutomation> {
+    const project = await deps.getProject(before.project_id);
+    const now = new Date();
+    const schedule = patch.schedule !== undefined ? checkSchedule(patch.schedule, now) : (before.schedule as StoredSchedule);
+    const spec: AutomationSpec = {
+      schedule,
+      session: patch.session ?? before.session,
+      task: patch.task ?? before.task,
+      precheck: patch.precheck !== undefined ? patch.precheck : before.precheck,
+      land: patch.land ?? before.land,
+      missed: patch.missed ?? before.missed,
+      overlap: patch.overlap ?? before.overlap,
+    };
+    checkSpec(project, spec);
+    const enabled = patch.enabled ?? before.enabled;
+    const restart = patch.schedule !== undefined || (enabled && !before.enabled);
+    const stored = await automations.update(before.id, (a) => ({
+      ...a,
+      ...spec,
+      name: patch.name ?? a.name,
+      enabled,
+      ...(origin !== null ? { source: origin.source, declared: origin.source === 'file' ? origin.declared : null } : {}),
+      cursor: restart ? now.toISOString() : a.cursor,
+      next_run_at: !enabled ? null : restart ? (nextOf(schedule, true, now)?.toISOString() ?? null) : a.next_run_at,
+    }));
+    if (stored === null) throw notFound(before.id);
+    if (stored === 'exists') throw new GroveError('AUTOMATION_EXISTS', `project ${project.name} has an automation named ${JSON.stringify(patch.name)} already`);
+    // Paused: the runs still waiting for their turn will not have it.
+    if (!enabled) for (const r of await runs.active(before.id)) if (r.status === 'pending') await runs.change(r.id, ['pending'], { status: 'skipped', reason: 'disabled', ended_at: now });
+    scheduler.poke();
+    return stored;
+  }
+
+  // A project's .grove.json `automations` applied (DESIGN §19): an entry new to it is made, a
+  // changed one replaces what it declared (fields it leaves out go back to their defaults; its
+  // `enabled` only when it says), one gone is removed. An entry that cannot be applied is logged
+  // and left as it was; an invalid file changes nothing.
+  async function applyFile(projectId: string): Promise<void> {
+    const project = await deps.getProject(projectId).catch(() => null);
+    if (project === null || project.host_id !== deps.hostId) return;
+    let config: ProjectConfig;
+    try {
+      config = deps.configs.load(project.path);
+    } catch (err) {
+      if (!(err instanceof GroveError)) throw err;
+      log.warn({ project: project.id, err: err.detail }, "the project's .grove.json is invalid: its automations are left as they were");
+      return;
+    }
+    const declared = config.automations ?? {};
+    const existing = await automations.list(project.id);
+    for (const [name, def] of Object.entries(declared)) {
+      const row = existing.find((a) => a.name === name);
+      try {
+        if (!row) await make(project, name, def, { source: 'file', declared: def });
+        else if (row.source !== 'file' || JSON.stringify(row.declared) !== JSON.stringify(def)) {
+          const prev = (row.declared ?? null) as DeclaredAutomation | null;
+          const sameSchedule = prev !== null && JSON.stringify(prev.schedule) === JSON.stringify(def.schedule);
+          await change(
+            row,
+            {
+              ...(sameSchedule ? {} : { schedule: def.schedule }),
+              session: def.session,
+              task: def.task ?? {},
+              precheck: def.precheck ?? null,
+              land: def.land ?? 'none',
+              missed: def.missed ?? DEFAULT_MISSED,
+              overlap: def.overlap ?? 'skip',
+              ...(def.enabled !== undefined ? { enabled: def.enabled } : {}),
+            },
+            { source: 'file', declared: def },
+          );
+          log.info({ automation: row.id, project: project.id }, 'automation changed by .grove.json');
+        }
+      } catch (err) {
+        if (!(err instanceof GroveError)) throw err;
+        log.warn({ project: project.id, name, code: err.code, err: err.detail }, 'an automation in .grove.json cannot be applied: left as it was');
+      }
+    }
+    for (const a of existing) {
+      if (a.source === 'file' && !Object.hasOwn(declared, a.name)) {
+        await automations.remove(a.id);
+        log.info({ automation: a.id, project: project.id }, 'automation removed from .grove.json');
+      }
+    }
+  }
+  const fileSync = createCoalescer<string>(async (projectId) => {
+    try {
+      await applyFile(projectId);
+    } catch (err) {
+      log.error({ err, project: projectId }, "applying a project's .grove.json automations failed");
+    }
+  });
+  const syncRoot = (root: string) =>
+    void deps.localProjects().then((list) => {
+      const p = list.find((x) => x.path === root);
+      if (p) void fileSync.run(p.id);
+    });
+  let stopWatching: () => void = () => {};
+
   return {
     async create(body: CreateAutomation): Promise<Automation> {
-      const project = await deps.getProject(body.project_id);
-      const now = new Date();
-      const schedule = checkSchedule(body.schedule, now);
-      const spec: AutomationSpec = {
-        schedule,
-        session: body.session,
-        task: body.task ?? {},
-        precheck: body.precheck ?? null,
-        land: body.land ?? 'none',
-        missed: body.missed ?? DEFAULT_MISSED,
-        overlap: body.overlap ?? 'skip',
-      };
-      checkSpec(project, spec);
-      const enabled = body.enabled ?? true;
-      const stored = await automations.insert({ id: randomUUID(), project_id: project.id, name: body.name, enabled, cursor: now.toISOString(), next_run_at: nextOf(schedule, enabled, now)?.toISOString() ?? null, ...spec });
-      if (stored === null) throw new GroveError('AUTOMATION_EXISTS', `project ${project.name} has an automation named ${JSON.stringify(body.name)} already`);
-      log.info({ automation: stored.id, project: project.id, next_run_at: stored.next_run_at }, 'automation created');
-      scheduler.poke();
-      return publicAutomation(stored, null);
+      const { project_id, name, ...def } = body;
+      const project = await deps.getProject(project_id);
+      return publicAutomation(await make(project, name, def, { source: 'api' }), null);
     },
+    // A project added: its .grove.json automations are made.
+    applyFile: (projectId: string) => fileSync.run(projectId),
     async list(projectId?: string): Promise<Automation[]> {
       return withLastRun(await automations.list(projectId));
     },
@@ -74,39 +196,10 @@ export function createAutomations(deps: AutomationDeps) {
       if (!a) throw notFound(id);
       return (await withLastRun([a]))[0]!;
     },
-    // A new schedule or a resume counts from now: times that passed meanwhile are not missed.
     async update(id: string, patch: PatchAutomation): Promise<Automation> {
       const before = await automations.get(id);
       if (!before) throw notFound(id);
-      const project = await deps.getProject(before.project_id);
-      const now = new Date();
-      const schedule = patch.schedule !== undefined ? checkSchedule(patch.schedule, now) : (before.schedule as StoredSchedule);
-      const spec: AutomationSpec = {
-        schedule,
-        session: patch.session ?? before.session,
-        task: patch.task ?? before.task,
-        precheck: patch.precheck !== undefined ? patch.precheck : before.precheck,
-        land: patch.land ?? before.land,
-        missed: patch.missed ?? before.missed,
-        overlap: patch.overlap ?? before.overlap,
-      };
-      checkSpec(project, spec);
-      const enabled = patch.enabled ?? before.enabled;
-      const restart = patch.schedule !== undefined || (enabled && !before.enabled);
-      const stored = await automations.update(id, (a) => ({
-        ...a,
-        ...spec,
-        name: patch.name ?? a.name,
-        enabled,
-        cursor: restart ? now.toISOString() : a.cursor,
-        next_run_at: !enabled ? null : restart ? (nextOf(schedule, true, now)?.toISOString() ?? null) : a.next_run_at,
-      }));
-      if (stored === null) throw notFound(id);
-      if (stored === 'exists') throw new GroveError('AUTOMATION_EXISTS', `project ${project.name} has an automation named ${JSON.stringify(patch.name)} already`);
-      // Paused: the runs still waiting for their turn will not have it.
-      if (!enabled) for (const r of await runs.active(id)) if (r.status === 'pending') await runs.change(r.id, ['pending'], { status: 'skipped', reason: 'disabled', ended_at: now });
-      scheduler.poke();
-      return (await withLastRun([stored]))[0]!;
+      return (await withLastRun([await change(before, patch, null)]))[0]!;
     },
     async remove(id: string): Promise<void> {
       if (!(await automations.remove(id))) throw notFound(id);
@@ -122,12 +215,17 @@ export function createAutomations(deps: AutomationDeps) {
       if (!(await automations.get(id))) throw notFound(id);
       return (await runs.list(id)).map(publicRun);
     },
-    // At start, after sessions re-attached: runs a stop left go on, then the clock starts.
+    // At start, after sessions re-attached: runs a stop left go on, the projects' files are
+    // applied, then the clock starts.
     async start(): Promise<void> {
       await runner.recover();
+      stopWatching = deps.configs.changes.onAnyChange(syncRoot);
+      for (const p of await deps.localProjects()) await fileSync.run(p.id);
       scheduler.start();
     },
     close: once(async () => {
+      stopWatching();
+      await fileSync.close();
       await scheduler.close();
       await runner.close();
     }),

@@ -13,14 +13,17 @@ export interface AutomationRow {
   name: string;
   spec: AutomationSpec;
   enabled: boolean;
+  source: 'api' | 'file';
+  declared: unknown;
   cursor: Date;
   next_run_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
-// An automation as stored: the API's shape (without its last run) and the scheduler's cursor.
-export type StoredAutomation = Omit<Automation, 'last_run'> & { cursor: string };
+// An automation as stored: the API's shape (without its last run), the scheduler's cursor and,
+// for one from .grove.json, its entry there as last applied.
+export type StoredAutomation = Omit<Automation, 'last_run'> & { cursor: string; declared: unknown };
 
 export const toStoredAutomation = (r: AutomationRow): StoredAutomation => ({
   id: r.id,
@@ -28,6 +31,8 @@ export const toStoredAutomation = (r: AutomationRow): StoredAutomation => ({
   name: r.name,
   ...r.spec,
   enabled: r.enabled,
+  source: r.source,
+  declared: r.declared,
   cursor: r.cursor.toISOString(),
   next_run_at: iso(r.next_run_at),
   created_at: r.created_at.toISOString(),
@@ -35,7 +40,7 @@ export const toStoredAutomation = (r: AutomationRow): StoredAutomation => ({
 });
 
 export const publicAutomation = (a: StoredAutomation, lastRun: AutomationRun | null): Automation => {
-  const { cursor: _, ...pub } = a;
+  const { cursor: _, declared: _d, ...pub } = a;
   return { ...pub, last_run: lastRun };
 };
 
@@ -49,9 +54,9 @@ const specOf = (a: Pick<StoredAutomation, keyof AutomationSpec>): AutomationSpec
   overlap: a.overlap,
 });
 
-export const AUTOMATION_COLUMNS = 'id, project_id, name, spec, enabled, cursor, next_run_at, created_at, updated_at';
+export const AUTOMATION_COLUMNS = 'id, project_id, name, spec, enabled, source, declared, cursor, next_run_at, created_at, updated_at';
 
-export type NewAutomation = Pick<StoredAutomation, 'id' | 'project_id' | 'name' | 'enabled' | 'cursor' | 'next_run_at'> & AutomationSpec;
+export type NewAutomation = Pick<StoredAutomation, 'id' | 'project_id' | 'name' | 'enabled' | 'source' | 'declared' | 'cursor' | 'next_run_at'> & AutomationSpec;
 
 // Automations (DESIGN §19), each change with its event (automation.created, automation.updated,
 // automation.removed) in the same transaction.
@@ -74,8 +79,8 @@ export function automationsTable(db: Db, events: EventsTable) {
       try {
         return await events.tx(async (tx, record) => {
           const { rows } = await tx.query<AutomationRow>(
-            `INSERT INTO automations (id, project_id, name, spec, enabled, cursor, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${AUTOMATION_COLUMNS}`,
-            [a.id, a.project_id, a.name, JSON.stringify(specOf(a)), a.enabled, a.cursor, a.next_run_at],
+            `INSERT INTO automations (id, project_id, name, spec, enabled, source, declared, cursor, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${AUTOMATION_COLUMNS}`,
+            [a.id, a.project_id, a.name, JSON.stringify(specOf(a)), a.enabled, a.source, a.declared === null ? null : JSON.stringify(a.declared), a.cursor, a.next_run_at],
           );
           const stored = toStoredAutomation(rows[0]!);
           await record({ type: 'automation.created', project_id: a.project_id, data: publicAutomation(stored, null) });
@@ -95,8 +100,8 @@ export function automationsTable(db: Db, events: EventsTable) {
           if (!rows[0]) return null;
           const a = change(toStoredAutomation(rows[0]));
           const { rows: out } = await tx.query<AutomationRow>(
-            `UPDATE automations SET name = $2, spec = $3, enabled = $4, cursor = $5, next_run_at = $6, updated_at = now() WHERE id = $1 RETURNING ${AUTOMATION_COLUMNS}`,
-            [id, a.name, JSON.stringify(specOf(a)), a.enabled, a.cursor, a.next_run_at],
+            `UPDATE automations SET name = $2, spec = $3, enabled = $4, source = $5, declared = $6, cursor = $7, next_run_at = $8, updated_at = now() WHERE id = $1 RETURNING ${AUTOMATION_COLUMNS}`,
+            [id, a.name, JSON.stringify(specOf(a)), a.enabled, a.source, a.declared === null ? null : JSON.stringify(a.declared), a.cursor, a.next_run_at],
           );
           const stored = toStoredAutomation(out[0]!);
           await record({ type: 'automation.updated', project_id: stored.project_id, data: publicAutomation(stored, null) });

@@ -4,13 +4,14 @@
 // input refused with nothing stored; missed times folded after the daemon was down; a kill -9
 // during a run, then the run followed to its end, never started twice.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { addProject, ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { agentHome, gate, sharedAgentDaemon } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 
 // Speaks Claude Code's stream-json: its end is a result with a cost and tokens.
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
@@ -176,6 +177,40 @@ test('bad input: 422 with the code and the field, and nothing stored', async (t)
   const bad = await d.socket('PATCH', `/api/automations/${a.id}`, { body: { schedule: { cron: '99 * * * *' } } });
   assert.equal(bad.json.code, 'SCHEDULE_INVALID');
   assert.deepEqual((await d.socket('GET', `/api/automations/${a.id}`)).json.schedule, a.schedule, 'unchanged');
+});
+
+test('.grove.json automations: made when the project is added, changed and removed as the file changes; an entry that cannot be applied is left out', async (t) => {
+  const d = await daemon();
+  const nightly = { schedule: { cron: '0 3 * * *', timezone: 'UTC' }, session: { prompt: 'echo:nightly' } };
+  const grove = (automations: object) => JSON.stringify({ agent: 'fixture', automations });
+  const repo = makeRepo(t, { files: { '.grove.json': grove({ nightly, broken: { schedule: { cron: '0 3 * * 9' }, session: { prompt: 'x' } } }) } });
+  const p = await addProject(d, repo);
+  const list = async () => (await d.socket('GET', `/api/automations?project_id=${p.id}`)).json as any[];
+  const [made] = await until(async () => ((l) => l.length > 0 && l)(await list()), 'the declared automation', 30_000);
+  assert.deepEqual([made.name, made.source, made.schedule, made.session, made.overlap, made.next_run_at?.slice(11)], ['nightly', 'file', nightly.schedule, nightly.session, 'skip', '03:00:00.000Z']);
+  assert.equal((await list()).length, 1, 'the broken entry is left out');
+  await d.waitForLog((l) => l.project === p.id && l.name === 'broken' && l.code === 'SCHEDULE_INVALID');
+  const byApi = await create(d, { project_id: p.id, name: 'by hand', schedule: { cron: '0 4 * * *' }, session: { prompt: 'echo:hand' } });
+
+  // Changed: the prompt of one, a new one; the old schedule kept (an unchanged entry is not re-made).
+  const changed = grove({ nightly: { ...nightly, session: { prompt: 'echo:changed' }, overlap: 'queue' }, weekly: { schedule: { cron: '0 5 * * 1', timezone: 'UTC' }, session: { prompt: 'echo:weekly' } } });
+  const after = await until(async () => {
+    writeFileSync(path.join(repo, '.grove.json'), changed);
+    const l = await list();
+    return l.length === 3 && l.find((a) => a.name === 'nightly')?.session.prompt === 'echo:changed' && l;
+  }, 'the change applied', 30_000);
+  const again = after.find((a: any) => a.name === 'nightly');
+  assert.deepEqual([again.id, again.overlap, again.next_run_at], [made.id, 'queue', made.next_run_at], 'the same automation, changed');
+  assert.equal(after.find((a: any) => a.name === 'weekly').source, 'file');
+
+  // Removed from the file: removed from grove; the one made by hand stays.
+  const removed = await until(async () => {
+    writeFileSync(path.join(repo, '.grove.json'), grove({ weekly: { schedule: { cron: '0 5 * * 1', timezone: 'UTC' }, session: { prompt: 'echo:weekly' } } }));
+    const l = await list();
+    return !l.some((a) => a.name === 'nightly') && l;
+  }, 'the removal applied', 30_000);
+  assert.deepEqual(removed.map((a: any) => [a.name, a.source]), [['by hand', 'api'], ['weekly', 'file']]);
+  assert.equal(removed[0].id, byApi.id);
 });
 
 test('missed times while the daemon was down: folded into one run, counted in `missed`', async (t) => {

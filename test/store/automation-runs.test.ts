@@ -21,6 +21,8 @@ async function automation(t: TestContext, overlap: 'skip' | 'queue' = 'skip') {
     project_id: task.project_id,
     name: `a ${randomUUID().slice(0, 6)}`,
     enabled: true,
+    source: 'api',
+    declared: null,
     cursor: T(0).toISOString(),
     next_run_at: T(2).toISOString(),
     schedule: { cron: '*/2 * * * * *', timezone: 'UTC' },

@@ -9,6 +9,10 @@ CREATE TABLE automations (
   name text NOT NULL,
   spec jsonb NOT NULL,
   enabled boolean NOT NULL DEFAULT true,
+  -- api: made through the API; file: declared in the project's .grove.json, which it follows.
+  source text NOT NULL DEFAULT 'api' CHECK (source IN ('api', 'file')),
+  -- With source file: the entry as last applied, so that an unchanged entry is left alone.
+  declared jsonb,
   cursor timestamptz NOT NULL,
   next_run_at timestamptz,
   created_at timestamptz NOT NULL DEFAULT now(),
