@@ -18,22 +18,26 @@ export interface PlanInput {
   settled: boolean;
 }
 
-// The runs the times in (cursor, now] make: one on-time run; or, for missed times, with policy
-// `latest`, the latest within `grace_s` as a run whose `missed` counts the others within it
-// folded in, and those older than the grace as one `skipped` run (`missed` counting them); with
-// policy `skip`, one `skipped` run for all. Null: missed times waiting for the machine to settle
-// after a wake.
+// The runs the times in (cursor, now] make. The latest, noticed on time, runs as it is. Missed
+// times (the others, or all when the latest is late too) go by the policy: `latest` runs the
+// latest within `grace_s`, its `missed` counting the others within it folded in, and makes those
+// older than the grace one `skipped` run (`missed` counting them); `skip` makes them all one
+// `skipped` run, and only an on-time latest runs. Null: missed times waiting for the machine to
+// settle after a wake (unless an on-time run is going anyway).
 export function plan(p: PlanInput): Claims | null {
   const { schedule, cursor, now } = p;
   const due = dueIn(schedule, cursor, now);
   const next_run_at = nextTime(schedule, now);
   if (due.latest === null) return { claims: [], cursor, next_run_at };
-  if (due.count === 1 && now.getTime() - due.latest.getTime() <= ON_TIME_MS) {
-    return { claims: [{ scheduled_for: due.latest, missed: 0, skipped: null }], cursor: due.latest, next_run_at };
-  }
-  if (!p.settled) return null;
+  const onTime = now.getTime() - due.latest.getTime() <= ON_TIME_MS;
+  const done = { cursor: due.latest, next_run_at };
+  if (onTime && due.count === 1) return { claims: [{ scheduled_for: due.latest, missed: 0, skipped: null }], ...done };
+  if (!p.settled && !onTime) return null;
   if (p.missed.policy === 'skip') {
-    return { claims: [{ scheduled_for: due.latest, missed: due.count, skipped: 'missed' }], cursor: due.latest, next_run_at };
+    const missed = onTime ? dueIn(schedule, cursor, new Date(due.latest.getTime() - 1)) : due;
+    const claims: Claims['claims'] = [{ scheduled_for: missed.latest!, missed: missed.count, skipped: 'missed' }];
+    if (onTime) claims.push({ scheduled_for: due.latest, missed: 0, skipped: null });
+    return { claims, ...done };
   }
   const graceStart = new Date(Math.max(cursor.getTime(), now.getTime() - p.missed.grace_s * 1000));
   const old = dueIn(schedule, cursor, graceStart);
@@ -41,5 +45,5 @@ export function plan(p: PlanInput): Claims | null {
   const claims: Claims['claims'] = [];
   if (old.latest !== null) claims.push({ scheduled_for: old.latest, missed: old.count, skipped: 'missed' });
   if (recent.latest !== null) claims.push({ scheduled_for: recent.latest, missed: recent.count - 1, skipped: null });
-  return { claims, cursor: due.latest, next_run_at };
+  return { claims, ...done };
 }

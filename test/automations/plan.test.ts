@@ -28,13 +28,17 @@ test('missed times within the grace: the latest runs, counting the others folded
   assert.deepEqual(claims(late), [['12:01:00', 0, null]], 'one time noticed late runs, with none folded');
 });
 
-test('policy skip: every missed time is one skipped run', () => {
-  const p = plan({ schedule: everyMinute, missed: { policy: 'skip', grace_s: 43200 }, cursor: T('12:00:00'), now: T('12:10:30'), settled: true });
+test('policy skip: every missed time is one skipped run; an on-time latest still runs', () => {
+  const skip = { policy: 'skip', grace_s: 43200 } as const;
+  const p = plan({ schedule: everyMinute, missed: skip, cursor: T('12:00:00'), now: T('12:10:30'), settled: true });
   assert.deepEqual(claims(p), [['12:10:00', 10, 'missed']]);
+  const onTime = plan({ schedule: everyMinute, missed: skip, cursor: T('12:00:00'), now: T('12:10:02'), settled: false });
+  assert.deepEqual(claims(onTime), [['12:09:00', 9, 'missed'], ['12:10:00', 0, null]], 'not held by the settling: a run goes anyway');
 });
 
-test('missed times wait while the machine settles after a wake; nothing due still moves the next time on', () => {
+test('missed times wait while the machine settles after a wake, unless the latest is on time; nothing due still moves the next time on', () => {
   assert.equal(plan({ schedule: everyMinute, missed: latest12h, cursor: T('12:00:00'), now: T('12:10:30'), settled: false }), null);
+  assert.deepEqual(claims(plan({ schedule: everyMinute, missed: latest12h, cursor: T('12:00:00'), now: T('12:10:05'), settled: false })), [['12:10:00', 9, null]]);
   const none = plan({ schedule: everyMinute, missed: latest12h, cursor: T('12:10:00'), now: T('12:10:30'), settled: true });
   assert.deepEqual([none!.claims, none!.cursor.toISOString(), none!.next_run_at!.toISOString()], [[], T('12:10:00').toISOString(), T('12:11:00').toISOString()]);
   const at: StoredSchedule = { at: T('12:05:00').toISOString() };
