@@ -71,7 +71,16 @@ const definition = { name: Name, ...fields };
 export const DeclaredAutomation = Type.Object(fields, { additionalProperties: false });
 export type DeclaredAutomation = Static<typeof DeclaredAutomation>;
 
-export const CreateAutomation = Type.Object({ project_id: Id, ...definition }, { additionalProperties: false, $id: 'CreateAutomation' });
+export const CreateAutomation = Type.Object(
+  {
+    project_id: Type.Optional(Id),
+    repository: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 4096, pattern: TEXT_PATTERN, description: "instead of project_id, on a team: run by whichever host with a project of this repository claims each time (made on a host that has one)" }),
+    ),
+    ...definition,
+  },
+  { additionalProperties: false, $id: 'CreateAutomation' },
+);
 export type CreateAutomation = Static<typeof CreateAutomation>;
 
 export const PatchAutomation = Type.Partial(Type.Object(definition), { additionalProperties: false, $id: 'PatchAutomation' });
@@ -99,6 +108,7 @@ export const AutomationRun = Type.Object(
   {
     id: Id,
     automation_id: Id,
+    project_id: Type.Union([Id, Type.Null()], { description: 'the project it runs in (a host of the repository, for a team automation); null for a run skipped before a host took it' }),
     scheduled_for: Timestamp,
     trigger: Type.Union([Type.Literal('schedule'), Type.Literal('manual')], { description: 'schedule, or manual: POST …/runs' }),
     status: RunStatus,
@@ -124,7 +134,8 @@ export const AutomationRunList = Type.Array(AutomationRun, { $id: 'AutomationRun
 export const Automation = Type.Object(
   {
     id: Id,
-    project_id: Id,
+    project_id: Type.Union([Id, Type.Null()], { description: 'null for a team automation of a repository' }),
+    repository: Type.Union([Type.String(), Type.Null()], { description: 'a team automation: any host with a project of it may run each time' }),
     name: Type.String(),
     schedule: Schedule,
     session: AutomationSession,

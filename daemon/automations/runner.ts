@@ -65,16 +65,19 @@ export function createRunner(deps: RunnerDeps) {
 
   // One round for an automation: a running run is followed to its end; else the oldest pending
   // one goes.
+  // Runs of another host's project (a team's store) are its own daemon's to go on with.
+  const mine = async (r: StoredRun) => r.project_id !== null && (await deps.getProject(r.project_id).catch(() => null))?.host_id === deps.hostId;
+
   async function step(automationId: string): Promise<void> {
     if (closed) return;
-    const a = await deps.automations.get(automationId);
-    // Another host's project (a team's store): its own daemon runs them.
-    if (!a || (await deps.getProject(a.project_id).catch(() => null))?.host_id !== deps.hostId) return;
     const active = await runs.active(automationId);
     const running = active.find((r) => r.status === 'running');
-    if (running) return follow(running);
+    if (running) {
+      if (await mine(running)) await follow(running);
+      return;
+    }
     const next = active[0];
-    if (next) await execute(next);
+    if (next && (await mine(next))) await execute(next);
   }
 
   const fail = (run: StoredRun, from: RunStatus[], error: string, more: RunChange = {}) =>
@@ -89,7 +92,7 @@ export function createRunner(deps: RunnerDeps) {
     }
     let project: Project;
     try {
-      project = await deps.getProject(a.project_id);
+      project = await deps.getProject(run.project_id!);
     } catch (err) {
       if (!(err instanceof GroveError)) throw err;
       await fail(run, ['pending', 'precheck'], `its project cannot be read: ${err.detail}`);
@@ -117,7 +120,7 @@ export function createRunner(deps: RunnerDeps) {
     const values = { date: dateIn(schedule, new Date(run.scheduled_for)), run_id: run.id, precheck_output: precheckOutput };
     try {
       const { task } = await deps.create({
-        project_id: a.project_id,
+        project_id: project.id,
         name: fill(a.task.name ?? `${a.name} {date}`, values).slice(0, 200),
         ...(a.task.base !== undefined ? { base: a.task.base } : {}),
         wait: false,
@@ -217,7 +220,7 @@ export function createRunner(deps: RunnerDeps) {
       if (changes !== null && changes.files === 0 && changes.commits === 0) {
         await deps.archive(run.task_id).catch((err: unknown) => log.warn({ err, task: run.task_id }, 'archiving the task of a run that changed nothing failed'));
       } else if (ok && changes !== null && a?.land === 'queue') {
-        await deps.queue.add(run.project_id, { task_id: run.task_id, fix: true }).catch((err: unknown) => log.warn({ err, task: run.task_id }, "queueing an automation run's task failed"));
+        await deps.queue.add(run.project_id!, { task_id: run.task_id, fix: true }).catch((err: unknown) => log.warn({ err, task: run.task_id }, "queueing an automation run's task failed"));
       }
     }
     wake(run.automation_id);

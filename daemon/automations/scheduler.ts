@@ -59,6 +59,7 @@ export function createScheduler(deps: SchedulerDeps) {
     for (const a of await automations.due(hostId, now)) {
       const claimed = await runs.claimDue(
         a.id,
+        a.local_project_id,
         now,
         (row) => plan({ schedule: row.schedule as StoredSchedule, missed: row.missed as Missed, cursor: new Date(row.cursor), now, settled }),
         randomUUID,

@@ -6,6 +6,7 @@ import type { Project } from '../../schemas/project.ts';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { CreateSession } from '../../schemas/session.ts';
 import { GroveError } from '../errors.ts';
+import { normaliseOrigin } from '../git/origin.ts';
 import type { Logger } from '../runtime/log.ts';
 import { createCoalescer } from '../runtime/coalesce.ts';
 import { once } from '../runtime/once.ts';
@@ -51,6 +52,16 @@ export function createAutomations(deps: AutomationDeps) {
     deps.checkSession(project.path, spec.session);
   }
 
+  // This host's project of a repository (given as an origin URL or as projects carry it).
+  async function localOf(repository: string): Promise<Project> {
+    const names = new Set([repository, normaliseOrigin(repository, '/')]);
+    const here = (await deps.localProjects()).find((p) => p.repository !== null && names.has(p.repository));
+    if (!here) throw new GroveError('NOT_FOUND', `this host has no project of repository ${JSON.stringify(repository)}: make the automation on a host that has one`);
+    return here;
+  }
+  // The project an automation is checked against and run now in: its own, or this host's of its repository.
+  const projectFor = (a: StoredAutomation) => (a.project_id !== null ? deps.getProject(a.project_id) : localOf(a.repository!));
+
   const nextOf = (schedule: StoredSchedule, enabled: boolean, now: Date) => (enabled ? nextTime(schedule, now) : null);
 
   // The stored form of a definition, checked: refused before anything is stored.
@@ -68,21 +79,23 @@ export function createAutomations(deps: AutomationDeps) {
     return spec;
   }
 
-  async function make(project: Project, name: string, def: DeclaredAutomation, origin: Origin): Promise<StoredAutomation> {
+  // Made in `project`, or, with `repository`, for every project of it (checked against `project`,
+  // this host's).
+  async function make(project: Project, name: string, def: DeclaredAutomation, origin: Origin, repository: string | null = null): Promise<StoredAutomation> {
     const now = new Date();
     const spec = specOf(project, def, now);
     const enabled = def.enabled ?? true;
     const declared = origin.source === 'file' ? origin.declared : null;
-    const stored = await automations.insert({ id: randomUUID(), project_id: project.id, name, enabled, source: origin.source, declared, cursor: now.toISOString(), next_run_at: nextOf(spec.schedule as StoredSchedule, enabled, now)?.toISOString() ?? null, ...spec });
-    if (stored === null) throw new GroveError('AUTOMATION_EXISTS', `project ${project.name} has an automation named ${JSON.stringify(name)} already`);
-    log.info({ automation: stored.id, project: project.id, source: origin.source, next_run_at: stored.next_run_at }, 'automation created');
+    const stored = await automations.insert({ id: randomUUID(), project_id: repository === null ? project.id : null, repository, name, enabled, source: origin.source, declared, cursor: now.toISOString(), next_run_at: nextOf(spec.schedule as StoredSchedule, enabled, now)?.toISOString() ?? null, ...spec });
+    if (stored === null) throw new GroveError('AUTOMATION_EXISTS', `${repository === null ? `project ${project.name}` : `repository ${repository}`} has an automation named ${JSON.stringify(name)} already`);
+    log.info({ automation: stored.id, project: project.id, repository, source: origin.source, next_run_at: stored.next_run_at }, 'automation created');
     scheduler.poke();
     return stored;
   }
 
   // A new schedule or a resume counts from now: times that passed meanwhile are not missed.
   async function change(before: StoredAutomation, patch: PatchAutomation, origin: Origin | null): Promise<StoredAutomation> {
-    const project = await deps.getProject(before.project_id);
+    const project = await projectFor(before);
     const now = new Date();
     const schedule = patch.schedule !== undefined ? checkSchedule(patch.schedule, now) : (before.schedule as StoredSchedule);
     const spec: AutomationSpec = {
@@ -130,7 +143,7 @@ export function createAutomations(deps: AutomationDeps) {
       return;
     }
     const declared = config.automations ?? {};
-    const existing = await automations.list(project.id);
+    const existing = (await automations.list(project.id)).filter((a) => a.project_id === project.id);
     for (const [name, def] of Object.entries(declared)) {
       const row = existing.find((a) => a.name === name);
       try {
@@ -182,9 +195,14 @@ export function createAutomations(deps: AutomationDeps) {
 
   return {
     async create(body: CreateAutomation): Promise<Automation> {
-      const { project_id, name, ...def } = body;
-      const project = await deps.getProject(project_id);
-      return publicAutomation(await make(project, name, def, { source: 'api' }), null);
+      const { project_id, repository, name, ...def } = body;
+      if ((project_id === undefined) === (repository === undefined)) {
+        const path = project_id === undefined ? '/project_id' : '/repository';
+        throw new GroveError('VALIDATION_FAILED', 'give one of project_id and repository', { errors: [{ path, message: project_id === undefined ? 'or repository is required' : 'must not be given with project_id' }] });
+      }
+      if (project_id !== undefined) return publicAutomation(await make(await deps.getProject(project_id), name, def, { source: 'api' }), null);
+      const here = await localOf(repository!);
+      return publicAutomation(await make(here, name, def, { source: 'api' }, here.repository), null);
     },
     // A project added: its .grove.json automations are made.
     applyFile: (projectId: string) => fileSync.run(projectId),
@@ -204,9 +222,12 @@ export function createAutomations(deps: AutomationDeps) {
     async remove(id: string): Promise<void> {
       if (!(await automations.remove(id))) throw notFound(id);
     },
-    // A run now, paused or not (overlap as the automation says).
+    // A run now, paused or not (overlap as the automation says); a repository's runs in this
+    // host's project of it.
     async runNow(id: string): Promise<AutomationRun> {
-      const run = await runs.runNow(id, randomUUID(), new Date());
+      const a = await automations.get(id);
+      if (!a) throw notFound(id);
+      const run = await runs.runNow(id, (await projectFor(a)).id, randomUUID(), new Date());
       if (run === null) throw notFound(id);
       if (run.status === 'pending') runner.wake(id);
       return publicRun(run);

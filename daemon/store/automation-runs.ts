@@ -8,7 +8,7 @@ import { iso } from './rows.ts';
 interface Row {
   id: string;
   automation_id: string;
-  project_id: string;
+  project_id: string | null;
   scheduled_for: Date;
   trigger: 'schedule' | 'manual';
   status: RunStatus;
@@ -27,9 +27,8 @@ interface Row {
   ended_at: Date | null;
 }
 
-// A run as stored: the API's shape, its automation's project (for events and the host) and the
-// process group of its precheck while one runs.
-export type StoredRun = AutomationRun & { project_id: string; precheck_pid: number | null; precheck_pid_start: string | null };
+// A run as stored: the API's shape and the process group of its precheck while one runs.
+export type StoredRun = AutomationRun & { precheck_pid: number | null; precheck_pid_start: string | null };
 
 const toRun = (r: Row): StoredRun => ({
   id: r.id,
@@ -54,11 +53,11 @@ const toRun = (r: Row): StoredRun => ({
 });
 
 export const publicRun = (r: StoredRun): AutomationRun => {
-  const { project_id: _, precheck_pid: _pid, precheck_pid_start: _start, ...pub } = r;
+  const { precheck_pid: _pid, precheck_pid_start: _start, ...pub } = r;
   return pub;
 };
 
-const SELECT = `SELECT r.*, a.project_id FROM automation_runs r JOIN automations a ON a.id = r.automation_id`;
+const SELECT = `SELECT r.* FROM automation_runs r`;
 const ACTIVE = `('pending', 'precheck', 'running')`;
 
 // What the scheduler makes of an automation's due times (daemon/automations/plan.ts): the runs to
@@ -89,7 +88,7 @@ export function automationRunsTable(db: Db, events: EventsTable) {
     tx: Db,
     record: RecordEvent,
     a: StoredAutomation,
-    run: { id: string; scheduled_for: Date; trigger: 'schedule' | 'manual'; missed: number; skipped: SkipReason | null },
+    run: { id: string; project_id: string | null; scheduled_for: Date; trigger: 'schedule' | 'manual'; missed: number; skipped: SkipReason | null },
   ): Promise<StoredRun | null> {
     let reason = run.skipped;
     if (reason === null && a.overlap === 'skip') {
@@ -98,10 +97,10 @@ export function automationRunsTable(db: Db, events: EventsTable) {
     }
     const status: RunStatus = reason === null ? 'pending' : 'skipped';
     const res = await tx.query(
-      `INSERT INTO automation_runs (id, automation_id, scheduled_for, trigger, status, reason, missed, ended_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $5 = 'skipped' THEN now() END)
+      `INSERT INTO automation_runs (id, automation_id, project_id, scheduled_for, trigger, status, reason, missed, ended_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $6 = 'skipped' THEN now() END)
        ON CONFLICT (automation_id, scheduled_for) WHERE trigger = 'schedule' DO NOTHING`,
-      [run.id, a.id, run.scheduled_for, run.trigger, status, reason, run.missed],
+      [run.id, a.id, run.project_id, run.scheduled_for, run.trigger, status, reason, run.missed],
     );
     if ((res.affectedRows ?? 0) === 0) return null;
     const stored = (await one(tx, run.id))!;
@@ -120,7 +119,7 @@ export function automationRunsTable(db: Db, events: EventsTable) {
     async latest(automationIds: string[]): Promise<Map<string, StoredRun>> {
       if (automationIds.length === 0) return new Map();
       const { rows } = await db.query<Row>(
-        `SELECT DISTINCT ON (r.automation_id) r.*, a.project_id FROM automation_runs r JOIN automations a ON a.id = r.automation_id
+        `SELECT DISTINCT ON (r.automation_id) r.* FROM automation_runs r
          WHERE r.automation_id = ANY($1::uuid[]) ORDER BY r.automation_id, r.created_at DESC, r.scheduled_for DESC`,
         [automationIds],
       );
@@ -134,7 +133,7 @@ export function automationRunsTable(db: Db, events: EventsTable) {
     // The automations of this host's projects with runs not ended: at start, they go on.
     async automationsWithActive(hostId: string): Promise<string[]> {
       const { rows } = await db.query<{ automation_id: string }>(
-        `SELECT DISTINCT r.automation_id FROM automation_runs r JOIN automations a ON a.id = r.automation_id JOIN projects p ON p.id = a.project_id
+        `SELECT DISTINCT r.automation_id FROM automation_runs r JOIN projects p ON p.id = r.project_id
          WHERE r.status IN ${ACTIVE} AND p.host_id = $1`,
         [hostId],
       );
@@ -143,7 +142,7 @@ export function automationRunsTable(db: Db, events: EventsTable) {
     // Claims an automation's due times under its row's lock (another host holding it is passed
     // over: it is claiming them): `decide` says what they come to, or null to leave them for a
     // later tick. The runs inserted, oldest first.
-    async claimDue(automationId: string, now: Date, decide: (a: StoredAutomation) => Claims | null, newId: () => string): Promise<StoredRun[]> {
+    async claimDue(automationId: string, projectId: string, now: Date, decide: (a: StoredAutomation) => Claims | null, newId: () => string): Promise<StoredRun[]> {
       return events.tx(async (tx, record) => {
         const { rows } = await tx.query<AutomationRow>(
           `SELECT ${AUTOMATION_COLUMNS} FROM automations WHERE id = $1 AND enabled AND next_run_at <= $2 FOR UPDATE SKIP LOCKED`,
@@ -155,20 +154,20 @@ export function automationRunsTable(db: Db, events: EventsTable) {
         if (plan === null) return [];
         const out: StoredRun[] = [];
         for (const c of plan.claims) {
-          const run = await insert(tx, record, a, { id: newId(), scheduled_for: c.scheduled_for, trigger: 'schedule', missed: c.missed, skipped: c.skipped });
+          const run = await insert(tx, record, a, { id: newId(), project_id: projectId, scheduled_for: c.scheduled_for, trigger: 'schedule', missed: c.missed, skipped: c.skipped });
           if (run) out.push(run);
         }
         await tx.query('UPDATE automations SET cursor = greatest(cursor, $2), next_run_at = $3 WHERE id = $1', [automationId, plan.cursor, plan.next_run_at]);
         return out;
       });
     },
-    // A run now (POST …/runs), paused or not; null when the automation is gone.
-    async runNow(automationId: string, id: string, now: Date): Promise<StoredRun | null> {
+    // A run now (POST …/runs) in the project given, paused or not; null when the automation is gone.
+    async runNow(automationId: string, projectId: string, id: string, now: Date): Promise<StoredRun | null> {
       return events.tx(async (tx, record) => {
         const { rows } = await tx.query<AutomationRow>(`SELECT ${AUTOMATION_COLUMNS} FROM automations WHERE id = $1 FOR UPDATE`, [automationId]);
         if (!rows[0]) return null;
         const a = toStoredAutomation(rows[0]);
-        return insert(tx, record, a, { id, scheduled_for: now, trigger: 'manual', missed: 0, skipped: null });
+        return insert(tx, record, a, { id, project_id: projectId, scheduled_for: now, trigger: 'manual', missed: 0, skipped: null });
       });
     },
     // Sets what a run's progress changed, if it is still in one of `from`; null otherwise (gone,

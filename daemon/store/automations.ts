@@ -9,7 +9,8 @@ export type AutomationSpec = Pick<Automation, 'schedule' | 'session' | 'task' | 
 
 export interface AutomationRow {
   id: string;
-  project_id: string;
+  project_id: string | null;
+  repository: string | null;
   name: string;
   spec: AutomationSpec;
   enabled: boolean;
@@ -28,6 +29,7 @@ export type StoredAutomation = Omit<Automation, 'last_run'> & { cursor: string; 
 export const toStoredAutomation = (r: AutomationRow): StoredAutomation => ({
   id: r.id,
   project_id: r.project_id,
+  repository: r.repository,
   name: r.name,
   ...r.spec,
   enabled: r.enabled,
@@ -54,9 +56,12 @@ const specOf = (a: Pick<StoredAutomation, keyof AutomationSpec>): AutomationSpec
   overlap: a.overlap,
 });
 
-export const AUTOMATION_COLUMNS = 'id, project_id, name, spec, enabled, source, declared, cursor, next_run_at, created_at, updated_at';
+export const AUTOMATION_COLUMNS = 'id, project_id, repository, name, spec, enabled, source, declared, cursor, next_run_at, created_at, updated_at';
 
-export type NewAutomation = Pick<StoredAutomation, 'id' | 'project_id' | 'name' | 'enabled' | 'source' | 'declared' | 'cursor' | 'next_run_at'> & AutomationSpec;
+// The projects an automation runs in: its own, or every one of its repository.
+const THIS_HOSTS = '(p.id = a.project_id OR (a.project_id IS NULL AND p.repository = a.repository))';
+
+export type NewAutomation = Pick<StoredAutomation, 'id' | 'project_id' | 'repository' | 'name' | 'enabled' | 'source' | 'declared' | 'cursor' | 'next_run_at'> & AutomationSpec;
 
 // Automations (DESIGN §19), each change with its event (automation.created, automation.updated,
 // automation.removed) in the same transaction.
@@ -71,7 +76,10 @@ export function automationsTable(db: Db, events: EventsTable) {
       const { rows } =
         projectId === undefined
           ? await db.query<AutomationRow>(`SELECT ${AUTOMATION_COLUMNS} FROM automations ORDER BY created_at, id`)
-          : await db.query<AutomationRow>(`SELECT ${AUTOMATION_COLUMNS} FROM automations WHERE project_id = $1 ORDER BY created_at, id`, [projectId]);
+          : await db.query<AutomationRow>(
+              `SELECT ${AUTOMATION_COLUMNS} FROM automations WHERE project_id = $1 OR repository = (SELECT repository FROM projects WHERE id = $1) ORDER BY created_at, id`,
+              [projectId],
+            );
       return rows.map(toStoredAutomation);
     },
     // The stored automation, or null when the project has one of that name already.
@@ -79,8 +87,8 @@ export function automationsTable(db: Db, events: EventsTable) {
       try {
         return await events.tx(async (tx, record) => {
           const { rows } = await tx.query<AutomationRow>(
-            `INSERT INTO automations (id, project_id, name, spec, enabled, source, declared, cursor, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${AUTOMATION_COLUMNS}`,
-            [a.id, a.project_id, a.name, JSON.stringify(specOf(a)), a.enabled, a.source, a.declared === null ? null : JSON.stringify(a.declared), a.cursor, a.next_run_at],
+            `INSERT INTO automations (id, project_id, repository, name, spec, enabled, source, declared, cursor, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${AUTOMATION_COLUMNS}`,
+            [a.id, a.project_id, a.repository, a.name, JSON.stringify(specOf(a)), a.enabled, a.source, a.declared === null ? null : JSON.stringify(a.declared), a.cursor, a.next_run_at],
           );
           const stored = toStoredAutomation(rows[0]!);
           await record({ type: 'automation.created', project_id: a.project_id, data: publicAutomation(stored, null) });
@@ -119,21 +127,20 @@ export function automationsTable(db: Db, events: EventsTable) {
         return rows.length > 0;
       });
     },
-    // The enabled automations of this host's projects whose next time has come.
-    async due(hostId: string, now: Date): Promise<StoredAutomation[]> {
-      const { rows } = await db.query<AutomationRow>(
-        `SELECT ${AUTOMATION_COLUMNS.split(', ').map((c) => `a.${c}`).join(', ')} FROM automations a JOIN projects p ON p.id = a.project_id
-         WHERE a.enabled AND a.next_run_at IS NOT NULL AND a.next_run_at <= $2 AND p.host_id = $1 ORDER BY a.next_run_at`,
+    // The enabled automations whose next time has come that this host may run (its projects',
+    // and those of a repository it has a project of), each with that project.
+    async due(hostId: string, now: Date): Promise<Array<StoredAutomation & { local_project_id: string }>> {
+      const { rows } = await db.query<AutomationRow & { local_project_id: string }>(
+        `SELECT DISTINCT ON (a.next_run_at, a.id) ${AUTOMATION_COLUMNS.split(', ').map((c) => `a.${c}`).join(', ')}, p.id AS local_project_id
+         FROM automations a JOIN projects p ON ${THIS_HOSTS}
+         WHERE a.enabled AND a.next_run_at IS NOT NULL AND a.next_run_at <= $2 AND p.host_id = $1 ORDER BY a.next_run_at, a.id, p.id`,
         [hostId, now],
       );
-      return rows.map(toStoredAutomation);
+      return rows.map((r) => ({ ...toStoredAutomation(r), local_project_id: r.local_project_id }));
     },
-    // When this host's next automation is due, or null when none is.
+    // When the next automation this host may run is due, or null when none is.
     async nextDue(hostId: string): Promise<Date | null> {
-      const { rows } = await db.query<{ at: Date | null }>(
-        `SELECT min(a.next_run_at) AS at FROM automations a JOIN projects p ON p.id = a.project_id WHERE a.enabled AND p.host_id = $1`,
-        [hostId],
-      );
+      const { rows } = await db.query<{ at: Date | null }>(`SELECT min(a.next_run_at) AS at FROM automations a JOIN projects p ON ${THIS_HOSTS} WHERE a.enabled AND p.host_id = $1`, [hostId]);
       return rows[0]?.at ?? null;
     },
   };

@@ -30,6 +30,7 @@ async function setUp(t: TestContext, schedule: object, firstMs = 60_000) {
   const a = (await automations.insert({
     id: randomUUID(),
     project_id: task.project_id,
+    repository: null,
     name: 'every minute',
     enabled: true,
     source: 'api',
