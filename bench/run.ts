@@ -16,6 +16,7 @@ import { benchDashboard } from './dashboard.ts';
 import { approvalRows, benchApprovals } from './approvals.ts';
 import { benchTeam, teamOptions, teamRows } from './team.ts';
 import { benchMany, manyOptions, manyRows } from './many.ts';
+import { automationRows, benchAutomations } from './automations.ts';
 import { benchSandbox, benchSandboxRss, sandboxRows, sandboxRssRows } from './sandbox.ts';
 import { judge, le, mb, printTable, targetText, type Row } from './table.ts';
 import { round } from './stats.ts';
@@ -55,10 +56,11 @@ try {
     many: await timed('many', () => benchMany({ ...manyOptions(quick), template })),
     sandbox: await timed('sandbox', () => benchSandbox({ starts: quick ? 10 : 20, downloads: quick ? 3 : 7 })),
     sandbox_rss: await timed('sandbox rss', () => benchSandboxRss({ template, sessions: 20, rounds: quick ? 1 : 3 })),
+    automations: await timed('automations', () => benchAutomations({ template, runs: quick ? 15 : 60, automations: 1000, ticks: quick ? 20 : 50 })),
     elapsed_s,
   };
 
-  const { tasks, pool, start, output, api, cli, review, turns, queue, dashboard: ui, approvals, team, many, sandbox, sandbox_rss } = results;
+  const { tasks, pool, start, output, api, cli, review, turns, queue, dashboard: ui, approvals, team, many, sandbox, sandbox_rss, automations } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -144,6 +146,7 @@ try {
     ...manyRows(many),
     ...sandboxRows(sandbox),
     ...sandboxRssRows(sandbox_rss),
+    ...automationRows(automations),
     { what: 'idle RSS vs a bare PGlite open (MB, median)', grove: start.idle_rss_mb.grove.median, base: start.idle_rss_mb.baseline.median, ratio: start.idle_rss_mb.ratio, target: mb(200) },
     { what: 'peak RSS while 10 sessions print vs idle (MB)', grove: output.mem_mb.peak, base: output.mem_mb.idle, ratio: round(output.mem_mb.peak / output.mem_mb.idle), target: mb(350) },
     // For information: no target.
