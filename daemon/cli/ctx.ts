@@ -43,5 +43,22 @@ export function print(c: Pick<Ctx, 'json' | 'out'>, data: unknown, human: () => 
 // An option's value where it was given as a string.
 export const str = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
+// An option's value in seconds (--timeout, --grace), where it was given; anything but a positive number is a usage error.
+export function seconds(c: Pick<Ctx, 'values'>, option: string): number | undefined {
+  const v = c.values[option];
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (typeof v !== 'string' || !(n > 0)) usage(`--${option} must be a number of seconds, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+// An option's value where it is one of `choices` (the schema's literals); any other is a usage error.
+export function oneOf<T extends string>(c: Pick<Ctx, 'values'>, option: string, choices: readonly T[]): T | undefined {
+  const v = c.values[option];
+  if (v === undefined) return undefined;
+  if (!choices.includes(v as T)) usage(`--${option} is one of ${choices.join(', ')}`);
+  return v as T;
+}
+
 // On stderr: progress and notes, never mixed with what scripts read.
 export const err = (s: string) => void process.stderr.write(s + '\n');

@@ -27,3 +27,12 @@ export function duration(fromIso: string, now = Date.now()): string {
   s -= m * 60;
   return [d ? `${d}d` : '', h ? `${h}h` : '', m ? `${m}m` : '', `${s}s`].filter(Boolean).join(' ');
 }
+
+// A time in this machine's zone, as people read a clock: 2026-05-01 09:00 (seconds only where
+// there are some, as a seconds cron has).
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  const two = (n: number) => String(n).padStart(2, '0');
+  const secs = d.getSeconds() === 0 ? '' : `:${two(d.getSeconds())}`;
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}${secs}`;
+}

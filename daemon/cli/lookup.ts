@@ -1,20 +1,22 @@
 // Entities named on the command line: by id, unique id prefix, name, or NAME@HOST on a team.
+import type { Automation } from '../../schemas/automation.ts';
 import type { TeamHost } from '../../schemas/host.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import type { Client } from '../client/calls.ts';
-import type { Ctx, TeamView } from './ctx.ts';
+import { str, type Ctx, type TeamView } from './ctx.ts';
 import { CliError, EXIT } from './errors.ts';
 import { shortId } from './format.ts';
 
 const notFound = (message: string, detail: string) => new CliError(message, EXIT.API, { code: 'NOT_FOUND', detail, status: 404 });
 
 // One entity out of a list by unique id prefix (or exact name, where names exist).
-export function pick<T extends { id: string; name?: string }>(list: T[], key: string, what: string): T {
+// `hint`: how to name one of several of the same name.
+export function pick<T extends { id: string; name?: string }>(list: T[], key: string, what: string, hint = 'give an id'): T {
   const exact = list.filter((x) => x.id === key || (x.name !== undefined && x.name === key));
   if (exact.length === 1) return exact[0]!;
-  if (exact.length > 1) throw new CliError(`${what} ${JSON.stringify(key)} is ambiguous: ${exact.map((x) => shortId(x.id)).join(', ')}; give an id`, EXIT.USAGE);
+  if (exact.length > 1) throw new CliError(`${what} ${JSON.stringify(key)} is ambiguous: ${exact.map((x) => shortId(x.id)).join(', ')}; ${hint}`, EXIT.USAGE);
   const byPrefix = list.filter((x) => x.id.startsWith(key.toLowerCase()));
   if (byPrefix.length === 1) return byPrefix[0]!;
   if (byPrefix.length > 1) throw new CliError(`${what} ${JSON.stringify(key)} is ambiguous: ${byPrefix.map((x) => shortId(x.id)).join(', ')}`, EXIT.USAGE);
@@ -77,8 +79,21 @@ export async function task(c: Ctx, key: string): Promise<Task> {
   return (await thisHosts(c, list, key, 'task')) ?? pick(list, key, 'task');
 }
 
+// Every task's name by its id: rows that carry a task id show its name.
+export async function taskNames(c: Ctx): Promise<Map<string, string>> {
+  return new Map((await c.api.tasks()).map((t) => [t.id, t.name]));
+}
+
 export async function session(c: Ctx, key: string): Promise<Session> {
   const tasks = await c.api.tasks();
   const all = (await Promise.all(tasks.map((t) => c.api.sessions(t.id)))).flat();
   return pick(all, key, 'session');
+}
+
+// An automation: its id (or a unique prefix of one), or its name; with --project P, among that
+// project's alone (a project has one automation of each name, other projects may have the same).
+export async function automation(c: Ctx, key: string): Promise<Automation> {
+  const p = str(c.values.project);
+  const list = await c.api.automations(p === undefined ? {} : { project_id: (await project(c, p)).id });
+  return pick(list, key, 'automation', 'give an id, or its project with --project');
 }

@@ -54,6 +54,16 @@ const OPTIONS = {
   allow: { type: 'string', multiple: true },
   refuse: { type: 'string', multiple: true },
   ask: { type: 'boolean' },
+  cron: { type: 'string' },
+  timezone: { type: 'string' },
+  at: { type: 'string' },
+  'task-name': { type: 'string' },
+  precheck: { type: 'string' },
+  land: { type: 'string' },
+  overlap: { type: 'string' },
+  missed: { type: 'string' },
+  grace: { type: 'string' },
+  paused: { type: 'boolean' },
 } as const;
 
 // Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove

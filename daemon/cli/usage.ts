@@ -52,6 +52,17 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
                                            what failed and it is queued again when that turn ends
   queue ls [<project>]                     the merge queue in order (every project's without one)
   queue rm <task>                          take it out of the merge queue (not while it lands)
+  auto add <project> <name> --cron "MIN HOUR DAY MONTH WEEKDAY" [--timezone Z] | --at ISO-TIME
+           --prompt P [--agent A] [--mode M] [--timeout S] [--task-name N] [--base R] [--precheck CMD]
+           [--land none|queue] [--overlap skip|queue] [--missed latest|skip] [--grace S] [--paused]
+                                           agent work on a schedule, each run a task and its session (a cron
+                                           of 6 fields has seconds first; --at needs its offset or Z)
+  auto ls [<project>]                      automations: schedule, next run (local time), last run, enabled
+  auto show <automation>                   one automation and its last runs
+  auto run <automation> [-f]               run it now, paused or not; -f follows it to its end
+  auto pause|resume <automation>           stop its schedule, or start it again from now
+  auto rm <automation>                     remove it and its runs (their tasks stay)
+  auto runs <automation>                   its runs, newest first: status, why, scheduled for, missed, task
   conflicts <project>                      which live tasks would conflict, with each other or their base
   pool <project>                           its warm pool: the tasks prepared ahead (.grove.json pool)
   events [--project P] [--task T]          every change as it happens (the last 10, then live)
@@ -87,6 +98,7 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
            takeover and open are refused with a host
   A project is named by id, name, or NAME@HOST on a team: a bare NAME is this host's project of
   that name, or the only one of that name on the team. Lists on a team have a HOST column.
+  An automation is named by id or name (with --project P, among that project's).
 exit: 0 ok, 1 API error, 2 usage error, 3 daemon not running or its host not reachable over ssh`;
 
 export function usage(msg: string): never {

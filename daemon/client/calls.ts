@@ -1,6 +1,7 @@
 // The daemon's API as typed calls (the types from schemas/), so that the CLI, `grove mcp` and the
 // bridges do not each spell paths and casts; and the one paging loop of events and output.
 import type { Approval, ApprovalDecision } from '../../schemas/approval.ts';
+import type { Automation, AutomationListQuery, AutomationRun, CreateAutomation, PatchAutomation } from '../../schemas/automation.ts';
 import type { EventPage, EventQuery, GroveEvent } from '../../schemas/event.ts';
 import type { Health } from '../../schemas/health.ts';
 import type { Host } from '../../schemas/host.ts';
@@ -57,6 +58,16 @@ export function calls(api: Transport) {
     queue: (projectId: string) => api.call<QueueEntry[]>('GET', `/api/projects/${q(projectId)}/queue`),
     enqueue: (projectId: string, body: QueueBody) => api.call<QueueEntry>('POST', `/api/projects/${q(projectId)}/queue`, body),
     dequeue: (projectId: string, taskId: string) => api.call<void>('DELETE', `/api/projects/${q(projectId)}/queue/${q(taskId)}`),
+    automations: (filter: AutomationListQuery = {}) => api.call<Automation[]>('GET', `/api/automations${query(filter)}`),
+    automation: (id: string) => api.call<Automation>('GET', `/api/automations/${q(id)}`),
+    createAutomation: (body: CreateAutomation) => api.call<Automation>('POST', '/api/automations', body),
+    /** enabled: false pauses it, true resumes it */
+    updateAutomation: (id: string, body: PatchAutomation) => api.call<Automation>('PATCH', `/api/automations/${q(id)}`, body),
+    removeAutomation: (id: string) => api.call<void>('DELETE', `/api/automations/${q(id)}`),
+    /** a run now, paused or not */
+    runAutomation: (id: string) => api.call<AutomationRun>('POST', `/api/automations/${q(id)}/runs`),
+    /** newest first */
+    automationRuns: (id: string) => api.call<AutomationRun[]>('GET', `/api/automations/${q(id)}/runs`),
     tasks: (filter: { project_id?: string } = {}) => api.call<Task[]>('GET', `/api/tasks${query(filter)}`),
     createTask: (body: CreateTaskBody) => api.call<CreatedTask>('POST', '/api/tasks', body),
     task: (id: string) => api.call<Task>('GET', `/api/tasks/${q(id)}`),

@@ -3,6 +3,7 @@
 // makes through the client (daemon/client).
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import { ApprovalDecision } from '../../schemas/approval.ts';
+import { CreateAutomation } from '../../schemas/automation.ts';
 import { UUID_PATTERN } from '../../schemas/common.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
 import { QueueBody } from '../../schemas/queue.ts';
@@ -258,6 +259,33 @@ export const TOOLS: Tool[] = [
     readOnly: true,
     destructive: false,
     run: (api, a) => api.queue(a.project_id),
+  },
+  {
+    name: 'list_automations',
+    description:
+      "The automations (agent work started on a schedule), all or one project's: each with its schedule (a cron with its zone, or one time `at`), session (prompt, agent, mode), enabled, next_run_at (null when paused or its time has passed) and last_run (status pending, precheck, running, succeeded, failed or skipped, with reason or error, task_id and session_id).",
+    input: input({ project_id: Type.Optional(ProjectId) }),
+    readOnly: true,
+    destructive: false,
+    run: (api, a) => api.automations(a.project_id ? { project_id: a.project_id } : {}),
+  },
+  {
+    name: 'create_automation',
+    description:
+      'Make an automation: each scheduled time (schedule {cron, timezone?}: 5 fields, or 6 with seconds first, in an IANA zone, default the machine\'s; or {at}: one ISO time with its offset) creates a task and starts a session with the prompt, whose {date}, {run_id} and {precheck_output} are filled in. precheck: a shell command run first in the project\'s checkout, whose non-zero exit skips the run. land: none (the task waits for review) or queue (the merge queue, fixed on failure). Refused with SCHEDULE_INVALID (the field and why), UNKNOWN_AGENT, MODE_UNSUPPORTED, AUTOMATION_EXISTS (a project has one of each name).',
+    input: input({ ...CreateAutomation.properties, project_id: ProjectId }),
+    readOnly: false,
+    destructive: false,
+    run: (api, a) => api.createAutomation(a),
+  },
+  {
+    name: 'run_automation',
+    description:
+      'Run an automation now, paused or not: answers the run at once (status pending; skipped with reason overlap when one is going and its overlap is skip). Its task_id and session_id are filled in as it runs (see list_automations\' last_run); wait for its session with wait_for_session.',
+    input: input({ automation_id: id('the automation id from list_automations or create_automation') }),
+    readOnly: false,
+    destructive: false,
+    run: (api, a) => api.runAutomation(a.automation_id),
   },
   {
     name: 'archive_task',

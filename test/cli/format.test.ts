@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { duration, shortId, table } from '../../daemon/cli/format.ts';
+import { duration, localTime, shortId, table } from '../../daemon/cli/format.ts';
 
 test('cli format: a table with upper-case headers, columns as wide as their widest cell, no trailing spaces', () => {
   const rows = [
@@ -21,4 +21,12 @@ test('cli format: a duration in days, hours, minutes and seconds, leaving out th
   assert.equal(duration('2026-01-02T03:03:00Z', now), '1m 5s');
   assert.equal(duration('2026-01-01T00:04:05Z', now), '1d 3h 0s');
   assert.equal(duration('2026-01-02T03:04:06Z', now), '0s', 'a start in the future');
+});
+
+test('cli format: a time in this machine\'s zone, its seconds only where there are some', (t) => {
+  const zone = process.env.TZ;
+  t.after(() => (zone === undefined ? delete process.env.TZ : (process.env.TZ = zone)));
+  process.env.TZ = 'Asia/Tokyo';
+  assert.equal(localTime('2026-01-02T00:00:00Z'), '2026-01-02 09:00');
+  assert.equal(localTime('2026-12-31T15:04:05.000Z'), '2027-01-01 00:04:05');
 });

@@ -40,6 +40,23 @@ export async function readyTaskOn(d: TestDaemon, t: Cleanup, grove: Record<strin
   return { d, repo, project, task };
 }
 
+// On a daemon that outlives the test: a project named `name` whose .grove.json names the fixture
+// agent, removed (its tasks archived first, its automations with it) before its repository is:
+// cleanups run in the order they are registered.
+export async function fixtureProject(t: Cleanup, d: TestDaemon, name: string): Promise<any> {
+  let id: string | undefined;
+  t.after(async () => {
+    if (id === undefined) return;
+    for (const task of (await d.socket('GET', `/api/tasks?project_id=${id}`)).json) await d.socket('DELETE', `/api/tasks/${task.id}?force=true`);
+    await d.socket('DELETE', `/api/projects/${id}`);
+  });
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture' }) } });
+  const r = await d.socket('POST', '/api/projects', { body: { path: repo, name } });
+  if (r.status !== 201) throw new Error(`adding ${repo}: ${r.text}`);
+  id = r.json.id;
+  return r.json;
+}
+
 // A named pipe the fixture's `wait:` step blocks on until release() writes to it.
 export function gate(t: TestContext): { path: string; release(): void } {
   const p = path.join(makeTempDir(t), 'gate');

@@ -11,8 +11,8 @@ import { gate, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], interactive: [STREAM, '--resume', '{session}'], format: 'claude' } } };
-const CHANGING = ['create_task', 'start_session', 'send_message', 'restore_turn', 'commit_task', 'merge_task', 'queue_task', 'archive_task', 'kill_session', 'respond_to_approval'];
-const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'list_turns', 'list_approvals', 'conflicts', 'list_queue'];
+const CHANGING = ['create_task', 'start_session', 'send_message', 'restore_turn', 'commit_task', 'merge_task', 'queue_task', 'archive_task', 'kill_session', 'respond_to_approval', 'create_automation', 'run_automation'];
+const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'list_turns', 'list_approvals', 'conflicts', 'list_queue', 'list_automations'];
 // The tests that need a daemon share one, each with a project of its own.
 const daemon = sharedAgentDaemon(config);
 

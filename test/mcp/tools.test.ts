@@ -94,7 +94,7 @@ test('tools: unique names; every input an object of its own properties only, ids
     }
   }
   assert.deepEqual(TOOLS.filter((t) => t.readOnly).map((t) => t.name).sort(), [
-    'conflicts', 'get_changes', 'get_diff', 'get_output', 'get_session', 'list_approvals', 'list_projects', 'list_queue', 'list_tasks', 'list_turns', 'wait_for_session',
+    'conflicts', 'get_changes', 'get_diff', 'get_output', 'get_session', 'list_approvals', 'list_automations', 'list_projects', 'list_queue', 'list_tasks', 'list_turns', 'wait_for_session',
   ]);
   assert.deepEqual(TOOLS.filter((t) => t.destructive).map((t) => t.name).sort(), ['archive_task', 'kill_session', 'merge_task', 'queue_task']);
   const create = compile(ajv, tool('create_task').input);

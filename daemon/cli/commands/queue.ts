@@ -1,11 +1,10 @@
 // `grove queue add|ls|rm`: the merge queue (DESIGN §17), which lands tasks one at a time per base.
 import type { QueueEntry } from '../../../schemas/queue.ts';
 import type { MergeStrategy } from '../../../schemas/review.ts';
-import type { Command, Ctx } from '../ctx.ts';
-import { arg, print, str } from '../ctx.ts';
+import type { Command } from '../ctx.ts';
+import { arg, oneOf, print } from '../ctx.ts';
 import { shortId, table } from '../format.ts';
-import { project, task } from '../lookup.ts';
-import { usage } from '../usage.ts';
+import { project, task, taskNames } from '../lookup.ts';
 
 const STRATEGIES: MergeStrategy[] = ['merge', 'squash', 'ff'];
 export const QUEUE_COLS = ['position', 'task', 'base', 'state', 'tries', 'strategy', 'reason'];
@@ -17,16 +16,11 @@ function queueRow(e: QueueEntry, names: Map<string, string>): Record<string, unk
   return { ...e, task: names.get(e.task_id) ?? shortId(e.task_id), strategy: e.fix ? `${e.strategy}, fix` : e.strategy, reason: why };
 }
 
-async function taskNames(c: Ctx): Promise<Map<string, string>> {
-  return new Map((await c.api.tasks()).map((t) => [t.id, t.name]));
-}
-
 export const commands: Record<string, Command> = {
   async 'queue add'(c) {
-    const strategy = str(c.values.strategy);
-    if (c.values.strategy !== undefined && !STRATEGIES.includes(strategy as MergeStrategy)) usage(`--strategy is one of ${STRATEGIES.join(', ')}`);
+    const strategy = oneOf(c, 'strategy', STRATEGIES);
     const t = await task(c, arg(c, 0, 'task'));
-    const e = await c.api.enqueue(t.project_id, { task_id: t.id, ...(strategy ? { strategy: strategy as MergeStrategy } : {}), ...(c.values.fix ? { fix: true } : {}) });
+    const e = await c.api.enqueue(t.project_id, { task_id: t.id, ...(strategy ? { strategy } : {}), ...(c.values.fix ? { fix: true } : {}) });
     print(c, e, () => `task ${t.name} is queued to land on ${e.base} at position ${e.position} (${e.strategy}${e.fix ? ', fixed on failure' : ''})`);
   },
   // One project's queue, or every project's (with a PROJECT column) when none is named.

@@ -4,7 +4,7 @@ import { deniedCount, describeDenial } from '../../../schemas/denials.ts';
 import type { OutputLine } from '../../../schemas/output.ts';
 import type { CreateSession } from '../../../schemas/session.ts';
 import type { Command, Ctx } from '../ctx.ts';
-import { arg, print, str } from '../ctx.ts';
+import { arg, print, seconds, str } from '../ctx.ts';
 import { shortId, table } from '../format.ts';
 import { followOutput } from '../follow.ts';
 import { session, task, withHost } from '../lookup.ts';
@@ -16,11 +16,8 @@ import { usage } from '../usage.ts';
 function sessionOptions(c: Ctx): Omit<CreateSession, 'agent' | 'prompt'> {
   const body: Omit<CreateSession, 'agent' | 'prompt'> = {};
   if (typeof c.values.mode === 'string') body.mode = c.values.mode as CreateSession['mode'];
-  if (typeof c.values.timeout === 'string') {
-    const n = Number(c.values.timeout);
-    if (!(n > 0)) usage(`--timeout must be a number of seconds, got ${JSON.stringify(c.values.timeout)}`);
-    body.timeout_s = n;
-  }
+  const timeout = seconds(c, 'timeout');
+  if (timeout !== undefined) body.timeout_s = timeout;
   if (c.rest.length > 0) body.args = c.rest;
   return body;
 }
