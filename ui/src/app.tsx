@@ -6,6 +6,7 @@ import type { CreatedTask, CreateTask, Task, TaskStatus } from '../../schemas/ta
 import { AGENT_CODES, AgentChoice, useAgents } from './agents.tsx';
 import { api, HOST } from './api.ts';
 import { badgesOf } from './attention.ts';
+import { AutomationsPanel } from './automations.tsx';
 import { taskWait, WaitLine, type Wait } from './deps.tsx';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useAction, useLive, useRoute } from './hooks.ts';
@@ -157,6 +158,7 @@ function Board({ live, projectId, repository }: { live: Live; projectId: string 
         )}
       </header>
       {project ? <QueueBoard live={live} projectId={project.id} /> : null}
+      {project ? <AutomationsPanel live={live} projectId={project.id} /> : null}
       <div class="board">
         {COLUMNS.map((col) => {
           const here = tasks.filter((t) => t.status === col.status);

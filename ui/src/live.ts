@@ -10,12 +10,13 @@ import type { Restack } from '../../schemas/restack.ts';
 import type { Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { api, apiUrl, messageOf } from './api.ts';
+import { automationFeed, emptyAutomations, isAutomationEvent, loadAutomations, type AutomationState } from './automation-live.ts';
 import { emptyQueues, isQueueEvent, loadQueues, queueFeed, type QueueState } from './queue-live.ts';
 
 // How long the page waits before asking again a daemon (or a host) that did not answer.
 export const RETRY_MS = 2000;
 
-export interface LiveState extends QueueState {
+export interface LiveState extends QueueState, AutomationState {
   projects: Map<string, Project>;
   tasks: Map<string, Task>;
   sessions: Map<string, Session>;
@@ -49,7 +50,7 @@ export function hostOf(state: LiveState, hostId: string): { name: string; online
 
 // One per page: the state, its listeners, and the stream that feeds it.
 export function createLive() {
-  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), restacks: new Map(), ...emptyQueues(), shared: false, loaded: false, connected: false, error: null };
+  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), restacks: new Map(), ...emptyQueues(), ...emptyAutomations(), shared: false, loaded: false, connected: false, error: null };
   const listeners = new Set<Listener>();
   let version = 0;
   let source: EventSource | null = null;
@@ -60,9 +61,11 @@ export function createLive() {
   };
 
   const queue = queueFeed(() => state, changed);
+  const automation = automationFeed(() => state, changed);
 
   function apply(e: GroveEvent): void {
     if (isQueueEvent(e)) return queue.apply(e);
+    if (isAutomationEvent(e)) return automation.apply(e);
     switch (e.type) {
       case 'project.added':
         state.projects.set(e.project_id!, e.data as Project);
@@ -116,12 +119,13 @@ export function createLive() {
     const health = await api<Health>('GET', '/api/health');
     // The team's hosts name each row's host on a shared store only; not asked otherwise, as the
     // list also waits on the saved SSH hosts' answers.
-    const [projects, tasks, sessions, approvals, hosts] = await Promise.all([
+    const [projects, tasks, sessions, approvals, hosts, automations] = await Promise.all([
       api<Project[]>('GET', '/api/projects'),
       api<Task[]>('GET', '/api/tasks'),
       api<Session[]>('GET', '/api/sessions'),
       api<Approval[]>('GET', '/api/approvals?status=pending'),
       health.shared ? api<Host[]>('GET', '/api/hosts') : ([] as Host[]),
+      loadAutomations(),
     ]);
     state.projects = new Map(projects.map((p) => [p.id, p]));
     state.tasks = new Map(tasks.map((t) => [t.id, t]));
@@ -129,6 +133,7 @@ export function createLive() {
     state.approvals = new Map(approvals.map((a) => [a.id, a]));
     state.hosts = new Map(hosts.filter((h): h is TeamHost => h.kind === 'team').map((h) => [h.id, h]));
     state.queues = await loadQueues(projects.map((p) => p.id));
+    state.automations = automations;
     state.shared = health.shared;
     state.loaded = true;
     state.error = null;

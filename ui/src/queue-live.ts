@@ -4,6 +4,7 @@
 import type { GroveEvent } from '../../schemas/event.ts';
 import type { QueueEntry } from '../../schemas/queue.ts';
 import { api } from './api.ts';
+import { newestReads } from './reload.ts';
 
 // A queue.failed event's entry: out of the queue, or being fixed, and why.
 export type QueueFailure = Omit<QueueEntry, 'state'> & { state: 'out' | 'fixing'; note?: string; at: string };
@@ -19,28 +20,16 @@ export const emptyQueues = (): QueueState => ({ queues: new Map(), queueFailures
 
 export const isQueueEvent = (e: GroveEvent) => e.type.startsWith('queue.');
 
+const readQueue = (projectId: string) => api<QueueEntry[]>('GET', `/api/projects/${projectId}/queue`);
+
 // The queues of these projects, read at the page's first load.
 export async function loadQueues(projectIds: string[]): Promise<Map<string, QueueEntry[]>> {
-  return new Map(await Promise.all(projectIds.map(async (id) => [id, await api<QueueEntry[]>('GET', `/api/projects/${id}/queue`)] as const)));
+  return new Map(await Promise.all(projectIds.map(async (id) => [id, await readQueue(id)] as const)));
 }
 
-// What applies the queue's events to `state`; `changed` is told when a reload has answered. Only
-// the newest reload of a project is kept: an older one answering late would move entries back.
+// What applies the queue's events to `state`; `changed` is told when a reload has answered.
 export function queueFeed(state: () => QueueState, changed: () => void) {
-  const asked = new Map<string, number>();
-  function reload(projectId: string): void {
-    const n = (asked.get(projectId) ?? 0) + 1;
-    asked.set(projectId, n);
-    api<QueueEntry[]>('GET', `/api/projects/${projectId}/queue`).then(
-      (list) => {
-        if (asked.get(projectId) !== n) return;
-        state().queues.set(projectId, list);
-        changed();
-      },
-      // The project may be gone (its removal is an event of its own); the next event reloads.
-      () => {},
-    );
-  }
+  const reload = newestReads(readQueue, (projectId, list) => state().queues.set(projectId, list), changed);
   return {
     apply(e: GroveEvent): void {
       const failures = state().queueFailures;
