@@ -13,7 +13,7 @@ import pino from 'pino';
 import { createScheduler } from '../daemon/automations/scheduler.ts';
 import { createEventBus } from '../daemon/events/bus.ts';
 import { openStore } from '../daemon/store/db.ts';
-import { automationRunsTable } from '../daemon/store/automation-runs.ts';
+import { automationRunsTable, lastRunIn } from '../daemon/store/automation-runs.ts';
 import { automationsTable } from '../daemon/store/automations.ts';
 import { eventsTable } from '../daemon/store/events.ts';
 import { projectsTable } from '../daemon/store/projects.ts';
@@ -88,7 +88,7 @@ async function ticks(opts: AutomationOptions) {
     const events = eventsTable(store.db, bus.publish, { hostId, shared: store.shared });
     bus.begin(await events.lastSeq());
     const project = await projectsTable(store.db, events).insert({ id: randomUUID(), name: 'bench', path: dataDir, host_id: hostId, repository: null });
-    const automations = automationsTable(store.db, events);
+    const automations = automationsTable(store.db, events, lastRunIn);
     const runs = automationRunsTable(store.db, events);
     const now = new Date();
     for (let i = 0; i < opts.automations; i++) {

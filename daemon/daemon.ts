@@ -39,7 +39,7 @@ import { createMergeQueue } from './landing/queue.ts';
 import { createAutomations } from './automations/service.ts';
 import { automationRoutes } from './routes/automations.ts';
 import { automationsTable } from './store/automations.ts';
-import { automationRunsTable } from './store/automation-runs.ts';
+import { automationRunsTable, lastRunIn } from './store/automation-runs.ts';
 import { createLanding } from './landing/service.ts';
 import { eventsTable } from './store/events.ts';
 import { hostsTable } from './store/hosts.ts';
@@ -285,7 +285,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // Automations (DESIGN §19): after sessions re-attached, so that the runs a stop left follow
     // their sessions; the clock starts last.
     const automations = createAutomations({
-      automations: automationsTable(store.db, eventRows),
+      automations: automationsTable(store.db, eventRows, lastRunIn),
       runs: automationRunsTable(store.db, eventRows),
       getProject: projects.get,
       pool,

@@ -135,7 +135,20 @@ export type CreateSession = Static<typeof CreateSession>;
 
 // A follow-up in a session's conversation (DESIGN §8): its agent is the conversation's.
 export const CreateMessage = Type.Object(
-  { prompt: Prompt, args: Type.Optional(Args), mode: Type.Optional(Mode), timeout_s: Type.Optional(TimeoutS), approval_timeout_s: Type.Optional(ApprovalTimeoutS) },
+  {
+    prompt: Prompt,
+    args: Type.Optional(Args),
+    mode: Type.Optional(Mode),
+    timeout_s: Type.Optional(TimeoutS),
+    approval_timeout_s: Type.Optional(ApprovalTimeoutS),
+    at: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: "a scheduled follow-up (DESIGN §19): queued until this ISO 8601 time (with its offset), kept across restarts; the conversation's later follow-ups wait behind it",
+      }),
+    ),
+  },
   { additionalProperties: false, $id: 'CreateMessage' },
 );
 export type CreateMessage = Static<typeof CreateMessage>;

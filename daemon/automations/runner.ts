@@ -206,7 +206,8 @@ export function createRunner(deps: RunnerDeps) {
         log.warn({ run: run.id, task: run.task_id, err: err.detail }, "an automation run's changes could not be read");
       }
     }
-    const error = ok ? null : s === null ? 'its session is gone' : `its session ended ${s.status}${s.exit_code !== null ? ` with exit code ${s.exit_code}` : ''}`;
+    const how: Record<string, string> = { exited: 'exited', failed: 'failed', killed: 'was killed', lost: 'was lost' };
+    const error = ok ? null : s === null ? 'its session is gone' : `its session ${how[s.status] ?? s.status}${s.exit_code !== null ? ` with exit code ${s.exit_code}` : ''}`;
     const ended = await runs.change(run.id, ['running'], {
       status: ok ? 'succeeded' : 'failed',
       ...(error !== null ? { error } : {}),

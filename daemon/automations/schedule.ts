@@ -4,6 +4,7 @@
 import { Cron } from 'croner';
 import type { Schedule } from '../../schemas/automation.ts';
 import { GroveError } from '../errors.ts';
+import { parseInstant } from '../runtime/instant.ts';
 
 // A stored schedule: a cron always carries its zone (the machine's when none was given).
 export type StoredSchedule = { cron: string; timezone: string } | { at: string };
@@ -25,12 +26,10 @@ function cronOf(s: { cron: string; timezone: string }): Cron {
 // field and why. `now` is when it is given: an `at` must be after it.
 export function checkSchedule(s: Schedule, now: Date): StoredSchedule {
   if ('at' in s) {
-    // An offset or Z is required: a bare local time would mean different instants on different hosts.
-    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(s.at) || Number.isNaN(Date.parse(s.at))) {
-      throw invalid('/at', 'is not an ISO 8601 time with its offset (e.g. 2026-12-01T09:00:00Z)');
-    }
-    if (Date.parse(s.at) <= now.getTime()) throw invalid('/at', `is in the past (now is ${now.toISOString()})`);
-    return { at: new Date(s.at).toISOString() };
+    const at = parseInstant(s.at);
+    if (at === null) throw invalid('/at', 'is not an ISO 8601 time with its offset (e.g. 2026-12-01T09:00:00Z)');
+    if (at <= now.getTime()) throw invalid('/at', `is in the past (now is ${now.toISOString()})`);
+    return { at: new Date(at).toISOString() };
   }
   const timezone = s.timezone ?? machineZone();
   try {

@@ -159,6 +159,15 @@ export const TOOLS: Tool[] = [
     run: (api, { session_id, ...body }) => api.say(session_id, body),
   },
   {
+    name: 'schedule_followup',
+    description:
+      "Continue a session's conversation later (DESIGN §19): the follow-up prompt is queued until `at` (an ISO 8601 time with its offset, e.g. 2026-12-01T09:00:00Z), kept across daemon restarts, then the same agent resumes the conversation. Follow-ups sent meanwhile wait behind it. Answers the queued session.",
+    input: input({ session_id: SessionId, at: Type.String({ minLength: 1, maxLength: 100, description: 'when: an ISO 8601 time with its offset' }), prompt: CreateMessage.properties.prompt }),
+    readOnly: false,
+    destructive: false,
+    run: (api, { session_id, at, prompt }) => api.say(session_id, { prompt, at }),
+  },
+  {
     name: 'wait_for_session',
     description: `Wait until a session ends, one of its approvals waits for a decision, or timeout_s (default ${WAIT_S}) passes. Answers ended (true or false), kind (agent; interactive: the person took the conversation over in a terminal, nothing of it is captured; service), status, exit_code, result (the agent's final message, cost and tokens, when it reported one), denied (the tool calls the agent refused by itself, when there were any), limit_resets_at when it hit a usage limit, and waiting ("approval" or null) with the pending approvals (answer them with respond_to_approval).`,
     input: input({ session_id: SessionId, timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: `seconds to wait at most (default ${WAIT_S})` })) }),

@@ -89,7 +89,7 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
       params: IdParams,
       body: CreateMessage,
       responses: { 201: Session, 202: Session },
-      errors: ['TASK_NOT_READY', 'RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED'],
+      errors: ['TASK_NOT_READY', 'RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED', 'SCHEDULE_INVALID'],
       handler: async ({ params, body }) => {
         checkArgSizes(body);
         const { status, session } = await sessions.send(params.id, body);

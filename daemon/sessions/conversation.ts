@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isBusy, isLive, type CreateMessage, type Session } from '../../schemas/session.ts';
 import { GroveError } from '../errors.ts';
+import { parseInstant } from '../runtime/instant.ts';
 import { createKeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
 import { once } from '../runtime/once.ts';
@@ -78,6 +79,11 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
   // or queued behind the conversation's running or queued sessions (202). It continues with the
   // mode and time limit of the session it follows unless told otherwise.
   async function send(id: string, body: CreateMessage): Promise<{ status: 201 | 202; session: Session }> {
+    const notBefore = body.at === undefined ? null : parseInstant(body.at);
+    if (body.at !== undefined && (notBefore === null || notBefore <= Date.now())) {
+      const why = notBefore === null ? 'is not an ISO 8601 time with its offset (e.g. 2026-12-01T09:00:00Z)' : `is in the past (now is ${new Date().toISOString()})`;
+      throw new GroveError('SCHEDULE_INVALID', `at ${why}`, { errors: [{ path: '/at', message: why }] });
+    }
     const parent = await findSession(sessions, id);
     if (parent.kind === 'service') throw new GroveError('RESUME_UNSUPPORTED', `session ${id} runs the service ${parent.agent}, which has no conversation`);
     const at = await starter.place(parent.task_id);
@@ -102,11 +108,14 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
         resume: null,
       };
       const newId = randomUUID();
-      if (conversation.some((s) => isBusy(s.status))) {
+      if (notBefore !== null || conversation.some((s) => isBusy(s.status))) {
         const { resume: _, ...fields } = ask;
+        const not_before = notBefore === null ? null : new Date(notBefore).toISOString();
         // In the task's turn, as a start: a row queued after the archive killed would be left waiting.
-        const rec = await starter.admit(parent.task_id, () => sessions.insert({ id: newId, task_id: parent.task_id, command: [], ...fields }, 'queued'));
-        log.info({ session: newId, conversation: parent.conversation_id }, 'follow-up queued');
+        const rec = await starter.admit(parent.task_id, () => sessions.insert({ id: newId, task_id: parent.task_id, command: [], ...fields, not_before }, 'queued'));
+        log.info({ session: newId, conversation: parent.conversation_id, not_before }, 'follow-up queued');
+        // A scheduled one gets its timer now, if nothing of the conversation runs.
+        if (notBefore !== null) void next(parent.conversation_id);
         return { status: 202 as const, session: publicSession(rec) };
       }
       const resume = resumeId(conversation);

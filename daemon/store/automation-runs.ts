@@ -1,6 +1,6 @@
 import type { AutomationRun, RunChanges, RunStatus, SkipReason } from '../../schemas/automation.ts';
 import type { SessionResult } from '../../schemas/session.ts';
-import { AUTOMATION_COLUMNS, toStoredAutomation, type AutomationRow, type StoredAutomation } from './automations.ts';
+import { AUTOMATION_COLUMNS, publicAutomation, toStoredAutomation, type AutomationRow, type LastRunIn, type StoredAutomation } from './automations.ts';
 import type { Db } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
 import { iso } from './rows.ts';
@@ -72,6 +72,12 @@ export interface Claims {
 export type RunChange = Partial<Pick<Row, (typeof CHANGEABLE)[number]>>;
 const CHANGEABLE = ['status', 'reason', 'error', 'precheck', 'precheck_pid', 'precheck_pid_start', 'task_id', 'session_id', 'result', 'changes', 'started_at', 'ended_at'] as const;
 const JSON_COLUMNS = new Set(['precheck', 'result', 'changes']);
+
+// An automation's newest run, for the automation's own events.
+export const lastRunIn: LastRunIn = async (tx, automationId) => {
+  const { rows } = await tx.query<Row>(`${SELECT} WHERE r.automation_id = $1 ORDER BY r.created_at DESC, r.scheduled_for DESC LIMIT 1`, [automationId]);
+  return rows[0] ? publicRun(toRun(rows[0])) : null;
+};
 
 // Automation runs (DESIGN §19), each change with its automation.run event in the same transaction.
 export function automationRunsTable(db: Db, events: EventsTable) {
@@ -157,7 +163,13 @@ export function automationRunsTable(db: Db, events: EventsTable) {
           const run = await insert(tx, record, a, { id: newId(), project_id: projectId, scheduled_for: c.scheduled_for, trigger: 'schedule', missed: c.missed, skipped: c.skipped });
           if (run) out.push(run);
         }
-        await tx.query('UPDATE automations SET cursor = greatest(cursor, $2), next_run_at = $3 WHERE id = $1', [automationId, plan.cursor, plan.next_run_at]);
+        const { rows: moved } = await tx.query<AutomationRow>(
+          `UPDATE automations SET cursor = greatest(cursor, $2), next_run_at = $3 WHERE id = $1 RETURNING ${AUTOMATION_COLUMNS}`,
+          [automationId, plan.cursor, plan.next_run_at],
+        );
+        // Its next time moved: boards that show it follow.
+        const after = toStoredAutomation(moved[0]!);
+        if (after.next_run_at !== a.next_run_at) await record({ type: 'automation.updated', project_id: after.project_id, data: publicAutomation(after, await lastRunIn(tx, automationId)) });
         return out;
       });
     },

@@ -63,9 +63,12 @@ const THIS_HOSTS = '(p.id = a.project_id OR (a.project_id IS NULL AND p.reposito
 
 export type NewAutomation = Pick<StoredAutomation, 'id' | 'project_id' | 'repository' | 'name' | 'enabled' | 'source' | 'declared' | 'cursor' | 'next_run_at'> & AutomationSpec;
 
+// An automation's newest run, read in the transaction that records its event (automation-runs.ts).
+export type LastRunIn = (tx: Db, automationId: string) => Promise<AutomationRun | null>;
+
 // Automations (DESIGN §19), each change with its event (automation.created, automation.updated,
-// automation.removed) in the same transaction.
-export function automationsTable(db: Db, events: EventsTable) {
+// automation.removed) in the same transaction, the automation as the API shows it.
+export function automationsTable(db: Db, events: EventsTable, lastRun: LastRunIn) {
   const one = async (tx: Db, id: string): Promise<StoredAutomation | null> => {
     const { rows } = await tx.query<AutomationRow>(`SELECT ${AUTOMATION_COLUMNS} FROM automations WHERE id = $1`, [id]);
     return rows[0] ? toStoredAutomation(rows[0]) : null;
@@ -112,7 +115,7 @@ export function automationsTable(db: Db, events: EventsTable) {
             [id, a.name, JSON.stringify(specOf(a)), a.enabled, a.source, a.declared === null ? null : JSON.stringify(a.declared), a.cursor, a.next_run_at],
           );
           const stored = toStoredAutomation(out[0]!);
-          await record({ type: 'automation.updated', project_id: stored.project_id, data: publicAutomation(stored, null) });
+          await record({ type: 'automation.updated', project_id: stored.project_id, data: publicAutomation(stored, await lastRun(tx, id)) });
           return stored;
         });
       } catch (err) {
@@ -123,6 +126,7 @@ export function automationsTable(db: Db, events: EventsTable) {
     async remove(id: string): Promise<boolean> {
       return events.tx(async (tx, record) => {
         const { rows } = await tx.query<AutomationRow>(`DELETE FROM automations WHERE id = $1 RETURNING ${AUTOMATION_COLUMNS}`, [id]);
+        // Its runs went with it.
         if (rows[0]) await record({ type: 'automation.removed', project_id: rows[0].project_id, data: publicAutomation(toStoredAutomation(rows[0]), null) });
         return rows.length > 0;
       });

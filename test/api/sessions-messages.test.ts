@@ -252,3 +252,31 @@ test('the older limit line; auto_resume false queues nothing; a timeout and a qu
   assert.deepEqual((await init(d2, queued.id)).argv, ['--resume', first.agent_session_id, '--', 'after']);
   assert.equal(readdirSync(path.join(d.home, 'data', 'sessions')).length, 4);
 });
+
+test('a scheduled follow-up (at): queued until its time, kept across a restart, then run in the conversation; a past or bare time refused', async (t) => {
+  const { d, task } = await setup(t);
+  const first = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'hello' } })).json;
+  await ended(d, first.id);
+  for (const [at, why] of [
+    ['2020-01-01T00:00:00Z', /past/],
+    ['2030-01-01T09:00:00', /offset/],
+  ] as const) {
+    const r = await d.socket('POST', `/api/sessions/${first.id}/messages`, { body: { prompt: 'later', at } });
+    assert.equal(r.status, 422, r.text);
+    assert.equal(r.json.code, 'SCHEDULE_INVALID');
+    assert.match(r.json.errors[0].message, why);
+  }
+  const at = new Date(Date.now() + 6_000).toISOString();
+  const r = await d.socket('POST', `/api/sessions/${first.id}/messages`, { body: { prompt: 'later', at } });
+  assert.equal(r.status, 202, r.text);
+  assert.deepEqual([r.json.status, r.json.not_before, r.json.conversation_id], ['queued', at, first.conversation_id]);
+  // Kept across a restart: the next daemon starts it at its time, not before.
+  await d.stop();
+  const again = await startDaemon(t, { home: d.home });
+  const done = await ended(again, r.json.id);
+  assert.equal(done.status, 'exited', JSON.stringify(done));
+  const said = await init(again, r.json.id);
+  assert.ok(said.at >= Date.parse(at), `started at ${new Date(said.at).toISOString()}, asked for ${at}`);
+  assert.equal(said.argv.at(-1), 'later');
+  assert.ok(said.argv.includes('--resume'), 'the conversation resumed');
+});

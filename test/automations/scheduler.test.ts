@@ -6,12 +6,12 @@ import { randomUUID } from 'node:crypto';
 import test, { after, type TestContext } from 'node:test';
 import pino from 'pino';
 import { createScheduler, SETTLE_MS, type Clock } from '../../daemon/automations/scheduler.ts';
-import { automationRunsTable } from '../../daemon/store/automation-runs.ts';
+import { automationRunsTable, lastRunIn } from '../../daemon/store/automation-runs.ts';
 import { automationsTable } from '../../daemon/store/automations.ts';
 import { addTask, openTestStore } from '../helpers/store.ts';
 
 const s = await openTestStore(after);
-const automations = automationsTable(s.store.db, s.events);
+const automations = automationsTable(s.store.db, s.events, lastRunIn);
 const runs = automationRunsTable(s.store.db, s.events);
 const T0 = Date.UTC(2026, 2, 7, 12, 0, 0);
 

@@ -99,10 +99,10 @@ test('grove auto: a followed run that fails exits 1 with why; one its precheck s
   assert.equal((await auto(d, 'add', 'autofail', 'failing', '--cron', '0 0 1 1 *', '--prompt', 'exit:3')).code, 0);
   const failed = await auto(d, 'run', 'failing', '--follow');
   assert.equal(failed.code, 1, failed.stderr);
-  assert.match(failed.stdout, /^run [0-9a-f]{8} of failing failed \(its session ended failed with exit code 3\): task [0-9a-f]{8}, session [0-9a-f]{8}\n$/);
+  assert.match(failed.stdout, /^run [0-9a-f]{8} of failing failed \(its session failed with exit code 3\): task [0-9a-f]{8}, session [0-9a-f]{8}\n$/);
   const failedJson = await auto(d, 'run', 'failing', '-f', '--json');
   assert.equal(failedJson.code, 1);
-  assert.deepEqual([failedJson.json.status, failedJson.json.error], ['failed', 'its session ended failed with exit code 3']);
+  assert.deepEqual([failedJson.json.status, failedJson.json.error], ['failed', 'its session failed with exit code 3']);
 
   assert.equal((await auto(d, 'add', 'autofail', 'quiet', '--cron', '0 0 1 1 *', '--prompt', 'echo:hi', '--precheck', 'echo nothing to do; exit 1')).code, 0);
   const skipped = await auto(d, 'run', 'quiet', '-f');

@@ -11,7 +11,7 @@ import { gate, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const config = { agents: { stream: { command: [STREAM, '--session-id', '{session}', '--', '{prompt}'], resume: [STREAM, '--resume', '{session}', '--', '{prompt}'], interactive: [STREAM, '--resume', '{session}'], format: 'claude' } } };
-const CHANGING = ['create_task', 'start_session', 'send_message', 'restore_turn', 'commit_task', 'merge_task', 'queue_task', 'archive_task', 'kill_session', 'respond_to_approval', 'create_automation', 'run_automation'];
+const CHANGING = ['create_task', 'start_session', 'send_message', 'restore_turn', 'commit_task', 'merge_task', 'queue_task', 'archive_task', 'kill_session', 'respond_to_approval', 'create_automation', 'run_automation', 'schedule_followup'];
 const READING = ['list_projects', 'list_tasks', 'wait_for_session', 'get_session', 'get_output', 'get_changes', 'get_diff', 'list_turns', 'list_approvals', 'conflicts', 'list_queue', 'list_automations'];
 // The tests that need a daemon share one, each with a project of its own.
 const daemon = sharedAgentDaemon(config);
@@ -63,8 +63,16 @@ test('grove mcp: the tools and their schemas; a task from creation to archive th
   const again = await call(client, 'send_message', { session_id: session.id, prompt: 'write:more.txt=second turn' });
   assert.equal(again.parent_id, session.id);
   assert.equal((await call(client, 'wait_for_session', { session_id: again.id })).status, 'exited');
+  // A follow-up for later (DESIGN §19): queued until its time, then the conversation goes on.
+  const at = new Date(Date.now() + 2_000).toISOString();
+  const later = await call(client, 'schedule_followup', { session_id: again.id, at, prompt: 'write:later.txt=third turn' });
+  assert.deepEqual([later.status, later.not_before, later.parent_id], ['queued', at, again.id]);
+  assert.equal((await call(client, 'schedule_followup', { session_id: again.id, at: 'tomorrow', prompt: 'x' })).error.code, 'SCHEDULE_INVALID');
+  assert.equal((await call(client, 'wait_for_session', { session_id: later.id, timeout_s: 60 })).status, 'exited');
+  const ranAt = JSON.parse((await call(client, 'get_output', { session_id: later.id, after: 0 })).text.split('\n')[0]).at;
+  assert.ok(ranAt >= Date.parse(at), 'not before its time');
   const changes = await call(client, 'get_changes', { task_id: task.id });
-  assert.deepEqual(changes.files.map((f: any) => [f.path, f.status]), [['more.txt', 'untracked'], ['notes.txt', 'untracked']]);
+  assert.deepEqual(changes.files.map((f: any) => [f.path, f.status]), [['later.txt', 'untracked'], ['more.txt', 'untracked'], ['notes.txt', 'untracked']]);
   const diff = await call(client, 'get_diff', { task_id: task.id, path: 'notes.txt' });
   assert.match(diff, /^\+from the agent$/m);
   assert.doesNotMatch(diff, /more\.txt/);

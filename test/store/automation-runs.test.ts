@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import test, { after, type TestContext } from 'node:test';
-import { automationRunsTable, type Claims } from '../../daemon/store/automation-runs.ts';
+import { automationRunsTable, type Claims, lastRunIn } from '../../daemon/store/automation-runs.ts';
 import { automationsTable } from '../../daemon/store/automations.ts';
 import { addTask, openTestStore } from '../helpers/store.ts';
 
 const s = await openTestStore(after);
-const automations = automationsTable(s.store.db, s.events);
+const automations = automationsTable(s.store.db, s.events, lastRunIn);
 const runs = automationRunsTable(s.store.db, s.events);
 
 const T = (sec: number) => new Date(Date.UTC(2026, 2, 7, 12, 0, sec));
@@ -41,8 +41,13 @@ const at = (sec: number, next = sec + 2): Claims => ({ claims: [{ scheduled_for:
 
 test('a scheduled time is claimed once, however many claim it at once; the cursor and next time move on', async (t) => {
   const a = await automation(t, 'queue');
+  const seq = await s.events.lastSeq();
   const claimed = await Promise.all([1, 2, 3, 4].map(() => runs.claimDue(a.id, a.project_id!, T(2), () => at(2), randomUUID)));
   assert.equal(claimed.flat().length, 1, 'one run');
+  // The run's event, and the automation's own with its next time moved and that run as its last.
+  const events = await s.events.page({ project_id: a.project_id! }, seq, 100);
+  assert.deepEqual(events.map((e) => e.type), ['automation.run', 'automation.updated']);
+  assert.deepEqual([(events[1]!.data as any).next_run_at, (events[1]!.data as any).last_run.id], [T(4).toISOString(), claimed.flat()[0]!.id]);
   const stored = (await automations.get(a.id))!;
   assert.deepEqual([stored.cursor, stored.next_run_at], [T(2).toISOString(), T(4).toISOString()]);
   assert.deepEqual(await runs.claimDue(a.id, a.project_id!, T(3), () => at(2), randomUUID), [], 'not due again before its next time');

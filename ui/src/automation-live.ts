@@ -3,6 +3,7 @@
 // claims a run without an event of the automation's own (the run's event is in that transaction).
 import type { Automation, AutomationRun } from '../../schemas/automation.ts';
 import type { GroveEvent } from '../../schemas/event.ts';
+import type { Project } from '../../schemas/project.ts';
 import { api } from './api.ts';
 import { newestReads } from './reload.ts';
 
@@ -17,10 +18,15 @@ export const emptyAutomations = (): AutomationState => ({ automations: new Map()
 
 export const isAutomationEvent = (e: GroveEvent) => e.type.startsWith('automation.');
 
-// Every project's automations, read at the page's first load in one request.
-export async function loadAutomations(): Promise<Map<string, Automation[]>> {
+// Every project's automations, read at the page's first load in one request: a team's automation
+// of a repository is shown with every project of that repository.
+export async function loadAutomations(projects: Promise<Project[]>): Promise<Map<string, Automation[]>> {
+  const [list, all] = await Promise.all([api<Automation[]>('GET', '/api/automations'), projects]);
   const byProject = new Map<string, Automation[]>();
-  for (const a of await api<Automation[]>('GET', '/api/automations')) byProject.set(a.project_id, [...(byProject.get(a.project_id) ?? []), a]);
+  for (const a of list) {
+    const ids = a.project_id !== null ? [a.project_id] : all.filter((p) => p.repository === a.repository).map((p) => p.id);
+    for (const id of ids) byProject.set(id, [...(byProject.get(id) ?? []), a]);
+  }
   return byProject;
 }
 
@@ -32,9 +38,10 @@ export function automationFeed(state: () => AutomationState, changed: () => void
     changed,
   );
   return {
-    apply(e: GroveEvent): void {
+    // An event of a repository's automation has no project: every list is read again.
+    apply(e: GroveEvent, projectIds: () => string[]): void {
       if (e.type === 'automation.run') state().runsSeq.set((e.data as AutomationRun).automation_id, e.seq);
-      reload(e.project_id!);
+      for (const id of e.project_id !== null ? [e.project_id] : projectIds()) reload(id);
     },
   };
 }

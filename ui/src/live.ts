@@ -65,7 +65,7 @@ export function createLive() {
 
   function apply(e: GroveEvent): void {
     if (isQueueEvent(e)) return queue.apply(e);
-    if (isAutomationEvent(e)) return automation.apply(e);
+    if (isAutomationEvent(e)) return automation.apply(e, () => [...state.projects.keys()]);
     switch (e.type) {
       case 'project.added':
         state.projects.set(e.project_id!, e.data as Project);
@@ -119,13 +119,14 @@ export function createLive() {
     const health = await api<Health>('GET', '/api/health');
     // The team's hosts name each row's host on a shared store only; not asked otherwise, as the
     // list also waits on the saved SSH hosts' answers.
+    const listed = api<Project[]>('GET', '/api/projects');
     const [projects, tasks, sessions, approvals, hosts, automations] = await Promise.all([
-      api<Project[]>('GET', '/api/projects'),
+      listed,
       api<Task[]>('GET', '/api/tasks'),
       api<Session[]>('GET', '/api/sessions'),
       api<Approval[]>('GET', '/api/approvals?status=pending'),
       health.shared ? api<Host[]>('GET', '/api/hosts') : ([] as Host[]),
-      loadAutomations(),
+      loadAutomations(listed),
     ]);
     state.projects = new Map(projects.map((p) => [p.id, p]));
     state.tasks = new Map(tasks.map((t) => [t.id, t]));

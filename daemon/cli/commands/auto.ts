@@ -69,7 +69,7 @@ function missedOption(c: Ctx): CreateAutomation['missed'] {
 async function followRun(c: Ctx, a: Automation, run: AutomationRun, from: number): Promise<AutomationRun> {
   let shown = runLine(a, run);
   err(shown);
-  const { body, events } = await c.api.events(from, { project_id: a.project_id });
+  const { body, events } = await c.api.events(from, a.project_id !== null ? { project_id: a.project_id } : {});
   try {
     for await (const { event, data } of events) {
       if (event === 'end') break;
@@ -100,16 +100,21 @@ export const commands: Record<string, Command> = {
     const list = await c.api.automations(p ? { project_id: p.id } : {});
     if (p) return print(c, list, () => table(list.map(autoRow), AUTO_COLS));
     const names = new Map((await c.api.projects()).map((x) => [x.id, x.name]));
-    print(c, list, () => table(list.map((a) => ({ project: names.get(a.project_id) ?? shortId(a.project_id), ...autoRow(a) })), ['project', ...AUTO_COLS]));
+    const whose = (a: Automation) => (a.project_id === null ? (a.repository ?? '') : (names.get(a.project_id) ?? shortId(a.project_id)));
+    print(c, list, () => table(list.map((a) => ({ project: whose(a), ...autoRow(a) })), ['project', ...AUTO_COLS]));
   },
   async 'auto show'(c) {
     const a = await automation(c, arg(c, 0, 'automation'));
-    const [runs, p, names] = await Promise.all([c.api.automationRuns(a.id), c.api.project(a.project_id), taskNames(c)]);
+    const [runs, owner, names] = await Promise.all([
+      c.api.automationRuns(a.id),
+      a.project_id === null ? Promise.resolve(`repository ${a.repository}`) : c.api.project(a.project_id).then((p) => `project ${p.name}`),
+      taskNames(c),
+    ]);
     const last = runs.slice(0, SHOWN_RUNS);
     const s = a.session;
     print(c, { ...a, runs: last }, () =>
       [
-        `automation ${a.name} (${a.id}) of project ${p.name}: ${a.enabled ? 'enabled' : 'paused'}`,
+        `automation ${a.name} (${a.id}) of ${owner}: ${a.enabled ? 'enabled' : 'paused'}`,
         `schedule: ${scheduleText(a.schedule)}; next run ${nextText(a)}`,
         `session: ${s.agent ?? "the project's agent"}${s.mode ? `, mode ${s.mode}` : ''}${s.timeout_s ? `, timeout ${s.timeout_s} s` : ''}`,
         `prompt: ${s.prompt}`,
