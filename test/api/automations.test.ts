@@ -4,6 +4,7 @@
 // input refused with nothing stored; missed times folded after the daemon was down; a kill -9
 // during a run, then the run followed to its end, never started twice.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -118,6 +119,19 @@ test('overlap skip: a run while one runs is skipped; a run that changed nothing 
   const task = await d.waitForLog((l) => l.task === done.task_id && l.msg === 'task archived', 30_000).then(async () => (await d.socket('GET', `/api/tasks/${done.task_id}`)).json);
   assert.equal(task.status, 'archived', 'nothing changed: not on the board');
   assert.deepEqual((await runsOf(d, a.id)).map((r) => [r.id, r.status]), [[second.json.id, 'skipped'], [first.id, 'succeeded']], 'newest first');
+});
+
+test('land "queue": the run\'s work is committed and lands through the merge queue', async (t) => {
+  const d = await daemon();
+  const { repo, project: p } = await project(t, d);
+  const a = await create(d, { project_id: p.id, name: 'tidy', schedule: { cron: '0 0 1 1 *' }, land: 'queue', session: { prompt: 'write:tidied.txt=tidy', agent: 'claudish' } });
+  const run = (await d.socket('POST', `/api/automations/${a.id}/runs`)).json;
+  const done = await ended(d, a.id, run.id);
+  assert.equal(done.status, 'succeeded', JSON.stringify(done));
+  await d.waitForLog((l) => l.task === done.task_id && l.msg === 'landed a queued task', 60_000);
+  assert.equal(readFileSync(path.join(repo, 'tidied.txt'), 'utf8'), 'tidy\n', 'on main, in the checkout');
+  const subject = execFileSync('git', ['-C', repo, 'log', '--format=%s', '-1', '--', 'tidied.txt'], { encoding: 'utf8' }).trim();
+  assert.equal(subject, `tidy: automation run of ${done.scheduled_for.slice(0, 10)}`);
 });
 
 test('run now on a paused automation; removing it removes its runs, its tasks stay', async (t) => {
