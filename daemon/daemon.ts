@@ -296,6 +296,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       configs,
       localProjects: () => projectRows.listOfHost(hostId),
       changes: (taskId) => landing.review.changes(taskId),
+      commit: (taskId, message) => landing.review.commit(taskId, message),
       archive: (taskId) => tasks.archive(taskId, true),
       queue: mergeQueue,
       hostId,

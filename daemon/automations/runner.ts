@@ -33,6 +33,8 @@ export interface RunnerDeps {
   create: (input: CreateTask) => Promise<{ task: CreatedTask }>;
   sessions: { get: (id: string) => Promise<Session>; ended: Listen<string> };
   changes: (taskId: string) => Promise<Changes>;
+  /** commits what is uncommitted in the task's worktree (before it is queued to land) */
+  commit: (taskId: string, message: string) => Promise<unknown>;
   archive: (taskId: string) => Promise<unknown>;
   queue: { add: (projectId: string, body: QueueBody) => Promise<unknown> };
   hostId: string;
@@ -192,9 +194,11 @@ export function createRunner(deps: RunnerDeps) {
     const a = await deps.automations.get(run.automation_id);
     const ok = s !== null && s.status === 'exited' && s.exit_code === 0;
     let changes: RunChanges | null = null;
+    let uncommitted = 0;
     if (run.task_id !== null) {
       try {
         const c = await deps.changes(run.task_id);
+        uncommitted = c.uncommitted;
         changes = {
           files: c.files.length,
           additions: c.files.reduce((n, f) => n + f.additions, 0),
@@ -221,10 +225,21 @@ export function createRunner(deps: RunnerDeps) {
       if (changes !== null && changes.files === 0 && changes.commits === 0) {
         await deps.archive(run.task_id).catch((err: unknown) => log.warn({ err, task: run.task_id }, 'archiving the task of a run that changed nothing failed'));
       } else if (ok && changes !== null && a?.land === 'queue') {
-        await deps.queue.add(run.project_id!, { task_id: run.task_id, fix: true }).catch((err: unknown) => log.warn({ err, task: run.task_id }, "queueing an automation run's task failed"));
+        await landByQueue(run, a, uncommitted, s?.result?.text ?? null).catch((err: unknown) => log.warn({ err, task: run.task_id }, "queueing an automation run's task failed"));
       }
     }
     wake(run.automation_id);
+  }
+
+  // land "queue": what the agent left uncommitted is committed (the queue lands commits), with the
+  // automation's name and the agent's last words, then the task is queued with `fix`.
+  async function landByQueue(run: StoredRun, a: StoredAutomation, uncommitted: number, said: string | null): Promise<void> {
+    if (uncommitted > 0) {
+      const subject = `${a.name}: automation run of ${run.scheduled_for.slice(0, 10)}`;
+      await deps.commit(run.task_id!, said ? `${subject}\n\n${said.trim()}` : subject);
+    }
+    await deps.queue.add(run.project_id!, { task_id: run.task_id!, fix: true });
+    log.info({ automation: a.id, run: run.id, task: run.task_id }, "an automation run's task queued to land");
   }
 
   const stopEnded = deps.sessions.ended.onAnyChange((sessionId) => {

@@ -36,8 +36,10 @@ export interface WarmPoolDeps {
   log: Logger;
 }
 
-// The config a slot is made with, as stored with it: a slot made with another is replaced.
-const configKey = (c: ProjectConfig) => JSON.stringify(c);
+// What a slot's making depends on, as stored with it (the files copied in, the setup with its
+// environment and ports): a slot made with another is replaced. The rest of the file (agents,
+// rules, checks, automations) is read when it is used, and a change to it keeps the slots.
+const configKey = (c: ProjectConfig) => JSON.stringify({ copy: c.copy ?? null, setup: c.setup ?? null, env: c.env ?? null, ports: c.ports ?? null });
 
 // The default base as it is now; undefined where it could not be read (then not held against a slot).
 type Head = { base: string; base_commit: string } | null | undefined;

@@ -4,6 +4,7 @@
 // input refused with nothing stored; missed times folded after the daemon was down; a kill -9
 // during a run, then the run followed to its end, never started twice.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -15,7 +16,10 @@ import { until } from '../helpers/store.ts';
 
 // Speaks Claude Code's stream-json: its end is a result with a cost and tokens.
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
-const daemon = sharedAgentDaemon({ agents: { claudish: { command: [STREAM, '--', '{prompt}'], format: 'claude' } } });
+// A hook on automation.run writes each event, a line each, into the daemon's home.
+const HOOK_LOG = 'automation-hook.log';
+const HOOK = { on: ['automation.run'], command: ['sh', '-c', `cat >> "$GROVE_HOME/${HOOK_LOG}"; echo >> "$GROVE_HOME/${HOOK_LOG}"`] };
+const daemon = sharedAgentDaemon({ agents: { claudish: { command: [STREAM, '--', '{prompt}'], format: 'claude' } }, hooks: [HOOK] });
 
 // A project of its own whose agent is the fixture (each prompt is one of its steps).
 async function project(t: TestContext, d: TestDaemon) {
@@ -69,10 +73,16 @@ test('a seconds cron runs on time: a task named for it, its session with the pro
   assert.equal(readFileSync(path.join(repo, task.worktree_path, 'ran.txt'), 'utf8'), `${date} ${run.id}\n`);
   assert.deepEqual(run.changes, { files: 1, additions: 1, deletions: 0, commits: 0 });
   assert.deepEqual([run.result?.cost_usd, run.result?.input_tokens], [0.0125, 12], "the session's result is carried");
+  // Another time may have been claimed (and skipped, overlapping) before the pause: the newest is the last.
   const shown = (await d.socket('GET', `/api/automations/${a.id}`)).json;
-  assert.equal(shown.last_run.id, run.id);
+  assert.equal(shown.last_run.id, (await runsOf(d, a.id))[0].id);
   const types = ((await d.socket('GET', `/api/events?project_id=${p.id}&limit=1000`)).json.events as any[]).filter((e) => e.type === 'automation.run' && e.data.id === run.id).map((e) => e.data.status);
   assert.deepEqual(types, ['pending', 'running', 'running', 'succeeded'], 'an event per change');
+  const hooked = await until(() => {
+    const seen = readFileSync(path.join(d.home, HOOK_LOG), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.data.id === run.id);
+    return seen.length === 4 && seen;
+  }, 'the hook to see every change', 30_000);
+  assert.deepEqual(hooked.map((e: any) => [e.type, e.data.status]).at(-1), ['automation.run', 'succeeded'], 'hooks see them');
 });
 
 test('a precheck that fails skips the run quietly with its output; one that passes fills {precheck_output}', async (t) => {
@@ -120,6 +130,19 @@ test('overlap skip: a run while one runs is skipped; a run that changed nothing 
   assert.deepEqual((await runsOf(d, a.id)).map((r) => [r.id, r.status]), [[second.json.id, 'skipped'], [first.id, 'succeeded']], 'newest first');
 });
 
+test('land "queue": the run\'s work is committed and lands through the merge queue', async (t) => {
+  const d = await daemon();
+  const { repo, project: p } = await project(t, d);
+  const a = await create(d, { project_id: p.id, name: 'tidy', schedule: { cron: '0 0 1 1 *' }, land: 'queue', session: { prompt: 'write:tidied.txt=tidy', agent: 'claudish' } });
+  const run = (await d.socket('POST', `/api/automations/${a.id}/runs`)).json;
+  const done = await ended(d, a.id, run.id);
+  assert.equal(done.status, 'succeeded', JSON.stringify(done));
+  await d.waitForLog((l) => l.task === done.task_id && l.msg === 'landed a queued task', 60_000);
+  assert.equal(readFileSync(path.join(repo, 'tidied.txt'), 'utf8'), 'tidy\n', 'on main, in the checkout');
+  const subject = execFileSync('git', ['-C', repo, 'log', '--format=%s', '-1', '--', 'tidied.txt'], { encoding: 'utf8' }).trim();
+  assert.equal(subject, `tidy: automation run of ${done.scheduled_for.slice(0, 10)}`);
+});
+
 test('run now on a paused automation; removing it removes its runs, its tasks stay', async (t) => {
   const d = await daemon();
   const { project: p } = await project(t, d);
@@ -161,6 +184,8 @@ test('bad input: 422 with the code and the field, and nothing stored', async (t)
     [{ schedule: { at: 'next tuesday' } }, 422, 'SCHEDULE_INVALID', '/schedule/at'],
     [{ session: { prompt: 'x', agent: 'no-such-agent' } }, 422, 'UNKNOWN_AGENT', null],
     [{ session: { prompt: 'x', mode: 'sideways' } }, 400, 'VALIDATION_FAILED', '/session/mode'],
+    // The fixture has no modes: `edit` only.
+    [{ session: { prompt: 'x', mode: 'read' } }, 422, 'MODE_UNSUPPORTED', null],
     [{ land: 'pr' }, 422, 'LAND_UNSUPPORTED', null],
     [{ missed: { policy: 'latest' } }, 400, 'VALIDATION_FAILED', '/missed'],
   ];

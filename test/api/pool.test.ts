@@ -307,6 +307,23 @@ test('a change of .grove.json replaces every slot', async (t) => {
   assert.equal(fresh.length, 2);
 });
 
+test('a change of .grove.json that is not what slots are made with (agents, rules, automations) keeps them', async (t) => {
+  const { d, hold, repo, project } = await pooledProject(t, { size: 1 });
+  const [slot] = await readySlots(d, project.id, 1);
+  // This daemon has no agent installed: the automation is seen and refused (logged), which is
+  // enough to know the change was read.
+  const automations = { nightly: { schedule: { cron: '0 3 * * *', timezone: 'UTC' }, session: { prompt: 'tidy up' } } };
+  const seen = (l: any) => l.project === project.id && l.name === 'nightly';
+  await until(async () => {
+    writeFileSync(path.join(repo, '.grove.json'), JSON.stringify(poolConfig(hold, { size: 1 }, { allow: ['Bash(ls)'], automations })));
+    return d.waitForLog(seen, 1000).then(() => true, () => false);
+  }, 'the change seen', 60_000);
+  assert.deepEqual((await pool(d, project.id)).slots.map((s: any) => [s.id, s.status]), [[slot.id, 'ready']], 'the same slot');
+  // A claim compares the slot's config with the file's now: it is handed out.
+  const r = await d.socket('POST', '/api/tasks', { body: { project_id: project.id, name: 'after the change' } });
+  assert.deepEqual([r.status, r.json.pooled, r.json.id], [201, true, slot.id], r.text);
+});
+
 test('a .grove.json seen half-written (truncated, then written) is followed to what was written', async (t) => {
   const { d, hold, repo, project } = await pooledProject(t, { size: 1 });
   await readySlots(d, project.id, 1);
