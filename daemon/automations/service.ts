@@ -64,17 +64,19 @@ export function createAutomations(deps: AutomationDeps) {
 
   const nextOf = (schedule: StoredSchedule, enabled: boolean, now: Date) => (enabled ? nextTime(schedule, now) : null);
 
+  // A definition's fields other than its schedule, with the defaults of those it leaves out.
+  const filled = (def: Omit<DeclaredAutomation, 'enabled'>): Omit<AutomationSpec, 'schedule'> => ({
+    session: def.session,
+    task: def.task ?? {},
+    precheck: def.precheck ?? null,
+    land: def.land ?? 'none',
+    missed: def.missed ?? DEFAULT_MISSED,
+    overlap: def.overlap ?? 'skip',
+  });
+
   // The stored form of a definition, checked: refused before anything is stored.
   function specOf(project: Project, def: Omit<DeclaredAutomation, 'enabled'>, now: Date): AutomationSpec {
-    const spec: AutomationSpec = {
-      schedule: checkSchedule(def.schedule, now),
-      session: def.session,
-      task: def.task ?? {},
-      precheck: def.precheck ?? null,
-      land: def.land ?? 'none',
-      missed: def.missed ?? DEFAULT_MISSED,
-      overlap: def.overlap ?? 'skip',
-    };
+    const spec: AutomationSpec = { schedule: checkSchedule(def.schedule, now), ...filled(def) };
     checkSpec(project, spec);
     return spec;
   }
@@ -155,12 +157,7 @@ export function createAutomations(deps: AutomationDeps) {
             row,
             {
               ...(sameSchedule ? {} : { schedule: def.schedule }),
-              session: def.session,
-              task: def.task ?? {},
-              precheck: def.precheck ?? null,
-              land: def.land ?? 'none',
-              missed: def.missed ?? DEFAULT_MISSED,
-              overlap: def.overlap ?? 'skip',
+              ...filled(def),
               ...(def.enabled !== undefined ? { enabled: def.enabled } : {}),
             },
             { source: 'file', declared: def },
