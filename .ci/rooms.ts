@@ -14,6 +14,7 @@ export const ROOMS = [
   'daemon/runtime',
   'daemon/store',
   'daemon/git',
+  'daemon/github',
   'daemon/sandbox',
   'daemon/journal',
   'workers',

@@ -127,6 +127,20 @@ export const UserConfig = Type.Object(
     accept_remote: Type.Optional(
       Type.Boolean({ description: 'run requests other hosts of the store forward to this one (default true); false refuses them with 403 REMOTE_REFUSED (DESIGN §14.2)' }),
     ),
+    github: Type.Optional(
+      Type.Object(
+        {
+          api_url: Type.Optional(
+            Type.String({ maxLength: 2048, pattern: '^https?://[^\\u0000-\\u0020]+$', description: "GitHub's REST API (default https://api.github.com; GitHub Enterprise: https://HOST/api/v3)" }),
+          ),
+          token_command: Type.Optional(
+            Type.Array(Arg, { minItems: 1, description: 'prints the token on stdout when GH_TOKEN and GITHUB_TOKEN are unset (default ["gh", "auth", "token"] when gh is installed)' }),
+          ),
+          timeout_s: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600, description: 'how long one request to GitHub may take before it is tried again (default 30)' })),
+        },
+        { additionalProperties: false, description: 'issue intake and pull requests (DESIGN §20)' },
+      ),
+    ),
     database_url: Type.Optional(
       Type.String({
         pattern: '^postgres(ql)?://[^\\u0000]*$',

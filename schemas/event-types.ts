@@ -29,6 +29,12 @@ export const EVENT_TYPES = [
   'automation.created',
   'automation.updated',
   'automation.removed',
+  // DESIGN §20: an issue taken (its task and session) or refused (why), once per label event.
+  'intake.taken',
+  'intake.refused',
+  // DESIGN §20: a task's pull request opened, and review or CI feedback sent to its conversation.
+  'pr.opened',
+  'pr.feedback',
   'host.online',
   'host.offline',
 ] as const;

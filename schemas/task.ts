@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, TEXT_PATTERN, UUID_PATTERN } from './common.ts';
 import { OutputLine } from './output.ts';
 import { CreateSession, Prompt, Session } from './session.ts';
+import { IssueRef } from './intake.ts';
 
 export const TaskStatus = Type.Union([
   Type.Literal('setting_up'),
@@ -28,6 +29,7 @@ export const Task = Type.Object(
     merged_at: Type.Union([Timestamp, Type.Null()], { description: "when the task's branch was last merged into its base" }),
     merged_commit: Type.Union([Type.String(), Type.Null()], { description: 'the commit its base branch was at after that merge' }),
     pooled: Type.Boolean({ description: 'true when the task was taken ready from the warm pool (DESIGN §16): its setup ran ahead' }),
+    issue: Type.Union([IssueRef, Type.Null()], { description: 'the issue the task was made from (DESIGN §20)' }),
     worktree_missing: Type.Boolean({
       description: 'true when a live task\'s worktree folder is gone (deleted by hand); DELETE cleans up',
     }),
@@ -67,6 +69,9 @@ export const CreateTask = Type.Object(
   { additionalProperties: false, $id: 'CreateTask' },
 );
 export type CreateTask = Static<typeof CreateTask>;
+// A creation as grove's own parts ask for it: an issue's task carries its issue (DESIGN §20); the
+// API gives `issue_url`, which the route reads into this.
+export type CreateTaskInput = CreateTask & { issue?: IssueRef };
 
 // POST /api/tasks: on a project by id, or placed (DESIGN §14.2) by `repository` (a project's
 // normalised origin, or an origin URL) on the online host with the fewest running sessions, or

@@ -1,9 +1,9 @@
-import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentDefinition, Mode, UserConfig } from '../../schemas/config.ts';
 import { GroveError } from '../errors.ts';
 import { ROOT } from '../runtime/root.ts';
 import { SettingsError, type Settings } from '../runtime/settings.ts';
+import { which } from '../runtime/which.ts';
 
 export const PROMPT = '{prompt}';
 
@@ -114,20 +114,6 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     modes: { read: ['--mode', 'ask'], edit: [], full: ['--force'] },
   },
 };
-
-// Where `command` resolves: an absolute path as is, a bare name through PATH; null when absent.
-export function which(command: string, pathEnv = process.env.PATH ?? ''): string | null {
-  const candidates = command.includes('/') ? (path.isAbsolute(command) ? [command] : []) : pathEnv.split(':').filter(Boolean).map((d) => path.join(d, command));
-  for (const c of candidates) {
-    try {
-      accessSync(c, constants.X_OK);
-      if (statSync(c).isFile()) return c;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
 
 // The modes an agent can honour, with their arguments: an agent that lists none has `edit` only
 // (an ACP agent without `modes`: those of its `acp_modes`, with no arguments).

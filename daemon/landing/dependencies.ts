@@ -1,7 +1,7 @@
 import type { GroveEvent } from '../../schemas/event.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { CreateSession, Session } from '../../schemas/session.ts';
-import type { CreatedTask, CreateTask, Task } from '../../schemas/task.ts';
+import type { CreatedTask, CreateTaskInput, Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
 import { createCoalescer } from '../runtime/coalesce.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -17,7 +17,7 @@ import type { Result } from '../../workers/result.ts';
 export interface DependenciesDeps {
   tasks: Pick<TasksTable, 'get' | 'stackedOnMerged'>;
   getProject: (id: string) => Promise<Project>;
-  create: (input: CreateTask) => Promise<{ status: 201 | 202; task: Task }>;
+  create: (input: CreateTaskInput) => Promise<{ status: 201 | 202; task: Task }>;
   /** 'settled': nothing left to do, the task is no longer stacked on that branch */
   restack: (id: string, parent: { id: string; branch: string; base: string }) => Promise<'running' | 'settled' | Result<object>>;
   sessions: {
@@ -135,7 +135,7 @@ export function createDependencies(deps: DependenciesDeps) {
   }
 
   // POST /api/tasks with `session` (and `after`): all is checked before the task is made.
-  async function create(input: CreateTask): Promise<{ status: 201 | 202; task: CreatedTask }> {
+  async function create(input: CreateTaskInput): Promise<{ status: 201 | 202; task: CreatedTask }> {
     const { after, session, ...taskInput } = input;
     if (session === undefined) {
       if (after !== undefined) {

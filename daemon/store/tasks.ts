@@ -20,6 +20,7 @@ interface Row {
   merged_at: Date | null;
   merged_commit: string | null;
   pooled: boolean;
+  issue: Task['issue'];
 }
 
 // A slot of the warm pool (DESIGN §16), as GET /api/projects/:id/pool and the refiller see it.
@@ -72,11 +73,12 @@ function toTask(r: Row): StoredTask {
     merged_at: iso(r.merged_at),
     merged_commit: r.merged_commit,
     pooled: r.pooled,
+    issue: r.issue ?? null,
   };
 }
 
 // A task as inserted: its ports come as leases, its timestamps from the store.
-export type NewTask = Omit<Task, 'host_id' | 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit' | 'pooled'>;
+export type NewTask = Omit<Task, 'host_id' | 'ports' | 'created_at' | 'archived_at' | 'worktree_missing' | 'merged_at' | 'merged_commit' | 'pooled' | 'issue'> & { issue?: Task['issue'] };
 
 // The task as the API shows it, read inside a transaction, and the event that says it changed.
 async function recordTask(tx: Db, record: RecordEvent, view: TaskView, type: Extract<EventType, `task.${string}`>, id: string, extra: object = {}): Promise<void> {
@@ -180,9 +182,9 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
       await events.tx(async (tx, record) => {
         await tx.query(
           // Its host is its project's: the worktree is on the disk that holds the repository.
-          `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status, host_id, slot, slot_config)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT host_id FROM projects WHERE id = $2), $9, $10)`,
-          [t.id, t.project_id, t.name, t.branch, t.worktree_path, t.base, t.base_commit, t.status, slotConfig === undefined ? null : 'free', slotConfig ?? null],
+          `INSERT INTO tasks (id, project_id, name, branch, worktree_path, base, base_commit, status, host_id, slot, slot_config, issue)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT host_id FROM projects WHERE id = $2), $9, $10, $11)`,
+          [t.id, t.project_id, t.name, t.branch, t.worktree_path, t.base, t.base_commit, t.status, slotConfig === undefined ? null : 'free', slotConfig ?? null, t.issue ? JSON.stringify(t.issue) : null],
         );
         for (const [declared, port] of Object.entries(ports)) {
           await tx.query('INSERT INTO port_leases (port, task_id, declared) VALUES ($1, $2, $3)', [port, t.id, Number(declared)]);
@@ -248,9 +250,9 @@ export function tasksTable(db: Db, events: EventsTable, view: TaskView) {
       await db.query(`UPDATE tasks SET slot = 'free', claim_name = NULL, claim_branch = NULL WHERE id = $1 AND slot = 'claimed'`, [id]);
     },
     // The claimed slot becomes the task: its name and branch, and from here its events.
-    async becomeTask(id: string, name: string, branch: string): Promise<void> {
+    async becomeTask(id: string, name: string, branch: string, issue: Task['issue'] = null): Promise<void> {
       await events.tx(async (tx, record) => {
-        await tx.query(`UPDATE tasks SET slot = NULL, slot_config = NULL, claim_name = NULL, claim_branch = NULL, pooled = true, name = $2, branch = $3, created_at = now() WHERE id = $1 AND slot = 'claimed'`, [id, name, branch]);
+        await tx.query(`UPDATE tasks SET slot = NULL, slot_config = NULL, claim_name = NULL, claim_branch = NULL, pooled = true, name = $2, branch = $3, issue = $4, created_at = now() WHERE id = $1 AND slot = 'claimed'`, [id, name, branch, issue ? JSON.stringify(issue) : null]);
         await recordTask(tx, record, view, 'task.created', id);
       });
     },

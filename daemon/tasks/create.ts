@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
-import type { CreateTask, Task } from '../../schemas/task.ts';
+import type { CreateTaskInput, Task } from '../../schemas/task.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import type { KeyedMutex } from '../runtime/keyed-mutex.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -46,7 +46,7 @@ export function createTaskMaker(deps: TaskMakerDeps) {
 
   // Makes the worktree (with the untracked files `copy` names) and stores the task; runs inside
   // the project's turn.
-  async function make(id: string, project: Project, config: ProjectConfig, input: Pick<CreateTask, 'name' | 'branch' | 'base'>, status: 'setting_up' | 'ready', slotConfig?: string): Promise<CopyReport> {
+  async function make(id: string, project: Project, config: ProjectConfig, input: Pick<CreateTaskInput, 'name' | 'branch' | 'base' | 'issue'>, status: 'setting_up' | 'ready', slotConfig?: string): Promise<CopyReport> {
     const made = await pool.run('createWorktree', {
       repo: project.path,
       slug: slugify(input.name),
@@ -73,6 +73,7 @@ export function createTaskMaker(deps: TaskMakerDeps) {
             base: made.base,
             base_commit: made.base_commit,
             status,
+            issue: input.issue ?? null,
           },
           ports,
           slotConfig,
@@ -119,10 +120,10 @@ export type TaskMaker = ReturnType<typeof createTaskMaker>;
 // POST /api/tasks: a ready slot of the warm pool when there is one (`claim`), else the branch
 // and worktree, then the row with its ports, then setup (waited for unless `wait: false`). A
 // creation that fails part-way leaves nothing behind.
-export function createTaskCreator(deps: TaskCreatorDeps & { maker?: TaskMaker; claim?: (project: Project, config: ProjectConfig, input: CreateTask) => Promise<string | null> }) {
+export function createTaskCreator(deps: TaskCreatorDeps & { maker?: TaskMaker; claim?: (project: Project, config: ProjectConfig, input: CreateTaskInput) => Promise<string | null> }) {
   const { log } = deps;
   const maker = deps.maker ?? createTaskMaker(deps);
-  return async function create(input: CreateTask): Promise<{ status: 201 | 202; task: Task }> {
+  return async function create(input: CreateTaskInput): Promise<{ status: 201 | 202; task: Task }> {
     const project = await deps.getProject(input.project_id);
     const config = deps.configs.load(project.path);
     const pooled = config.pool && deps.claim ? await deps.claim(project, config, input) : null;

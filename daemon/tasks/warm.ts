@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
-import type { CreateTask } from '../../schemas/task.ts';
+import type { CreateTaskInput } from '../../schemas/task.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { BaseWatch } from '../projects/base-watch.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
@@ -219,7 +219,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
   return {
     sync,
     // POST /api/tasks: the id of a ready slot made the task, or null (then the task is made cold).
-    async claim(project: Project, config: ProjectConfig, input: CreateTask): Promise<string | null> {
+    async claim(project: Project, config: ProjectConfig, input: CreateTaskInput): Promise<string | null> {
       for (;;) {
         const s = await tasks.claimSlot(project.id);
         if (!s) return null;
@@ -256,7 +256,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
           await resumeClaim(project, { ...s, claim_name: input.name, claim_branch: res.branch });
           return null;
         }
-        await tasks.becomeTask(s.id, input.name, res.branch);
+        await tasks.becomeTask(s.id, input.name, res.branch, input.issue ?? null);
         log.info({ task: s.id, project: project.id, branch: res.branch }, 'warm pool slot claimed');
         void sync(project.id);
         return s.id;

@@ -22,6 +22,7 @@ function task(ports: Record<string, number>): Task {
     merged_at: null,
     merged_commit: null,
     pooled: false,
+    issue: null,
     archived_at: null,
     worktree_missing: false,
   };

@@ -29,6 +29,7 @@ function stored(status: StoredTask['status']): StoredTask {
     merged_at: null,
     merged_commit: null,
     pooled: false,
+    issue: null,
   };
 }
 
