@@ -28,6 +28,7 @@ export const ROOMS = [
   'daemon/sessions',
   'daemon/landing',
   'daemon/automations',
+  'daemon/intake',
   'daemon/ssh',
   'daemon/hosts',
   'daemon/mcp',

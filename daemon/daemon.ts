@@ -40,6 +40,14 @@ import { createAutomations } from './automations/service.ts';
 import { automationRoutes } from './routes/automations.ts';
 import { automationsTable } from './store/automations.ts';
 import { automationRunsTable, lastRunIn } from './store/automation-runs.ts';
+import { createGitHub } from './github/client.ts';
+import { issueWriter } from './github/issues.ts';
+import { DEFAULT_API_URL } from './github/repo.ts';
+import { createTokenSource } from './github/token.ts';
+import { createIntake } from './intake/service.ts';
+import { intakeRoutes } from './routes/intake.ts';
+import { intakesTable } from './store/intakes.ts';
+import { intakeItemsTable } from './store/intake-items.ts';
 import { createLanding } from './landing/service.ts';
 import { eventsTable } from './store/events.ts';
 import { hostsTable } from './store/hosts.ts';
@@ -268,8 +276,9 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // After recovery: slots a stop left half made are failed by then, and are made again.
     await tasks.warm.start();
     // After the landing journal put right what a stop cut short: the merge queues go on (DESIGN §17).
+    const queueRows = queueTable(store.db, eventRows);
     const mergeQueue = createMergeQueue({
-      queue: queueTable(store.db, eventRows),
+      queue: queueRows,
       read,
       getProject: projects.get,
       localProjects: () => projectRows.listOfHost(hostId),
@@ -304,6 +313,33 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     });
     started.push({ name: 'automations', close: () => automations.close() });
     await automations.start();
+    // Work that arrives (DESIGN §20): GitHub as configured, its token read when a request needs it.
+    const githubConfig = settings.config.github ?? {};
+    const token = createTokenSource({ command: githubConfig.token_command });
+    const github = createGitHub({ apiUrl: githubConfig.api_url ?? DEFAULT_API_URL, token, timeoutMs: (githubConfig.timeout_s ?? 30) * 1000, log: child('github') });
+    started.push({ name: 'github', close: () => github.close() });
+    const intake = createIntake({
+      intakes: intakesTable(store.db),
+      items: intakeItemsTable(store.db, eventRows),
+      github,
+      token,
+      writer: () => issueWriter(github),
+      getProject: projects.get,
+      localProjects: () => projectRows.listOfHost(hostId),
+      configs,
+      checkSession: (projectPath, session) => void sessions.planFirst(projectPath, session),
+      create: dependencies.create,
+      tasks: { get: read.get },
+      sessions: { get: sessions.get, ended: sessions.ended },
+      changes: (taskId) => landing.review.changes(taskId),
+      commit: (taskId, message) => landing.review.commit(taskId, message),
+      queue: { add: (projectId, body) => mergeQueue.add(projectId, body), has: async (taskId) => (await queueRows.get(taskId)) !== null },
+      openPr: null,
+      hostId,
+      log: child('intake'),
+    });
+    started.push({ name: 'intake', close: () => intake.close() });
+    await intake.start();
 
     // Open streams wait while the store is unreachable, and read on once it is back.
     const streamReads = patientReads(createLimiter(STREAM_READS));
@@ -325,6 +361,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
             const p = await projects.add(input);
             void tasks.warm.sync(p.id);
             void automations.applyFile(p.id);
+            void intake.applyFile(p.id);
             return p;
           },
           remove: (id) => projects.remove(id, () => tasks.warm.removeAll(id)),
@@ -333,7 +370,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       ...poolRoutes({ warm: tasks.warm }),
       ...queueRoutes({ queue: mergeQueue }),
       ...automationRoutes({ automations }),
-      ...taskRoutes({ tasks, review: landing.review, create: dependencies.create, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }) }),
+      ...intakeRoutes({ intake }),
+      ...taskRoutes({ tasks, review: landing.review, create: dependencies.create, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }), issues: intake }),
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalApi,
       ...eventRoutes({ feed }),

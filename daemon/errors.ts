@@ -53,6 +53,12 @@ export const ERRORS = {
   SCHEDULE_INVALID: { status: 422, title: 'The schedule is invalid' },
   // Not in DESIGN §4's table: an automation's `land: "pr"` before pull requests exist (DESIGN §20).
   LAND_UNSUPPORTED: { status: 422, title: 'This way of landing is not supported yet' },
+  // DESIGN §20: an intake grove cannot watch (no GitHub repository, an unknown provider, an empty
+  // label, an interval under 1 s); the detail says which.
+  INTAKE_INVALID: { status: 422, title: 'The intake is invalid' },
+  // DESIGN §20: an issue_url grove cannot read (not an issue of the configured GitHub, not found,
+  // no token); the detail says why.
+  ISSUE_NOT_FOUND: { status: 422, title: 'The issue cannot be read' },
   NO_REMOTE: { status: 422, title: 'The repository has no such remote' },
   REMOTE_FAILED: { status: 502, title: 'The remote refused or could not be reached' },
   // Not in DESIGN §4's table: a task queued in another project's queue, or archived (DESIGN §17).

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DeclaredAutomation } from './automation.ts';
+import { DeclaredIntake } from './intake.ts';
 import { AllowRules, ApprovalTimeoutS, ENV_NAME_PATTERN, Mode, NetworkEntry, SandboxSetting, TimeoutS } from './config.ts';
 
 // A config is a few lines; past this it is a mistake or an attack, not a config (`.grove.json`,
@@ -76,6 +77,13 @@ export const ProjectConfig = Type.Object(
         description: 'automations (DESIGN §19) by name: made, changed and removed as this changes',
       }),
     ),
+    github: Type.Optional(
+      Type.Object(
+        { pass_token: Type.Optional(Type.Boolean({ description: "pass the daemon's GH_TOKEN and GITHUB_TOKEN on to agent sessions (default false: grove's token is not the agent's)" })) },
+        { additionalProperties: false },
+      ),
+    ),
+    intake: Type.Optional({ ...DeclaredIntake, description: "the project's watch of its repository's labelled issues (DESIGN §20), as POST /api/projects/:id/intake takes it" }),
     check: Type.Optional(
       Type.Array(Type.String({ minLength: 1, pattern: COMMAND }), { description: "the merge queue's checks (DESIGN §17): run in order in the task's worktree after its rebase; the first failure takes it out" }),
     ),

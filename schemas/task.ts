@@ -79,6 +79,16 @@ export type CreateTaskInput = CreateTask & { issue?: IssueRef };
 export const CreateTaskBody = Type.Object(
   {
     ...CreateTask.properties,
+    name: Type.Optional({ ...CreateTask.properties.name, description: 'required unless issue_url is given (then the issue\'s title is the default)' }),
+    issue_url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, pattern: TEXT_PATTERN, description: "an issue's page (DESIGN §20): its title is the task's name, its text in the first session's prompt (`session.prompt`, if given, the instructions around it)" }),
+    ),
+    session: Type.Optional(
+      Type.Object(
+        { ...CreateSession.properties, prompt: Type.Optional(Prompt) },
+        { additionalProperties: false, description: "the task's first session: queued at once, started once the task is ready and every task of `after` has merged; `prompt` is required unless issue_url is given" },
+      ),
+    ),
     project_id: Type.Optional(Id),
     repository: Type.Optional(
       Type.String({ minLength: 1, maxLength: 4096, pattern: TEXT_PATTERN, description: 'instead of project_id: a project of this repository, on the host placement picks' }),

@@ -1,7 +1,9 @@
 import { IdParams } from '../../schemas/common.ts';
 import { Type } from '@sinclair/typebox';
 import { Changes, ChangesQuery, CommitBody, CommitResult, ConflictList, DiffQuery, MergeBody, MergeResult, parseSide, PushBody, PushResult, RestoreBody, RestoreResult, TurnList } from '../../schemas/review.ts';
-import { CreatedTask, type CreateTask, CreateTaskBody, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
+import type { IssueRef } from '../../schemas/intake.ts';
+import { CreatedTask, type CreateTaskInput, CreateTaskBody, DeleteTaskQuery, Task, TaskList, TaskListQuery, TaskSetup } from '../../schemas/task.ts';
+import { GroveError } from '../errors.ts';
 import { route, type Route } from '../http/route.ts';
 import { wantsEventStream, writeSse } from '../http/sse.ts';
 import type { TaskService } from '../tasks/service.ts';
@@ -19,9 +21,11 @@ export function taskRoutes(deps: {
   tasks: TaskService;
   review: Landing['review'];
   /** creation with a first session that may wait for other tasks (DESIGN §17) */
-  create: (input: CreateTask) => Promise<{ status: 201 | 202; task: CreatedTask }>;
+  create: (input: CreateTaskInput) => Promise<{ status: 201 | 202; task: CreatedTask }>;
   setupWakes: Pick<TeamWakes, 'watch'>;
   place: (body: CreateTaskBody) => Promise<CreateTaskBody>;
+  /** an issue's URL read for a task made from it (DESIGN §20) */
+  issues: { fromUrl: (url: string, instructions: string | undefined) => Promise<{ name: string; issue: IssueRef; prompt: string }> };
 }): Route[] {
   const { tasks, review, setupWakes } = deps;
   return [
@@ -41,12 +45,20 @@ export function taskRoutes(deps: {
       summary: 'Create a task: branch, worktree, ports, setup; by project_id, or by repository on the host placement picks (DESIGN §14.2); with `session` its first session, queued until every task of `after` has merged (DESIGN §17)',
       body: CreateTaskBody,
       responses: { 201: CreatedTask, 202: CreatedTask },
-      errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND', 'REPO_LOCKED', 'GIT_TIMEOUT', 'AFTER_INVALID', 'AGENT_REQUIRED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED'],
+      errors: ['BRANCH_EXISTS', 'CONFIG_INVALID', 'BASE_NOT_FOUND', 'REPO_LOCKED', 'GIT_TIMEOUT', 'AFTER_INVALID', 'AGENT_REQUIRED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED', 'ISSUE_NOT_FOUND'],
       place: deps.place,
       handler: async ({ body }) => {
         // place() gave a project_id to a body that had a repository instead.
-        const { repository: _r, host: _h, project_id, ...rest } = body;
-        const { status, task } = await deps.create({ ...rest, project_id: project_id! });
+        const { repository: _r, host: _h, project_id, issue_url, name, session, ...rest } = body;
+        const invalid = (path: string) => new GroveError('VALIDATION_FAILED', `${path.slice(1)} is required unless issue_url is given`, { errors: [{ path, message: 'is required unless issue_url is given' }] });
+        if (issue_url === undefined) {
+          if (name === undefined) throw invalid('/name');
+          if (session !== undefined && session.prompt === undefined) throw invalid('/session/prompt');
+          const { status, task } = await deps.create({ ...rest, name, ...(session ? { session: { ...session, prompt: session.prompt! } } : {}), project_id: project_id! });
+          return { status, body: task };
+        }
+        const from = await deps.issues.fromUrl(issue_url, session?.prompt);
+        const { status, task } = await deps.create({ ...rest, name: name ?? from.name, issue: from.issue, ...(session ? { session: { ...session, prompt: from.prompt } } : {}), project_id: project_id! });
         return { status, body: task };
       },
     }),

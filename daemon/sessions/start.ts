@@ -7,7 +7,6 @@ import type { Project } from '../../schemas/project.ts';
 import { isLive, type CreateSession, type Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { acpBridgeCommand, APPROVAL_SERVER_ENV, buildCommand, modeArgs, pinsSession } from '../agents/agents.ts';
-import { which } from '../runtime/which.ts';
 import { GroveError } from '../errors.ts';
 import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import { terminate } from '../proc/terminate.ts';
@@ -19,6 +18,9 @@ import type { Live, SessionSignals } from './live.ts';
 import { findSession } from './record.ts';
 import { startWrapped, type SpawnResult } from './spawn.ts';
 import { sessionFiles, sessionSocket } from './wrapper.ts';
+import { which } from '../runtime/which.ts';
+
+const GITHUB_TOKEN_ENV = ['GH_TOKEN', 'GITHUB_TOKEN'];
 
 // What the service was given, the sessions it follows, and their wake-ups.
 export type StartDeps = SessionServiceDeps & { live: Live; signals: Pick<SessionSignals, 'output'> };
@@ -148,7 +150,10 @@ export function createStart(deps: StartDeps) {
     const sandbox = deps.confine.decide(kind, ask.sandbox_setting, at.config);
     // A confined session's GROVE_SOCKET is its own, where its proxy asks (and anything in it that
     // runs `grove`, which may not reach the daemon's).
-    const env = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id, ...(sandbox.confined && socket !== null ? { GROVE_SOCKET: socket.path } : {}) };
+    const env: Record<string, string> = { ...taskEnv(at.project, at.task, at.config), ...own, GROVE_SESSION_ID: id, ...(sandbox.confined && socket !== null ? { GROVE_SOCKET: socket.path } : {}) };
+    // The GitHub token grove reads for intake (DESIGN §20) is not the agent's, unless the project
+    // says so (.grove.json github.pass_token) or its env sets one.
+    if (kind === 'agent' && at.config.github?.pass_token !== true) for (const k of GITHUB_TOKEN_ENV) if (at.config.env?.[k] === undefined && own[k] === undefined) delete env[k];
     const files = sessionFiles(deps.dataDir, id);
     const undo = async (pgid?: number) => {
       if (pgid !== undefined) await terminate(pgid, { graceMs: 0 });

@@ -3,7 +3,7 @@ import type { Db } from './db.ts';
 import type { EventsTable } from './events.ts';
 
 // An issue's label event as intake dealt with it (DESIGN §20): claimed once by its unique key.
-export type StoredItem = IntakeItem & { id: string; project_id: string; reported: 'working' | 'done' | 'failed' | null; host_id: string };
+export type StoredItem = IntakeItem & { id: string; project_id: string; reported: 'working' | 'landing' | 'done' | 'failed' | null; host_id: string };
 
 interface Row extends Omit<StoredItem, 'created_at'> {
   created_at: Date;
@@ -63,7 +63,7 @@ export function intakeItemsTable(db: Db, events: EventsTable) {
       await db.query(`UPDATE intake_items SET outcome = 'failed', reason = $2 WHERE id = $1 AND outcome = 'claimed'`, [id, reason]);
     },
     // Where the issue's write-back is; true when this call moved it (from one of `from`).
-    async report(id: string, reported: 'working' | 'done' | 'failed', from: Array<StoredItem['reported']>): Promise<boolean> {
+    async report(id: string, reported: NonNullable<StoredItem['reported']>, from: Array<StoredItem['reported']>): Promise<boolean> {
       const nulls = from.includes(null);
       const named = from.filter((x) => x !== null);
       const res = await db.query(`UPDATE intake_items SET reported = $2 WHERE id = $1 AND (${nulls ? 'reported IS NULL OR ' : ''}reported = ANY($3::text[]))`, [id, reported, named]);
@@ -77,7 +77,7 @@ export function intakeItemsTable(db: Db, events: EventsTable) {
     // short) or taken and not yet reported done or failed.
     async open(hostId: string): Promise<StoredItem[]> {
       const { rows } = await db.query<Row>(
-        `SELECT * FROM intake_items WHERE host_id = $1 AND (outcome = 'claimed' OR (outcome = 'taken' AND (reported IS NULL OR reported = 'working'))) ORDER BY created_at`,
+        `SELECT * FROM intake_items WHERE host_id = $1 AND (outcome = 'claimed' OR (outcome = 'taken' AND (reported IS NULL OR reported IN ('working', 'landing')))) ORDER BY created_at`,
         [hostId],
       );
       return rows.map(toItem);

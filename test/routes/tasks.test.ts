@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import path from 'node:path';
 import test, { after } from 'node:test';
 import { sseMessages } from '../../daemon/client/sse.ts';
+import { GroveError } from '../../daemon/errors.ts';
 import { createApiHandler } from '../../daemon/http/api.ts';
 import { taskRoutes } from '../../daemon/routes/tasks.ts';
 import type { CreateTaskBody } from '../../schemas/task.ts';
@@ -27,6 +28,12 @@ const handle = createApiHandler({
     place: async (body) => {
       placed.push(body);
       return body.repository === undefined ? body : { ...body, project_id: projectId };
+    },
+    // Issues are read from GitHub (test/api/intake.test.ts): none can be read here.
+    issues: {
+      fromUrl: async (url) => {
+        throw new GroveError('ISSUE_NOT_FOUND', `${url} cannot be read here`);
+      },
     },
   }),
   log: parts.log,

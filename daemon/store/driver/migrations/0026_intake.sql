@@ -33,8 +33,9 @@ CREATE TABLE intake_items (
   reason text,
   task_id uuid,
   session_id uuid,
-  -- Where the issue's write-back is: working (commented and labelled), done, or failed.
-  reported text CHECK (reported IN ('working', 'done', 'failed')),
+  -- Where the issue's write-back is: working (commented and labelled), landing (in the merge
+  -- queue), done, or failed.
+  reported text CHECK (reported IN ('working', 'landing', 'done', 'failed')),
   host_id uuid NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now()
 );
