@@ -38,43 +38,12 @@ export interface RecordedRequest {
 /** How faulted requests are answered: a status (with GitHub's body for it unless given), or never. */
 export type Fault = { status: number; times?: number; body?: string | object; headers?: Record<string, string> } | { hang: true; times?: number };
 
-export interface User {
-  login: string;
-  id: number;
-  type: 'User' | 'Bot';
-}
-export interface Comment {
-  id: number;
-  body: string;
-  user: string;
-  createdAt: string;
-  updatedAt: string;
-}
-export interface IssueEvent {
-  id: number;
-  event: string;
-  actor: string;
-  label?: string;
-  createdAt: string;
-}
-export interface Review {
-  id: number;
-  user: string;
-  body: string;
-  state: ReviewState;
-  submittedAt: string;
-  commitId: string;
-}
-export interface ReviewComment {
-  id: number;
-  reviewId: number;
-  user: string;
-  body: string;
-  path: string;
-  line: number;
-  commitId: string;
-  createdAt: string;
-}
+// What the server keeps. A user is named by login; times are GitHub's ISO stamps.
+export type User = { login: string; id: number; type: 'User' | 'Bot' };
+export type Comment = { id: number; body: string; user: string; createdAt: string; updatedAt: string };
+export type IssueEvent = { id: number; event: string; actor: string; label?: string; createdAt: string };
+export type Review = { id: number; user: string; body: string; state: ReviewState; submittedAt: string; commitId: string };
+export type ReviewComment = { id: number; reviewId: number; user: string; body: string; path: string; line: number; commitId: string; createdAt: string };
 export interface PullData {
   id: number;
   head: string;
@@ -114,11 +83,7 @@ export interface CheckRun {
   output: { title: string | null; summary: string | null; text: string | null };
 }
 
-interface Label {
-  id: number;
-  name: string;
-  color: string;
-}
+type Label = { id: number; name: string; color: string };
 interface Repo {
   id: number;
   owner: string;
@@ -207,7 +172,9 @@ function resolveRef(bare: string | undefined, ref: string): string | null {
 }
 
 // GitHub's error page for a gateway failure is HTML, not JSON: a client must cope with both.
-const unicorn = (status: number) => `<!DOCTYPE html>\n<html><head><title>Unicorn! &middot; GitHub</title></head><body><p>${status} ${STATUS_CODES[status] ?? ''}: we had issues producing the response to your request.</p></body></html>\n`;
+const unicorn = (status: number) =>
+  `<!DOCTYPE html>\n<html><head><title>Unicorn! &middot; GitHub</title></head>` +
+  `<body><p>${status} ${STATUS_CODES[status] ?? ''}: we had issues producing the response to your request.</p></body></html>\n`;
 
 export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServer> {
   const htmlBase = opts.htmlBase ?? 'https://github.com';
@@ -222,7 +189,7 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
   let url = '';
   const nextId = () => ++ids;
 
-  // ── the model ────────────────────────────────────────────────────────────────────────────
+  // The model: every change goes through these, whether the API or the test makes it.
   const userOf = (login: string): User => {
     let user = users.get(login);
     if (!user) users.set(login, (user = { login, id: nextId(), type: login.endsWith('[bot]') ? 'Bot' : 'User' }));
@@ -294,7 +261,8 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
   };
   const newIssue = (repo: Repo, title: string, body: string | null, user: string): Issue => {
     const now = stamp();
-    const issue: Issue = { id: nextId(), number: repo.issues.size + 1, title, body, state: 'open', labels: [], user: userOf(user).login, createdAt: now, updatedAt: now, closedAt: null, comments: [], events: [] };
+    const number = repo.issues.size + 1;
+    const issue: Issue = { id: nextId(), number, title, body, state: 'open', labels: [], user: userOf(user).login, createdAt: now, updatedAt: now, closedAt: null, comments: [], events: [] };
     repo.issues.set(issue.number, issue);
     touch(repo);
     return issue;
@@ -312,14 +280,15 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
     return review;
   };
 
-  // ── GitHub's JSON ────────────────────────────────────────────────────────────────────────
+  // GitHub's JSON for each thing, with its API and web URLs.
   const userJson = (login: string) => {
     const u = userOf(login);
     return { login: u.login, id: u.id, node_id: nodeId('U', u.id), type: u.type, site_admin: false, url: `${url}/users/${u.login}`, html_url: `${htmlBase}/${u.login}` };
   };
   const repoJson = (repo: Repo, login?: string) => {
     const role = login ? roleOf(repo, login) : null;
-    const permissions = role && { admin: role === 'admin', maintain: ['admin', 'maintain'].includes(role), push: ['admin', 'maintain', 'write'].includes(role), triage: role !== 'read' && role !== 'none', pull: role !== 'none' };
+    const at = (...roles: Role[]) => !!role && roles.includes(role);
+    const permissions = role && { admin: at('admin'), maintain: at('admin', 'maintain'), push: at('admin', 'maintain', 'write'), triage: !at('read', 'none'), pull: !at('none') };
     return {
       id: repo.id, node_id: nodeId('R', repo.id), name: repo.name, full_name: repo.fullName, owner: userJson(repo.owner), private: repo.private,
       visibility: repo.private ? 'private' : 'public', default_branch: repo.defaultBranch, html_url: `${htmlBase}/${repo.fullName}`,
@@ -344,7 +313,8 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
   };
   const commentJson = (repo: Repo, i: Issue, c: Comment) => ({
     id: c.id, node_id: nodeId('IC', c.id), url: `${url}/repos/${repo.fullName}/issues/comments/${c.id}`, html_url: `${htmlBase}/${repo.fullName}/issues/${i.number}#issuecomment-${c.id}`,
-    issue_url: `${url}/repos/${repo.fullName}/issues/${i.number}`, body: c.body, user: userJson(c.user), created_at: c.createdAt, updated_at: c.updatedAt, author_association: association(repo, c.user),
+    issue_url: `${url}/repos/${repo.fullName}/issues/${i.number}`, body: c.body, user: userJson(c.user), created_at: c.createdAt, updated_at: c.updatedAt,
+    author_association: association(repo, c.user),
   });
   const eventJson = (repo: Repo, e: IssueEvent) => ({
     id: e.id, node_id: nodeId('E', e.id), url: `${url}/repos/${repo.fullName}/issues/events/${e.id}`, actor: userJson(e.actor), event: e.event, commit_id: null, commit_url: null,
@@ -383,7 +353,6 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
     check_suite: { id: c.id }, app: { id: 15368, slug: 'github-actions', name: 'GitHub Actions' }, pull_requests: [],
   });
 
-  // ── requests ─────────────────────────────────────────────────────────────────────────────
   // One page of `items` per `per_page` (default 30, at most 100) and `page`, with GitHub's Link
   // header naming the other pages (absolute URLs, under the prefix the request used).
   const paginate = <T>(c: Ctx, items: T[]): { page: T[]; headers: Record<string, string> } => {
@@ -631,7 +600,7 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  // ── the control API ──────────────────────────────────────────────────────────────────────
+  // The control API: what a test does on GitHub's side (a maintainer labels, a reviewer reviews).
   const copy = <T>(value: T): T => structuredClone(value);
   const controlled = <T>(fn: () => T): T => {
     try {
@@ -657,7 +626,8 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
     addRepo: (fullName, o = {}) => {
       const [owner, name] = fullName.split('/') as [string, string];
       userOf(owner);
-      repos.set(fullName, { id: nextId(), owner, name, fullName, bare: o.bare, defaultBranch: o.defaultBranch ?? 'main', private: o.private ?? false, labels: new Map(), issues: new Map(), roles: new Map(), checkRuns: [], revision: 0 });
+      const defaults = { defaultBranch: o.defaultBranch ?? 'main', private: o.private ?? false };
+      repos.set(fullName, { id: nextId(), owner, name, fullName, bare: o.bare, ...defaults, labels: new Map(), issues: new Map(), roles: new Map(), checkRuns: [], revision: 0 });
     },
     addUser: (login, o = {}) => {
       const user = userOf(login);
@@ -718,7 +688,8 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
       if (!headSha) throw new Error(`github-server: ${fullName} has no commit ${sha}`);
       const status = o.status ?? (o.conclusion ? 'completed' : 'queued');
       const output = { title: o.output?.title ?? null, summary: o.output?.summary ?? null, text: o.output?.text ?? null };
-      const run = { id: nextId(), name: o.name, headSha, status, conclusion: status === 'completed' ? o.conclusion : null, startedAt: stamp(), completedAt: status === 'completed' ? stamp() : null, output };
+      const done = status === 'completed';
+      const run = { id: nextId(), name: o.name, headSha, status, conclusion: done ? o.conclusion : null, startedAt: stamp(), completedAt: done ? stamp() : null, output };
       repo.checkRuns.push(run);
       touch(repo);
       return run.id;
