@@ -34,6 +34,9 @@ const OWNED = [
   'get /api/projects/{id}/conflicts',
   'post /api/approvals/{id}',
   'post /api/automations',
+  'post /api/projects/{id}/intake',
+  'get /api/projects/{id}/intake',
+  'delete /api/projects/{id}/intake',
 ];
 // DESIGN §4's table, every endpoint and every error code: those the store answers on any host, and the owned ones.
 const ENDPOINTS = [
@@ -70,7 +73,8 @@ const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
   MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
   CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE
-  HOST_OFFLINE REMOTE_REFUSED ALREADY_QUEUED SCHEDULE_INVALID AUTOMATION_EXISTS LAND_UNSUPPORTED`.split(/\s+/);
+  HOST_OFFLINE REMOTE_REFUSED ALREADY_QUEUED SCHEDULE_INVALID AUTOMATION_EXISTS LAND_UNSUPPORTED
+  INTAKE_INVALID ISSUE_NOT_FOUND`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));

@@ -268,7 +268,7 @@ test('collaborator permission: role_name as given, permission as GitHub folds it
   assert.deepEqual(await permission('nobody'), ['read', 'read']);
 
   const repo = (await octo.request('GET /repos/o/r')).data;
-  assert.deepEqual([repo.full_name, repo.owner.login, repo.default_branch, repo.private, repo.clone_url], ['o/r', 'o', 'main', false, 'https://github.com/o/r.git']);
+  assert.deepEqual([repo.full_name, repo.owner.login, repo.default_branch, repo.private, repo.clone_url], ['o/r', 'o', 'main', false, `${gh.url}/o/r.git`]);
   assert.equal((await failure(octo.request('GET /repos/o/secret'))).status, 404);
   gh.setPermission('o/secret', 'grove-bot', 'read');
   assert.equal((await octo.request('GET /repos/o/secret')).data.private, true);
@@ -310,7 +310,7 @@ test('pull requests against a real bare repository: head read with git (a push s
   assert.deepEqual([pr.state, pr.draft, pr.merged, pr.merged_at, pr.title, pr.body, pr.user.login], ['open', true, false, null, 'Fix it', 'Closes #1', 'grove-bot']);
   assert.deepEqual([pr.head.ref, pr.head.sha, pr.head.repo!.full_name], ['grove/fix', first, 'o/r']);
   assert.deepEqual([pr.base.ref, pr.base.sha], ['main', git(work, 'rev-parse', 'main')]);
-  assert.equal(pr.html_url, 'https://github.com/o/r/pull/2');
+  assert.equal(pr.html_url, `${gh.url}/o/r/pull/2`);
   assert.equal(gh.issue('o/r', 2).pull!.head, 'grove/fix');
 
   const refused = async (body: object) => {

@@ -19,7 +19,7 @@ export interface GitHubOptions {
   tokens?: Record<string, string>;
   /** requests per window; default 5000 */
   rateLimit?: number;
-  /** the web host of html_url and clone_url; default `https://github.com` */
+  /** the web host of html_url and clone_url; default the server's own URL (as GitHub Enterprise serves its pages and API on one host) */
   htmlBase?: string;
 }
 
@@ -177,7 +177,6 @@ const unicorn = (status: number) =>
   `<body><p>${status} ${STATUS_CODES[status] ?? ''}: we had issues producing the response to your request.</p></body></html>\n`;
 
 export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServer> {
-  const htmlBase = opts.htmlBase ?? 'https://github.com';
   const tokens: Record<string, string> = { ...(opts.tokens ?? { ghp_test_token: 'grove-bot' }) };
   const users = new Map<string, User>();
   const repos = new Map<string, Repo>();
@@ -187,6 +186,7 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
   const rate = { limit, remaining: limit, resetAt: Date.now() + 3600_000 };
   let ids = 1000;
   let url = '';
+  let htmlBase = opts.htmlBase ?? '';
   const nextId = () => ++ids;
 
   // The model: every change goes through these, whether the API or the test makes it.
@@ -595,6 +595,7 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
   server.listen({ host: '127.0.0.1', port: 0 });
   await onceEvent(server, 'listening');
   url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  htmlBase ||= url;
   const close = once(async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
