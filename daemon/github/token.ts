@@ -26,8 +26,8 @@ export function createTokenSource(opts: TokenSourceOptions = {}) {
     const command = opts.command ?? (which('gh', env.PATH ?? '') !== null ? ['gh', 'auth', 'token'] : null);
     if (command === null) return { token: null, why: 'no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or github.token_command in the config (or install gh and run gh auth login)' };
     const res = await execa(command[0]!, command.slice(1), { reject: false, stdin: 'ignore', timeout: COMMAND_TIMEOUT_MS, env: env as NodeJS.ProcessEnv, extendEnv: false });
-    // Its output is not repeated in the reason: it may be the token itself, printed with an error.
-    const name = command.join(' ');
+    // Neither its output nor its arguments are repeated in the reason: either may hold the token.
+    const name = command[0]!;
     if (res.failed) return { token: null, why: `github.token_command (${name}) failed${res.timedOut ? ': it did not end in time' : res.exitCode !== undefined ? ` with exit code ${res.exitCode}` : ''}` };
     const token = res.stdout.trim();
     if (token === '' || /\s/.test(token)) return { token: null, why: `github.token_command (${name}) printed no token` };
