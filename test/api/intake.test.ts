@@ -4,6 +4,7 @@
 // recorded once, never commented on; quiet polls answered 304; a task made by hand from an
 // issue's URL; bad input refused with nothing stored; a refused token stops the polls.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -11,10 +12,11 @@ import { addProject, ROOT, sharedForFile, startDaemon, type TestDaemon } from '.
 import { makeRepo } from '../helpers/git.ts';
 import { startGitHub, type GitHubServer } from '../helpers/github-server.ts';
 import { agentHome } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 
 const STREAM = path.join(ROOT, 'test', 'fixtures', 'stream-agent.mjs');
 const TOKEN = 'ghp_test_token';
-const AGENTS = { claudish: { command: [STREAM, '--', '{prompt}'], format: 'claude' } };
+const AGENTS = { claudish: { command: [STREAM, '--', '{prompt}'], format: 'claude' }, failer: { command: ['sh', '-c', 'env; echo "it broke" >&2; exit 3', '{prompt}'] } };
 
 // One GitHub stand-in and one daemon that polls it, for the file (the daemon stops first).
 const both = sharedForFile(async (c) => {
@@ -192,4 +194,79 @@ test('a refused token: the intake shows unauthorized and polls no more until the
   assert.equal((await intakeOf(d, project.id)).state, 'polling');
   const logs = JSON.stringify(d.logs) + d.stderr() + JSON.stringify(shown);
   assert.ok(!logs.includes('ghp_wrong') && !logs.includes(TOKEN), 'the token is in no log or answer');
+});
+
+// The failing agent prints its environment: the token is not in it (grove's token is not the
+// agent's), so not in its output in the data folder either.
+test("a failed session: the issue is labelled grove:failed and told why; the token is in no file of grove's data folder, the agent's output included", async (t) => {
+  const { gh, d } = await both();
+  const name = repoOn(gh);
+  const { project } = await projectOn(t, d);
+  const n = gh.addIssue(name, { title: 'Make it fail' });
+  gh.label(name, n, 'grove', 'maria');
+  const put = await d.socket('POST', `/api/projects/${project.id}/intake`, { body: { provider: 'github', repository: name, label: 'grove', interval_s: 1, session: { agent: 'failer' } } });
+  assert.equal(put.status, 200, put.text);
+  await d.waitForLog((l) => l.msg === 'intake: the issue says the work failed' && l.issue === n, 30_000);
+  const issue = gh.issue(name, n);
+  assert.deepEqual(issue.labels.sort(), ['grove', 'grove:failed']);
+  const last = issue.comments.at(-1)!.body;
+  assert.match(last, /^grove could not resolve this issue: the agent's session (failed|exited) with exit code 3\./);
+  assert.ok(last.endsWith('<!-- grove -->'), 'marked as grove\'s own');
+  const taskId = (await intakeOf(d, project.id)).items[0].task_id;
+  const [session] = (await d.socket('GET', `/api/tasks/${taskId}/sessions`)).json;
+  assert.match((await d.socket('GET', `/api/sessions/${session.id}/output`)).text, /GROVE_TASK_ID=/, 'the environment was printed');
+  const found = spawnSync('grep', ['-rl', '--binary-files=text', TOKEN, d.home], { encoding: 'utf8' });
+  assert.equal(found.status, 1, `the token is in ${found.stdout}${found.stderr}`);
+});
+
+test(".grove.json's intake is applied; a restart takes nothing twice; the label removed and added again takes the issue again; the file's intake removed with it", async (t) => {
+  const { gh } = await both();
+  const name = repoOn(gh);
+  const home = agentHome(t, { agents: AGENTS, github: { api_url: gh.url } });
+  const env = { GH_TOKEN: TOKEN };
+  let d = await startDaemon(t, { home, env });
+  const grove = { agent: 'claudish', intake: { provider: 'github', repository: name, label: 'grove', interval_s: 1, land: 'none', session: { prompt: 'write:a.txt=1' } } };
+  const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify(grove) } });
+  const project = await addProject(d, repo);
+  const n = gh.addIssue(name, { title: 'Once more' });
+  gh.label(name, n, 'grove', 'maria');
+  const first = await d.waitForLog((l) => l.msg === 'intake took an issue' && l.issue === n, 30_000);
+  assert.equal((await intakeOf(d, project.id)).source, 'file');
+  await d.waitForLog((l) => l.msg === 'intake: the issue says the work is done' && l.issue === n, 30_000);
+  await d.stop();
+  d = await startDaemon(t, { home, env });
+  await polledTwiceMore(d, project.id);
+  assert.equal((await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json.length, 1, 'nothing taken twice after the restart');
+  gh.unlabel(name, n, 'grove', 'maria');
+  gh.label(name, n, 'grove', 'maria');
+  const second = await d.waitForLog((l) => l.msg === 'intake took an issue' && l.issue === n, 30_000);
+  assert.notEqual(second.task, first.task);
+  const again = (await d.socket('GET', `/api/tasks/${second.task}`)).json;
+  assert.equal(again.branch, `grove/${n}-once-more-2`, 'the first task kept its branch');
+  assert.deepEqual((await intakeOf(d, project.id)).items.map((i: any) => [i.outcome, i.task_id]), [['taken', second.task], ['taken', first.task]]);
+  writeFileSync(path.join(repo, '.grove.json'), JSON.stringify({ agent: 'claudish' }));
+  await until(async () => (await d.socket('GET', `/api/projects/${project.id}/intake`)).status === 404, 'the intake removed with the file', 30_000);
+  for (const task of (await d.socket('GET', `/api/tasks?project_id=${project.id}`)).json) await d.socket('DELETE', `/api/tasks/${task.id}?force=true`);
+});
+
+test("GitHub's rate limit spent: the watch shows rate_limited and sends nothing until it resets, then polls again", async (t) => {
+  const { gh, d } = await both();
+  const name = repoOn(gh);
+  const { project } = await projectOn(t, d);
+  t.after(() => gh.setRateLimit({ remaining: 5000 }));
+  const resetAt = new Date(Date.now() + 4000);
+  gh.setRateLimit({ remaining: 0, resetAt });
+  gh.clearRequests();
+  const put = await d.socket('POST', `/api/projects/${project.id}/intake`, { body: { provider: 'github', repository: name, label: 'grove', interval_s: 1, session: { agent: 'claudish' } } });
+  assert.equal(put.status, 200, put.text);
+  const limited = await until(async () => {
+    const shown = await intakeOf(d, project.id);
+    return shown.state === 'rate_limited' && shown;
+  }, 'rate_limited', 10_000);
+  // Octokit asks to wait a second past the reset, to be sure it passed.
+  assert.ok(Math.abs(Date.parse(limited.last_poll.until) - resetAt.getTime()) <= 2500, limited.last_poll.until);
+  const sent = gh.requests.length;
+  await new Promise((r) => setTimeout(r, Math.max(0, resetAt.getTime() - Date.now() - 500)));
+  assert.equal(gh.requests.length, sent, 'no request while the limit is spent');
+  await until(async () => (await intakeOf(d, project.id)).state === 'polling', 'polling again after the reset', 10_000);
 });
