@@ -64,6 +64,10 @@ const OPTIONS = {
   missed: { type: 'string' },
   grace: { type: 'string' },
   paused: { type: 'boolean' },
+  label: { type: 'string' },
+  repo: { type: 'string' },
+  every: { type: 'string' },
+  issue: { type: 'string' },
 } as const;
 
 // Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove

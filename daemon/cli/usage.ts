@@ -13,6 +13,10 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
   task new <project> <name> --prompt P [--agent A] [--mode M] [--after ID[,ID…]]
                                            with its first session, which waits until every task of
                                            --after has merged
+  task new <project> [<name>] --issue URL [--prompt P] [--agent A] [--mode M]
+                                           from an issue (DESIGN §20): named #N and its title unless <name>
+                                           is given, its first session's prompt the issue quoted as data
+                                           (--prompt: the instructions around it)
   task new --repository URL <name> [--host H] [--base R] [--branch B] [--no-wait]
                                            on a team: on the online host with that repository and
                                            the fewest running sessions, or on host H (this --host,
@@ -63,6 +67,13 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
   auto pause|resume <automation>           stop its schedule, or start it again from now
   auto rm <automation>                     remove it and its runs (their tasks stay)
   auto runs <automation>                   its runs, newest first: status, why, scheduled for, missed, task
+  intake add <project> --label L [--repo owner/name] [--agent A] [--mode M] [--prompt P] [--timeout S]
+             [--land none|queue|pr] [--every S]
+                                           watch its GitHub repository (default its origin): each open issue
+                                           labelled L by someone who may write becomes a task, once
+  intake ls [<project>]                    its watch (state, last and next poll) and the issues it took or
+                                           refused and why; every project's watch without one
+  intake rm <project>                      stop watching (its tasks stay)
   conflicts <project>                      which live tasks would conflict, with each other or their base
   pool <project>                           its warm pool: the tasks prepared ahead (.grove.json pool)
   events [--project P] [--task T]          every change as it happens (the last 10, then live)

@@ -5,6 +5,7 @@ import type { Automation, AutomationListQuery, AutomationRun, CreateAutomation, 
 import type { EventPage, EventQuery, GroveEvent } from '../../schemas/event.ts';
 import type { Health } from '../../schemas/health.ts';
 import type { Host } from '../../schemas/host.ts';
+import type { CreateIntake, Intake } from '../../schemas/intake.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { CreateProject, Project } from '../../schemas/project.ts';
@@ -58,6 +59,11 @@ export function calls(api: Transport) {
     queue: (projectId: string) => api.call<QueueEntry[]>('GET', `/api/projects/${q(projectId)}/queue`),
     enqueue: (projectId: string, body: QueueBody) => api.call<QueueEntry>('POST', `/api/projects/${q(projectId)}/queue`, body),
     dequeue: (projectId: string, taskId: string) => api.call<void>('DELETE', `/api/projects/${q(projectId)}/queue/${q(taskId)}`),
+    /** the project's watch of its repository's issues; 404 where it has none */
+    intake: (projectId: string) => api.call<Intake>('GET', `/api/projects/${q(projectId)}/intake`),
+    /** made or replaced */
+    putIntake: (projectId: string, body: CreateIntake) => api.call<Intake>('POST', `/api/projects/${q(projectId)}/intake`, body),
+    removeIntake: (projectId: string) => api.call<void>('DELETE', `/api/projects/${q(projectId)}/intake`),
     automations: (filter: AutomationListQuery = {}) => api.call<Automation[]>('GET', `/api/automations${query(filter)}`),
     automation: (id: string) => api.call<Automation>('GET', `/api/automations/${q(id)}`),
     createAutomation: (body: CreateAutomation) => api.call<Automation>('POST', '/api/automations', body),

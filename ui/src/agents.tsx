@@ -55,15 +55,16 @@ function NoAgents({ agents }: { agents: AgentList }) {
 }
 
 // The agent and mode fields, with the API's messages for them; `at` is where the session's
-// fields are in the request's body ('session/' for a task's first session).
-export function AgentChoice({ agents, error, at = '' }: { agents: AgentList | undefined; error: unknown; at?: string }) {
+// fields are in the request's body ('session/' for a task's first session); `ids` prefixes their
+// ids where two such forms share a page (a project's board).
+export function AgentChoice({ agents, error, at = '', ids = 'f-' }: { agents: AgentList | undefined; error: unknown; at?: string; ids?: string }) {
   const agentError = fieldError(error, `${at}agent`, ['UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'AGENT_REQUIRED']);
   const modeError = fieldError(error, `${at}mode`, ['MODE_UNSUPPORTED']);
   return (
     <>
       {noAgent(agents) ? <NoAgents agents={agents} /> : null}
-      <Field label="Agent" name="agent" error={agentError}>
-        <select {...inputProps('agent', agentError)}>
+      <Field label="Agent" name="agent" id={`${ids}agent`} error={agentError}>
+        <select {...inputProps('agent', agentError, `${ids}agent`)}>
           {(agents ?? []).map((a) => (
             <option key={a.name} value={a.name} disabled={!a.available}>
               {a.name}
@@ -72,8 +73,8 @@ export function AgentChoice({ agents, error, at = '' }: { agents: AgentList | un
           ))}
         </select>
       </Field>
-      <Field label="Mode" name="mode" error={modeError}>
-        <select {...inputProps('mode', modeError)}>
+      <Field label="Mode" name="mode" id={`${ids}mode`} error={modeError}>
+        <select {...inputProps('mode', modeError, `${ids}mode`)}>
           {MODES.map((m) => (
             <option key={m} selected={m === 'edit'}>
               {m}

@@ -11,6 +11,7 @@ import { taskWait, WaitLine, type Wait } from './deps.tsx';
 import { Field, FormError, fieldError, inputProps, useSubmit } from './form.tsx';
 import { useAction, useLive, useRoute } from './hooks.ts';
 import { HostSwitcher } from './hosts.tsx';
+import { IntakePanel } from './intake.tsx';
 import { hostOf, type Live } from './live.ts';
 import { QueueBoard } from './queue.tsx';
 import { TaskPage } from './task.tsx';
@@ -159,6 +160,7 @@ function Board({ live, projectId, repository }: { live: Live; projectId: string 
       </header>
       {project ? <QueueBoard live={live} projectId={project.id} /> : null}
       {project ? <AutomationsPanel live={live} projectId={project.id} /> : null}
+      {project ? <IntakePanel live={live} projectId={project.id} /> : null}
       <div class="board">
         {COLUMNS.map((col) => {
           const here = tasks.filter((t) => t.status === col.status);
@@ -195,6 +197,11 @@ function TaskCard(props: { task: Task; project: Project | undefined; host: { nam
         </span>
       ) : null}
       {task.merged_at ? <span class="badge merged">merged</span> : null}
+      {task.issue ? (
+        <span class="badge issue" title={`from issue #${task.issue.number} of ${task.issue.repository}: ${task.issue.title}`}>
+          issue #{task.issue.number}
+        </span>
+      ) : null}
       {wait ? <WaitLine wait={wait} links={false} /> : null}
       {badges.map((b) => (
         <span class={`badge ${b.kind}`} key={b.kind}>

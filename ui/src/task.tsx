@@ -58,6 +58,18 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
         <dd>
           <a href={`#/projects/${task.project_id}`}>{project?.name ?? task.project_id}</a>
         </dd>
+        {/* The issue it was made from (DESIGN §20); its pull request goes next to it. */}
+        {task.issue ? (
+          <>
+            <dt>Issue</dt>
+            <dd class="issue">
+              <a href={task.issue.url} target="_blank" rel="noreferrer">
+                #{task.issue.number} {task.issue.title}
+              </a>{' '}
+              <span class="muted mono small">{task.issue.repository}</span>
+            </dd>
+          </>
+        ) : null}
         {host ? (
           <>
             <dt>Host</dt>

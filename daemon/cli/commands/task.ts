@@ -15,17 +15,23 @@ export const commands: Record<string, Command> = {
   async 'task new'(c) {
     const { repository, host } = c.values;
     if (repository === '') usage('--repository needs the URL of a repository');
+    const issue = str(c.values.issue);
+    if (c.values.issue === '' || c.values.issue === true) usage("--issue needs the URL of an issue's page");
     // With --repository the daemon picks the host (DESIGN §14.2 placement); else the project is named.
-    const name = arg(c, typeof repository === 'string' ? 0 : 1, 'name'); // usage errors before any request
+    // From an issue (DESIGN §20) the name is optional: the issue's number and title.
+    const at = typeof repository === 'string' ? 0 : 1;
+    const name = issue === undefined ? arg(c, at, 'name') : c.positionals[at]; // usage errors before any request
     const p = typeof repository === 'string' ? null : await project(c, arg(c, 0, 'project'), str(host));
     const body: CreateTaskBody = p ? { project_id: p.id, name } : { repository: repository as string, name, ...(typeof host === 'string' ? { host } : {}) };
+    if (issue !== undefined) body.issue_url = issue;
     if (typeof c.values.base === 'string') body.base = c.values.base;
     if (typeof c.values.branch === 'string') body.branch = c.values.branch;
-    // Its first session (DESIGN §17), waiting for the tasks of --after to merge.
+    // Its first session (DESIGN §17), waiting for the tasks of --after to merge. From an issue it
+    // always has one: the issue is its prompt, --prompt the instructions around it.
     const after = str(c.values.after);
-    if (after !== undefined && typeof c.values.prompt !== 'string') usage('--after needs --prompt: the session that waits for those tasks');
-    if (typeof c.values.prompt === 'string') {
-      body.session = { prompt: c.values.prompt };
+    if (after !== undefined && typeof c.values.prompt !== 'string' && issue === undefined) usage('--after needs --prompt: the session that waits for those tasks');
+    if (typeof c.values.prompt === 'string' || issue !== undefined) {
+      body.session = { prompt: str(c.values.prompt) };
       if (typeof c.values.agent === 'string') body.session.agent = c.values.agent;
       if (typeof c.values.mode === 'string') body.session.mode = c.values.mode as NonNullable<CreateTaskBody['session']>['mode'];
       if (after !== undefined) body.after = after.split(',').map((x) => x.trim()).filter(Boolean);
