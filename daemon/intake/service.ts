@@ -112,7 +112,8 @@ export function createIntake(deps: IntakeDeps) {
         log.warn({ project: w.intake.project_id, kind: err.kind, err: err.message }, 'intake: a poll of GitHub failed');
       }
     }
-    await work.sweep(w.intake.project_id);
+    // The issues' write-back goes on beside the polls: GitHub spaces comments seconds apart.
+    void work.sweep(w.intake.project_id).catch((err: unknown) => log.error({ err, project: w.intake.project_id }, "intake: following the issues' work failed"));
   }
 
   // A trusted label event: claimed (once, across restarts and a team), then its task is made.

@@ -4,7 +4,7 @@
 // recorded once, never commented on; quiet polls answered 304; a task made by hand from an
 // issue's URL; bad input refused with nothing stored; a refused token stops the polls.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -269,4 +269,38 @@ test("GitHub's rate limit spent: the watch shows rate_limited and sends nothing 
   await new Promise((r) => setTimeout(r, Math.max(0, resetAt.getTime() - Date.now() - 500)));
   assert.equal(gh.requests.length, sent, 'no request while the limit is spent');
   await until(async () => (await intakeOf(d, project.id)).state === 'polling', 'polling again after the reset', 10_000);
+});
+
+test('land "queue": the work is committed, queued and merged, and the issue told of the merge', async (t) => {
+  const { gh, d } = await both();
+  const name = repoOn(gh);
+  const { repo, project } = await projectOn(t, d);
+  const n = gh.addIssue(name, { title: 'Land me' });
+  gh.label(name, n, 'grove', 'maria');
+  const put = await d.socket('POST', `/api/projects/${project.id}/intake`, { body: { provider: 'github', repository: name, label: 'grove', interval_s: 1, land: 'queue', session: { prompt: 'write:landed.txt=yes', agent: 'claudish' } } });
+  assert.equal(put.status, 200, put.text);
+  await d.waitForLog((l) => l.msg === 'intake: the issue says the work is done' && l.issue === n, 60_000);
+  const last = gh.issue(name, n).comments.at(-1)!.body;
+  assert.match(last, /^The work was merged into `main` \([0-9a-f]{12}\)\./);
+  const merged = last.match(/\(([0-9a-f]{12})\)/)![1]!;
+  assert.equal(execFileSync('git', ['-C', repo, 'rev-parse', '--short=12', 'main'], { encoding: 'utf8' }).trim(), merged);
+  assert.match(execFileSync('git', ['-C', repo, 'log', '-1', '--format=%B', merged, '--', 'landed.txt'], { encoding: 'utf8' }), new RegExp(`^Resolve #${n}: Land me`), "the agent's work committed for the issue");
+  assert.equal(readFileSync(path.join(repo, 'landed.txt'), 'utf8').split('\n')[0], 'yes');
+});
+
+test('GitHub failing: the watch shows it (failing, with the error) and polls on; back to polling once GitHub answers', async (t) => {
+  const { gh, d } = await both();
+  const name = repoOn(gh);
+  const { project } = await projectOn(t, d);
+  gh.fail({ path: new RegExp(`^/repos/${name}/issues$`) }, { status: 502, times: 3 });
+  const put = await d.socket('POST', `/api/projects/${project.id}/intake`, { body: { provider: 'github', repository: name, label: 'grove', interval_s: 1, session: { agent: 'claudish' } } });
+  assert.equal(put.status, 200, put.text);
+  const failing = await until(async () => {
+    const shown = await intakeOf(d, project.id);
+    return shown.state === 'failing' && shown;
+  }, 'failing', 30_000);
+  assert.equal(failing.last_poll.outcome, 'failed');
+  assert.ok(failing.last_poll.error, 'the error is shown');
+  await until(async () => (await intakeOf(d, project.id)).state === 'polling', 'polling again', 30_000);
+  assert.equal(gh.requests.filter((r) => r.path === `/repos/${name}/issues` && r.status === 502).length, 3, 'each 502 tried again');
 });
