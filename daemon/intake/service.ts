@@ -67,12 +67,14 @@ export function createIntake(deps: IntakeDeps) {
   const polls = createCoalescer<string>(async (projectId) => {
     const w = watches.get(projectId);
     if (!w || closed) return;
+    const began = Date.now();
     try {
       await poll(w);
     } catch (err) {
       log.error({ err, project: projectId }, 'an intake poll failed');
     }
-    if (watches.get(projectId) === w) schedule(w, w.intake.interval_s * 1000);
+    // Every interval_s from the start of the last poll: the time taking an issue took is not added.
+    if (watches.get(projectId) === w) schedule(w, Math.max(0, began + w.intake.interval_s * 1000 - Date.now()));
   });
 
   function schedule(w: Watch, ms: number): void {
