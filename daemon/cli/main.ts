@@ -64,6 +64,8 @@ const OPTIONS = {
   missed: { type: 'string' },
   grace: { type: 'string' },
   paused: { type: 'boolean' },
+  title: { type: 'string' },
+  'fix-tries': { type: 'string' },
 } as const;
 
 // Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove
