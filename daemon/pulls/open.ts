@@ -5,7 +5,7 @@
 import type { Changes } from '../../schemas/review.ts';
 import type { Project } from '../../schemas/project.ts';
 import type { OpenPull } from '../../schemas/pull.ts';
-import type { Session } from '../../schemas/session.ts';
+import { isBusy, type Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
 import { GitHubError, type GitHub } from '../github/client.ts';
@@ -108,7 +108,11 @@ export function createOpener(deps: OpenDeps) {
     await github.get('/repos/{owner}/{repo}', { owner, repo }).catch((err: unknown) => fromGitHub(err, `${repository} cannot be read`));
     const changes = await deps.review.changes(task.id);
     if (changes.files.length === 0 && changes.ahead === 0) throw new GroveError('PR_NO_CHANGES', `task ${task.name}'s branch has nothing that ${task.base} lacks`);
-    const said = (await deps.sessions.list(task.id)).findLast((s) => s.kind === 'agent' && s.result !== null)?.result?.text ?? null;
+    const agentSessions = (await deps.sessions.list(task.id)).filter((s) => s.kind === 'agent');
+    // Its work is not done while an agent works on it: nothing is committed under it.
+    const working = agentSessions.find((s) => isBusy(s.status));
+    if (working) throw new GroveError('SESSION_RUNNING', `session ${working.id} of task ${task.name} has not ended; open the pull request once it has`);
+    const said = agentSessions.findLast((s) => s.result !== null)?.result?.text ?? null;
     const title = body.title ?? task.issue?.title ?? task.name;
     if (changes.uncommitted > 0) await deps.review.commit(task.id, said?.trim() ? `${title}\n\n${said.trim().slice(0, SAID_MAX)}` : title);
     await deps.review.push(task.id, 'origin');

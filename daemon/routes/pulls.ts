@@ -16,7 +16,7 @@ export function pullRoutes(deps: { pulls: Pulls }): Route[] {
       params: IdParams,
       body: OpenPull,
       responses: { 201: PullRequest },
-      errors: ['PR_EXISTS', 'PR_NO_REPOSITORY', 'PR_NO_CHANGES', 'GITHUB_REFUSED', 'GITHUB_UNAVAILABLE', 'TASK_NOT_READY', 'NO_REMOTE', 'REMOTE_FAILED', 'COMMIT_FAILED'],
+      errors: ['PR_EXISTS', 'PR_NO_REPOSITORY', 'PR_NO_CHANGES', 'GITHUB_REFUSED', 'GITHUB_UNAVAILABLE', 'TASK_NOT_READY', 'SESSION_RUNNING', 'NO_REMOTE', 'REMOTE_FAILED', 'COMMIT_FAILED'],
       handler: async ({ params, body }) => ({ status: 201, body: await pulls.open(params.id, body) }),
     }),
     route({
