@@ -3,53 +3,14 @@
 // failed check become follow-ups whose commits are pushed), merged (the task archived, its branch
 // kept), fix tries spent (the issue labelled grove:failed and told why), and bad input refused.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { test } from 'node:test';
-import { addProject, ROOT, sharedForFile, startDaemon, type Cleanup, type TestDaemon } from '../helpers/daemon.ts';
-import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
-import { startGitHub, type GitHubServer } from '../helpers/github-server.ts';
-import { agentHome, allEvents } from '../helpers/sessions.ts';
+import { addProject, type TestDaemon } from '../helpers/daemon.ts';
+import { git, makeRepo } from '../helpers/git.ts';
+import { issueTask, project, pullsWorld } from '../helpers/pulls.ts';
+import { allEvents } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
-const TOKEN = 'ghp_test_token';
-const AGENT = path.join(ROOT, 'test', 'fixtures', 'pr-agent.mjs');
-const AGENTS = { pr: { command: [AGENT, '--session-id', '{session}', '--', '{prompt}'], resume: [AGENT, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } };
-
-const world = sharedForFile(async (c) => {
-  const gh = await startGitHub();
-  c.after(() => gh.close());
-  const home = agentHome(c, { agents: AGENTS, default_agent: 'pr', github: { api_url: gh.url, pr_poll_s: 1 } });
-  const d = await startDaemon(c, { home, env: { GH_TOKEN: TOKEN } });
-  return { gh, d };
-});
-
-let repos = 0;
-// A project whose origin is the stand-in's repository acme/widgetsN: git reads its URL there (so
-// grove names the repository from it) and pushes to a local bare repository (pushInsteadOf), which
-// the stand-in reads its branches from.
-async function project(t: Cleanup, gh: GitHubServer, d: TestDaemon) {
-  const full = `acme/widgets${++repos}`;
-  const repo = makeRepo(t, { files: { 'README.md': '# widgets\n' } });
-  const bare = path.join(makeTempDir(t), 'origin.git');
-  git(repo, 'clone', '-q', '--bare', repo, bare);
-  const url = `${gh.url}/${full}.git`;
-  git(repo, 'remote', 'add', 'origin', url);
-  git(repo, 'config', `url.${bare}.pushInsteadOf`, url);
-  gh.addRepo(full, { bare });
-  gh.setPermission(full, 'bob', 'write');
-  const p = await addProject(d, repo);
-  return { full, repo, bare, p };
-}
-
-// A task made from an issue of the repository, its first session ended (the agent left work.txt).
-async function issueTask(d: TestDaemon, gh: GitHubServer, full: string, projectId: string) {
-  const number = gh.addIssue(full, { title: 'Widgets break on Tuesdays', body: 'They do.', user: 'alice' });
-  const r = await d.socket('POST', '/api/tasks', { body: { project_id: projectId, issue_url: `${gh.url}/${full}/issues/${number}`, session: {} } });
-  assert.equal(r.status, 201, r.text);
-  const task = r.json;
-  await until(async () => (await d.socket('GET', `/api/sessions/${task.session.id}`)).json.status === 'exited', 'the first session ends', 30_000);
-  return { task, issue: number };
-}
+const world = pullsWorld();
 
 const pr = async (d: TestDaemon, taskId: string) => (await d.socket('GET', `/api/tasks/${taskId}/pr`)).json;
 
