@@ -128,3 +128,21 @@ test('an automation with land "pr" opens the pull request of a run that ended wi
   assert.equal(gh.pull(full, opened.number).pull.head, task.branch);
   assert.equal(git(bare, 'show', `refs/heads/${task.branch}:work.txt`), 'the work');
 });
+
+test('intake with land "pr": an issue labelled by a collaborator becomes a task whose pull request is opened and linked on the issue', async (t) => {
+  const { gh, d } = await world();
+  const { full, bare, p } = await project(t, gh, d);
+  const w = await d.socket('POST', `/api/projects/${p.id}/intake`, { body: { provider: 'github', label: 'grove', land: 'pr', interval_s: 1 } });
+  assert.equal(w.status, 200, w.text);
+  t.after(() => d.socket('DELETE', `/api/projects/${p.id}/intake`));
+  const issue = gh.addIssue(full, { title: 'Gears squeak', body: 'Oil them.', user: 'alice' });
+  gh.label(full, issue, 'grove', 'bob');
+  const item = await until(async () => (await d.socket('GET', `/api/projects/${p.id}/intake`)).json.items.find((i: any) => i.number === issue && i.task_id), 'the issue is taken', 30_000);
+  const opened = await until(async () => ((x) => x.status === 200 && x.json)(await d.socket('GET', `/api/tasks/${item.task_id}/pr`)), 'the pull request is opened', 60_000);
+  assert.equal(opened.issue_number, issue);
+  assert.match(gh.pull(full, opened.number).body ?? '', new RegExp(`Fixes #${issue}\\b`));
+  const task = (await d.socket('GET', `/api/tasks/${item.task_id}`)).json;
+  assert.equal(git(bare, 'show', `refs/heads/${task.branch}:work.txt`), 'the work');
+  const said = await until(() => gh.issue(full, issue).comments.find((c) => c.body.includes(`opened pull request #${opened.number}`)), 'the issue links the pull request', 30_000);
+  assert.match(said.body, new RegExp(opened.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+});
