@@ -210,35 +210,41 @@ export function createFollower(deps: FollowDeps) {
     if (now === null || !isBusy(now.status)) void steps.run(taskId);
   }
 
-  // The round's session ended: what it left uncommitted is committed, the branch pushed.
+  // The round's session ended: what it left uncommitted is committed, the branch pushed. What a
+  // session that failed left is not proposed: the round fails, nothing is pushed.
   async function finishRound(p: StoredPull, s: Session | null): Promise<StoredPull | null> {
     const sessionId = p.fix_session!;
     let pushed: string | null = null;
     let error: string | null = null;
-    try {
-      if (s === null) throw new GroveError('NOT_FOUND', 'its session is gone');
-      const c = await deps.review.changes(p.task_id);
-      if (c.uncommitted > 0) await deps.review.commit(p.task_id, `Answer the feedback on pull request #${p.number}${s.result?.text?.trim() ? `\n\n${s.result.text.trim().slice(0, QUOTE_MAX)}` : ''}`);
-      await deps.review.push(p.task_id, 'origin');
-      pushed = (await deps.review.changes(p.task_id)).head;
-    } catch (err) {
-      if (!(err instanceof GroveError)) throw err;
-      error = err.detail;
+    if (s === null) error = 'its session is gone';
+    else if (s.status !== 'exited' || s.exit_code !== 0) error = `its session ${s.status}${s.exit_code !== null ? ` with exit code ${s.exit_code}` : ''}; nothing was pushed`;
+    else {
+      try {
+        const c = await deps.review.changes(p.task_id);
+        const said = s.result?.text?.trim();
+        if (c.uncommitted > 0) await deps.review.commit(p.task_id, `Answer the feedback on pull request #${p.number}${said ? `\n\n${said.slice(0, QUOTE_MAX)}` : ''}`);
+        await deps.review.push(p.task_id, 'origin');
+        pushed = (await deps.review.changes(p.task_id)).head;
+      } catch (err) {
+        if (!(err instanceof GroveError)) throw err;
+        error = err.detail;
+      }
     }
     const after = await pulls.ended(p.task_id, sessionId, { pushed_commit: pushed, error });
     log.info({ task: p.task_id, number: p.number, session: sessionId, pushed, error }, 'a pull request feedback round ended');
     return after;
   }
 
-  // No more rounds: the issue (or else the pull request) says why, labelled grove:failed.
+  // No more rounds: the issue (or else the pull request) says why, labelled grove:failed; recorded
+  // once GitHub took it, so that a refusal is tried again at the next poll (steps of one pull
+  // request go one at a time: it is said once).
   async function stop(p: StoredPull, reason: string): Promise<void> {
-    const stopped = await pulls.stopped(p.task_id, reason);
-    if (stopped === null) return;
-    log.info({ task: p.task_id, number: p.number, reason }, 'grove stopped following a pull request');
     const w = deps.writer();
     const on = p.issue_number ?? p.number;
     await w.labels(p.repository, on, { add: [LABEL_FAILED], remove: [LABEL_WORKING] });
     await w.comment(p.repository, on, `grove stopped following pull request #${p.number}: ${reason}. It is left for a person to finish.`);
+    await pulls.stopped(p.task_id, reason);
+    log.info({ task: p.task_id, number: p.number, reason }, 'grove stopped following a pull request');
   }
 
   async function sweep(): Promise<void> {
