@@ -337,7 +337,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       commit: (taskId, message) => landing.review.commit(taskId, message),
       archive: (taskId) => tasks.archive(taskId, true),
       queue: mergeQueue,
-      openPr: (taskId) => pulls.open(taskId),
+      openPr: (taskId) => pulls.ensure(taskId),
       hostId,
       log: child('automations'),
     });
@@ -359,7 +359,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       changes: (taskId) => landing.review.changes(taskId),
       commit: (taskId, message) => landing.review.commit(taskId, message),
       queue: { add: (projectId, body) => mergeQueue.add(projectId, body), has: async (taskId) => (await queueRows.get(taskId)) !== null },
-      openPr: (taskId) => pulls.open(taskId),
+      openPr: (taskId) => pulls.ensure(taskId),
       hostId,
       log: child('intake'),
     });

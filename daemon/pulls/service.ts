@@ -19,6 +19,12 @@ export function createPulls(deps: PullsDeps) {
     async open(taskId: string, body: OpenPull = {}): Promise<PullRequest> {
       return publicPull(await opener.open(taskId, body));
     },
+    // The task's open pull request, opened if it has none: what automations and intake land by,
+    // so that a step tried again after a failure further on does not open a second one.
+    async ensure(taskId: string): Promise<PullRequest> {
+      const open = await deps.pulls.get(taskId);
+      return publicPull(open?.state === 'open' ? open : await opener.open(taskId));
+    },
     async get(taskId: string): Promise<PullRequest> {
       const task = await deps.tasks.get(taskId);
       const p = await deps.pulls.get(task.id);
