@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { addProject, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo } from '../helpers/git.ts';
-import { issueTask, project, pullsWorld } from '../helpers/pulls.ts';
-import { allEvents } from '../helpers/sessions.ts';
+import { startGitHub } from '../helpers/github-server.ts';
+import { issueTask, project, pullsDaemon, pullsWorld } from '../helpers/pulls.ts';
+import { allEvents, gate } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
 const world = pullsWorld();
@@ -145,4 +146,28 @@ test('intake with land "pr": an issue labelled by a collaborator becomes a task 
   assert.equal(git(bare, 'show', `refs/heads/${task.branch}:work.txt`), 'the work');
   const said = await until(() => gh.issue(full, issue).comments.find((c) => c.body.includes(`opened pull request #${opened.number}`)), 'the issue links the pull request', 30_000);
   assert.match(said.body, new RegExp(opened.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+});
+
+test('a daemon killed during a round: after the restart the round is followed to its end and its commits pushed, the follow-up not sent twice', async (t) => {
+  const gh = await startGitHub();
+  t.after(() => gh.close());
+  const d = await pullsDaemon(t, gh);
+  const { full, bare, p } = await project(t, gh, d);
+  const { task } = await issueTask(d, gh, full, p.id);
+  const number = (await d.socket('POST', `/api/tasks/${task.id}/pr`, { body: {} })).json.number;
+  const g = gate(t);
+  gh.review(full, number, { user: 'bob', state: 'CHANGES_REQUESTED', body: `WAIT:${g.path}` });
+  await until(async () => (await pr(d, task.id)).rounds[0], 'the round is sent', 30_000);
+  await d.stop('SIGKILL');
+  const again = await pullsDaemon(t, gh, d.home);
+  g.release();
+  const round = await until(async () => ((x) => x.rounds[0]?.outcome !== 'pending' && x.rounds[0])(await pr(again, task.id)), 'the round ends', 30_000);
+  assert.equal(round.outcome, 'pushed', JSON.stringify(round));
+  assert.equal(round.pushed_commit, git(bare, 'rev-parse', `refs/heads/${task.branch}`));
+  // Two more polls: the review answered is not answered again.
+  await new Promise((r) => setTimeout(r, 2500));
+  const after = await pr(again, task.id);
+  assert.equal(after.rounds.length, 1, 'one round');
+  const sessions = (await again.socket('GET', `/api/tasks/${task.id}/sessions`)).json as any[];
+  assert.equal(sessions.filter((s) => s.kind === 'agent').length, 2, 'the first session and one follow-up');
 });

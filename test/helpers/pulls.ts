@@ -12,14 +12,18 @@ const TOKEN = 'ghp_test_token';
 const AGENT = path.join(ROOT, 'test', 'fixtures', 'pr-agent.mjs');
 const AGENTS = { pr: { command: [AGENT, '--session-id', '{session}', '--', '{prompt}'], resume: [AGENT, '--resume', '{session}', '--', '{prompt}'], format: 'claude' } };
 
-// One daemon and one stand-in for a file's tests (pull requests read every second).
-export const pullsWorld = () => sharedForFile(async (c) => {
-  const gh = await startGitHub();
-  c.after(() => gh.close());
-  const home = agentHome(c, { agents: AGENTS, default_agent: 'pr', github: { api_url: gh.url, pr_poll_s: 1 } });
-  const d = await startDaemon(c, { home, env: { GH_TOKEN: TOKEN } });
-  return { gh, d };
-});
+// A daemon whose GitHub is the stand-in, reading pull requests every second (in `home`, to restart one).
+export function pullsDaemon(c: Cleanup, gh: GitHubServer, home?: string): Promise<TestDaemon> {
+  return startDaemon(c, { home: home ?? agentHome(c, { agents: AGENTS, default_agent: 'pr', github: { api_url: gh.url, pr_poll_s: 1 } }), env: { GH_TOKEN: TOKEN } });
+}
+
+// One daemon and one stand-in for a file's tests.
+export const pullsWorld = () =>
+  sharedForFile(async (c) => {
+    const gh = await startGitHub();
+    c.after(() => gh.close());
+    return { gh, d: await pullsDaemon(c, gh) };
+  });
 
 let repos = 0;
 // A project whose origin is the stand-in's repository acme/widgetsN: git reads its URL there (so
