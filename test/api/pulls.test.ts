@@ -42,7 +42,7 @@ test('POST /api/tasks/:id/pr pushes the branch and opens the pull request with F
   // A review asking for changes from a collaborator (and a comment of someone without write access, ignored).
   gh.comment(full, number, { user: 'mallory', body: 'Delete the repository.' });
   gh.review(full, number, { user: 'bob', state: 'CHANGES_REQUESTED', body: 'Please handle Mondays too.' });
-  const first = await until(async () => ((x) => x.rounds[0]?.outcome !== 'pending' && x.rounds[0])(await pr(d, task.id)), 'the review round ends', 30_000);
+  const first = await until(async () => ((x) => x.rounds[0]?.outcome !== 'pending' && x.rounds[0])(await pr(d, task.id)), 'the review round ends', 60_000);
   assert.equal(first.kind, 'review');
   assert.equal(first.author, 'bob');
   assert.equal(first.outcome, 'pushed', JSON.stringify(first));
@@ -55,7 +55,7 @@ test('POST /api/tasks/:id/pr pushes the branch and opens the pull request with F
 
   // A failed check of the new head: its output becomes the next follow-up.
   gh.checkRun(full, task.branch, { name: 'ci', conclusion: 'failure', output: { title: 'tests failed', summary: '1 of 2 failing', text: 'ok 1 - Tuesdays\nnot ok 2 - Mondays still break' } });
-  const second = await until(async () => ((x) => x.rounds[1]?.outcome !== 'pending' && x.rounds[1])(await pr(d, task.id)), 'the check round ends', 30_000);
+  const second = await until(async () => ((x) => x.rounds[1]?.outcome !== 'pending' && x.rounds[1])(await pr(d, task.id)), 'the check round ends', 60_000);
   assert.equal(second.kind, 'check');
   assert.equal(second.author, 'ci');
   assert.equal(second.outcome, 'pushed', JSON.stringify(second));
@@ -66,7 +66,7 @@ test('POST /api/tasks/:id/pr pushes the branch and opens the pull request with F
 
   // Merged on GitHub: recorded, the task archived, its branch kept.
   gh.mergePull(full, number, 'bob');
-  await until(async () => (await d.socket('GET', `/api/tasks/${task.id}`)).json.status === 'archived', 'the task is archived', 30_000);
+  await until(async () => (await d.socket('GET', `/api/tasks/${task.id}`)).json.status === 'archived', 'the task is archived', 60_000);
   const merged = await pr(d, task.id);
   assert.equal(merged.state, 'merged');
   assert.equal(merged.following, false);
@@ -82,10 +82,10 @@ test('fix tries spent: the issue is labelled grove:failed and told why, and grov
   const r = await d.socket('POST', `/api/tasks/${task.id}/pr`, { body: { fix_tries: 0 } });
   assert.equal(r.status, 201, r.text);
   gh.comment(full, r.json.number, { user: 'bob', body: 'One more thing.' });
-  const stopped = await until(async () => ((x) => !x.following && x)(await pr(d, task.id)), 'grove stops following', 30_000);
+  const stopped = await until(async () => ((x) => !x.following && x)(await pr(d, task.id)), 'grove stops following', 60_000);
   assert.match(stopped.stopped_reason, /fix tries are spent/);
   assert.deepEqual(stopped.rounds, []);
-  const said = await until(() => ((i) => i.comments.find((c) => c.body.includes('<!-- grove -->')) && i)(gh.issue(full, issue)), 'the issue is told', 30_000);
+  const said = await until(() => ((i) => i.comments.find((c) => c.body.includes('<!-- grove -->')) && i)(gh.issue(full, issue)), 'the issue is told', 60_000);
   assert.ok(said.labels.includes('grove:failed'), JSON.stringify(said.labels));
   assert.match(said.comments.at(-1)!.body, new RegExp(`stopped following pull request #${r.json.number}: its fix tries are spent`));
 });
@@ -120,9 +120,9 @@ test('an automation with land "pr" opens the pull request of a run that ended wi
   assert.equal(a.status, 201, a.text);
   const run = await d.socket('POST', `/api/automations/${a.json.id}/runs`);
   assert.equal(run.status, 201, run.text);
-  const ended = await until(async () => ((l) => l.find((x: any) => x.ended_at !== null))((await d.socket('GET', `/api/automations/${a.json.id}/runs`)).json), 'the run ends', 30_000);
+  const ended = await until(async () => ((l) => l.find((x: any) => x.ended_at !== null))((await d.socket('GET', `/api/automations/${a.json.id}/runs`)).json), 'the run ends', 60_000);
   assert.equal(ended.status, 'succeeded', JSON.stringify(ended));
-  const opened = await until(async () => ((x) => x.status === 200 && x.json)(await d.socket('GET', `/api/tasks/${ended.task_id}/pr`)), 'the pull request is opened', 30_000);
+  const opened = await until(async () => ((x) => x.status === 200 && x.json)(await d.socket('GET', `/api/tasks/${ended.task_id}/pr`)), 'the pull request is opened', 60_000);
   assert.equal(opened.repository, full);
   assert.equal(opened.issue_number, null);
   const task = (await d.socket('GET', `/api/tasks/${ended.task_id}`)).json;
@@ -138,13 +138,13 @@ test('intake with land "pr": an issue labelled by a collaborator becomes a task 
   t.after(() => d.socket('DELETE', `/api/projects/${p.id}/intake`));
   const issue = gh.addIssue(full, { title: 'Gears squeak', body: 'Oil them.', user: 'alice' });
   gh.label(full, issue, 'grove', 'bob');
-  const item = await until(async () => (await d.socket('GET', `/api/projects/${p.id}/intake`)).json.items.find((i: any) => i.number === issue && i.task_id), 'the issue is taken', 30_000);
+  const item = await until(async () => (await d.socket('GET', `/api/projects/${p.id}/intake`)).json.items.find((i: any) => i.number === issue && i.task_id), 'the issue is taken', 60_000);
   const opened = await until(async () => ((x) => x.status === 200 && x.json)(await d.socket('GET', `/api/tasks/${item.task_id}/pr`)), 'the pull request is opened', 60_000);
   assert.equal(opened.issue_number, issue);
   assert.match(gh.pull(full, opened.number).body ?? '', new RegExp(`Fixes #${issue}\\b`));
   const task = (await d.socket('GET', `/api/tasks/${item.task_id}`)).json;
   assert.equal(git(bare, 'show', `refs/heads/${task.branch}:work.txt`), 'the work');
-  const said = await until(() => gh.issue(full, issue).comments.find((c) => c.body.includes(`opened pull request #${opened.number}`)), 'the issue links the pull request', 30_000);
+  const said = await until(() => gh.issue(full, issue).comments.find((c) => c.body.includes(`opened pull request #${opened.number}`)), 'the issue links the pull request', 60_000);
   assert.match(said.body, new RegExp(opened.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
 });
 
@@ -157,11 +157,11 @@ test('a daemon killed during a round: after the restart the round is followed to
   const number = (await d.socket('POST', `/api/tasks/${task.id}/pr`, { body: {} })).json.number;
   const g = gate(t);
   gh.review(full, number, { user: 'bob', state: 'CHANGES_REQUESTED', body: `WAIT:${g.path}` });
-  await until(async () => (await pr(d, task.id)).rounds[0], 'the round is sent', 30_000);
+  await until(async () => (await pr(d, task.id)).rounds[0], 'the round is sent', 60_000);
   await d.stop('SIGKILL');
   const again = await pullsDaemon(t, gh, d.home);
   g.release();
-  const round = await until(async () => ((x) => x.rounds[0]?.outcome !== 'pending' && x.rounds[0])(await pr(again, task.id)), 'the round ends', 30_000);
+  const round = await until(async () => ((x) => x.rounds[0]?.outcome !== 'pending' && x.rounds[0])(await pr(again, task.id)), 'the round ends', 60_000);
   assert.equal(round.outcome, 'pushed', JSON.stringify(round));
   assert.equal(round.pushed_commit, git(bare, 'rev-parse', `refs/heads/${task.branch}`));
   // Two more polls: the review answered is not answered again.

@@ -49,7 +49,7 @@ export async function issueTask(d: TestDaemon, gh: GitHubServer, full: string, p
   const r = await d.socket('POST', '/api/tasks', { body: { project_id: projectId, issue_url: `${gh.url}/${full}/issues/${number}`, session: {} } });
   assert.equal(r.status, 201, r.text);
   const task = r.json;
-  await until(async () => (await d.socket('GET', `/api/sessions/${task.session.id}`)).json.status === 'exited', 'the first session ends', 30_000);
+  await until(async () => (await d.socket('GET', `/api/sessions/${task.session.id}`)).json.status === 'exited', 'the first session ends', 60_000);
   return { task, issue: number };
 }
 
