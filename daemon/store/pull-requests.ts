@@ -122,11 +122,6 @@ export function pullRequestsTable(db: Db, events: EventsTable) {
       change(taskId, 'pr.updated', (p) => (p.state === 'open' ? { state, closed_at: new Date(), fix_session: null } : null)),
     // No longer followed, though open (its fix tries spent).
     stopped: (taskId: string, reason: string) => change(taskId, 'pr.updated', (p) => (p.state === 'open' && p.stopped_reason === null ? { stopped_reason: reason } : null)),
-    // Feedback seen that is not answered (a comment of someone else, a check that passed): acted
-    // on, so that it is not read again. No event: the API shows nothing of it.
-    async saw(taskId: string, acted: Acted): Promise<void> {
-      await db.query('UPDATE pull_requests SET acted = $2 WHERE task_id = $1', [taskId, JSON.stringify(acted)]);
-    },
     // A feedback round sent as a follow-up: the session in flight, and what it answers acted on.
     // Null when another round is in flight or the pull request is not followed.
     round: (taskId: string, round: FeedbackRound, acted: Acted) =>
