@@ -172,9 +172,10 @@ export function createFollower(deps: FollowDeps) {
     const { data: gh } = await github.get<GhPull>('/repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: p.number });
     if (gh.state === 'closed') {
       const state = gh.merged || gh.merged_at ? 'merged' : 'closed';
+      // The archive first: one that fails is tried again at the next poll, still followed.
+      await deps.archive(taskId);
       await pulls.closed(taskId, state);
       log.info({ task: taskId, number: p.number, state }, 'pull request ended; its task is archived, its branch kept');
-      await deps.archive(taskId);
       return;
     }
     if (p.fix_session !== null) {
