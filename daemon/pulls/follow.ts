@@ -173,7 +173,9 @@ export function createFollower(deps: FollowDeps) {
     if (gh.state === 'closed') {
       const state = gh.merged || gh.merged_at ? 'merged' : 'closed';
       // The archive first: one that fails is tried again at the next poll, still followed.
-      await deps.archive(taskId);
+      await deps.archive(taskId).catch((err: unknown) => {
+        if (!(err instanceof GroveError && err.code === 'NOT_FOUND')) throw err;
+      });
       await pulls.closed(taskId, state);
       log.info({ task: taskId, number: p.number, state }, 'pull request ended; its task is archived, its branch kept');
       return;
