@@ -27,6 +27,7 @@ export const ROOMS = [
   'daemon/tasks',
   'daemon/sessions',
   'daemon/landing',
+  'daemon/pulls',
   'daemon/automations',
   'daemon/intake',
   'daemon/ssh',

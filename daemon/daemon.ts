@@ -48,6 +48,10 @@ import { createIntake } from './intake/service.ts';
 import { intakeRoutes } from './routes/intake.ts';
 import { intakesTable } from './store/intakes.ts';
 import { intakeItemsTable } from './store/intake-items.ts';
+import { createPulls } from './pulls/service.ts';
+import { DEFAULT_POLL_MS } from './pulls/follow.ts';
+import { pullRoutes } from './routes/pulls.ts';
+import { pullRequestsTable } from './store/pull-requests.ts';
 import { createLanding } from './landing/service.ts';
 import { eventsTable } from './store/events.ts';
 import { hostsTable } from './store/hosts.ts';
@@ -291,6 +295,31 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     });
     started.push({ name: 'merge queue', close: () => mergeQueue.close() });
     await mergeQueue.start();
+    // GitHub as configured (DESIGN §20), its token read when a request needs it: pull requests,
+    // which automations and intake open, and intake's issues.
+    const githubConfig = settings.config.github ?? {};
+    const token = createTokenSource({ command: githubConfig.token_command });
+    const github = createGitHub({ apiUrl: githubConfig.api_url ?? DEFAULT_API_URL, token, timeoutMs: (githubConfig.timeout_s ?? 30) * 1000, log: child('github') });
+    started.push({ name: 'github', close: () => github.close() });
+    const pulls = createPulls({
+      pulls: pullRequestsTable(store.db, eventRows),
+      github,
+      writer: () => issueWriter(github),
+      tasks: { get: read.get },
+      getProject: projects.get,
+      review: {
+        changes: (taskId) => landing.review.changes(taskId),
+        commit: (taskId, message) => landing.review.commit(taskId, message),
+        push: (taskId, remote) => landing.review.push(taskId, remote),
+      },
+      sessions,
+      archive: (taskId) => tasks.archive(taskId, true),
+      hostId,
+      intervalMs: (githubConfig.pr_poll_s ?? DEFAULT_POLL_MS / 1000) * 1000,
+      log: child('pulls'),
+    });
+    started.push({ name: 'pull requests', close: () => pulls.close() });
+    pulls.start();
     // Automations (DESIGN §19): after sessions re-attached, so that the runs a stop left follow
     // their sessions; the clock starts last.
     const automations = createAutomations({
@@ -308,16 +337,12 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       commit: (taskId, message) => landing.review.commit(taskId, message),
       archive: (taskId) => tasks.archive(taskId, true),
       queue: mergeQueue,
+      openPr: (taskId) => pulls.ensure(taskId),
       hostId,
       log: child('automations'),
     });
     started.push({ name: 'automations', close: () => automations.close() });
     await automations.start();
-    // Work that arrives (DESIGN §20): GitHub as configured, its token read when a request needs it.
-    const githubConfig = settings.config.github ?? {};
-    const token = createTokenSource({ command: githubConfig.token_command });
-    const github = createGitHub({ apiUrl: githubConfig.api_url ?? DEFAULT_API_URL, token, timeoutMs: (githubConfig.timeout_s ?? 30) * 1000, log: child('github') });
-    started.push({ name: 'github', close: () => github.close() });
     const intake = createIntake({
       intakes: intakesTable(store.db),
       items: intakeItemsTable(store.db, eventRows),
@@ -334,7 +359,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       changes: (taskId) => landing.review.changes(taskId),
       commit: (taskId, message) => landing.review.commit(taskId, message),
       queue: { add: (projectId, body) => mergeQueue.add(projectId, body), has: async (taskId) => (await queueRows.get(taskId)) !== null },
-      openPr: null,
+      openPr: (taskId) => pulls.ensure(taskId),
       hostId,
       log: child('intake'),
     });
@@ -371,6 +396,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       ...queueRoutes({ queue: mergeQueue }),
       ...automationRoutes({ automations }),
       ...intakeRoutes({ intake }),
+      ...pullRoutes({ pulls }),
       ...taskRoutes({ tasks, review: landing.review, create: dependencies.create, setupWakes, place: createPlacement({ hosts: hostRows, listProjects: () => projects.list(), hostId }), issues: intake }),
       ...sessionRoutes({ sessions, agents, streamReads, outputWakes }),
       ...approvalApi,

@@ -51,14 +51,24 @@ export const ERRORS = {
   SANDBOX_UNAVAILABLE: { status: 422, title: 'This machine cannot confine the session' },
   // DESIGN §19: a cron, zone or `at` that cannot be scheduled; `errors` names the field and why.
   SCHEDULE_INVALID: { status: 422, title: 'The schedule is invalid' },
-  // Not in DESIGN §4's table: an automation's `land: "pr"` before pull requests exist (DESIGN §20).
-  LAND_UNSUPPORTED: { status: 422, title: 'This way of landing is not supported yet' },
   // DESIGN §20: an intake grove cannot watch (no GitHub repository, an unknown provider, an empty
   // label, an interval under 1 s); the detail says which.
   INTAKE_INVALID: { status: 422, title: 'The intake is invalid' },
   // DESIGN §20: an issue_url grove cannot read (not an issue of the configured GitHub, not found,
   // no token); the detail says why.
   ISSUE_NOT_FOUND: { status: 422, title: 'The issue cannot be read' },
+  // DESIGN §20: POST /api/tasks/:id/pr on a task whose pull request is open (one per task).
+  PR_EXISTS: { status: 409, title: 'The task has an open pull request' },
+  // DESIGN §20: a pull request for a task that is not from an issue and whose project's origin is
+  // not on the configured GitHub: grove does not know the repository to open it in.
+  PR_NO_REPOSITORY: { status: 422, title: 'The task has no repository on GitHub' },
+  // DESIGN §20: a pull request for a task whose branch has nothing its base lacks.
+  PR_NO_CHANGES: { status: 422, title: 'The task has no changes to propose' },
+  // DESIGN §20: GitHub refused a request (no token or a refused one, no access, not found, a
+  // pull request GitHub will not open); the detail carries GitHub's own message, never the token.
+  GITHUB_REFUSED: { status: 422, title: 'GitHub refused the request' },
+  // DESIGN §20: GitHub could not be reached, or its rate limit is spent (then with Retry-After).
+  GITHUB_UNAVAILABLE: { status: 503, title: 'GitHub is unavailable' },
   NO_REMOTE: { status: 422, title: 'The repository has no such remote' },
   REMOTE_FAILED: { status: 502, title: 'The remote refused or could not be reached' },
   // Not in DESIGN §4's table: a task queued in another project's queue, or archived (DESIGN §17).

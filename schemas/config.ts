@@ -137,6 +137,7 @@ export const UserConfig = Type.Object(
             Type.Array(Arg, { minItems: 1, description: 'prints the token on stdout when GH_TOKEN and GITHUB_TOKEN are unset (default ["gh", "auth", "token"] when gh is installed)' }),
           ),
           timeout_s: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600, description: 'how long one request to GitHub may take before it is tried again (default 30)' })),
+          pr_poll_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400, description: 'how often each pull request grove opened is read for reviews, comments and checks, in seconds (default 60)' })),
         },
         { additionalProperties: false, description: 'issue intake and pull requests (DESIGN §20)' },
       ),

@@ -35,6 +35,9 @@ export const EVENT_TYPES = [
   // DESIGN §20: a task's pull request opened, and review or CI feedback sent to its conversation.
   'pr.opened',
   'pr.feedback',
+  // Not in DESIGN §20's list: a pull request merged or closed, or no longer followed (its fix tries
+  // spent), so that boards follow it.
+  'pr.updated',
   'host.online',
   'host.offline',
 ] as const;

@@ -37,6 +37,8 @@ export interface RunnerDeps {
   commit: (taskId: string, message: string) => Promise<unknown>;
   archive: (taskId: string) => Promise<unknown>;
   queue: { add: (projectId: string, body: QueueBody) => Promise<unknown> };
+  /** opens the task's pull request (DESIGN §20): commit, push, open, follow */
+  openPr: (taskId: string) => Promise<{ number: number; url: string }>;
   hostId: string;
   log: Logger;
 }
@@ -226,6 +228,12 @@ export function createRunner(deps: RunnerDeps) {
         await deps.archive(run.task_id).catch((err: unknown) => log.warn({ err, task: run.task_id }, 'archiving the task of a run that changed nothing failed'));
       } else if (ok && changes !== null && a?.land === 'queue') {
         await landByQueue(run, a, uncommitted, s?.result?.text ?? null).catch((err: unknown) => log.warn({ err, task: run.task_id }, "queueing an automation run's task failed"));
+      } else if (ok && changes !== null && a?.land === 'pr') {
+        // The opening commits what is uncommitted (the agent's last words as its message) and pushes.
+        await deps.openPr(run.task_id).then(
+          (pr) => log.info({ automation: a.id, run: run.id, task: run.task_id, pr: pr.url }, "an automation run's pull request opened"),
+          (err: unknown) => log.warn({ err: err instanceof GroveError ? err.detail : err, task: run.task_id }, "opening an automation run's pull request failed; the task is left for review"),
+        );
       }
     }
     wake(run.automation_id);

@@ -48,7 +48,6 @@ export function createAutomations(deps: AutomationDeps) {
 
   // Everything but the schedule, checked against the project; refused before anything is stored.
   function checkSpec(project: Project, spec: AutomationSpec): void {
-    if (spec.land === 'pr') throw new GroveError('LAND_UNSUPPORTED', 'land "pr" needs pull requests (DESIGN §20), which this grove does not open yet: use "none" or "queue"');
     deps.checkSession(project.path, spec.session);
   }
 

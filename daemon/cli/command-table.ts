@@ -15,6 +15,7 @@ export const FAMILIES: Array<[load: Family, words: string[]]> = [
   [() => import('./commands/review.ts'), ['changes', 'diff', 'commit', 'rebase', 'merge', 'push']],
   [() => import('./commands/turns.ts'), ['turns', 'restore']],
   [() => import('./commands/queue.ts'), ['queue add', 'queue ls', 'queue rm']],
+  [() => import('./commands/pr.ts'), ['pr']],
   [() => import('./commands/auto.ts'), ['auto add', 'auto ls', 'auto show', 'auto run', 'auto pause', 'auto resume', 'auto rm', 'auto runs']],
   [() => import('./commands/intake.ts'), ['intake add', 'intake ls', 'intake rm']],
   [() => import('./commands/events.ts'), ['events', 'watch']],

@@ -68,6 +68,8 @@ const OPTIONS = {
   repo: { type: 'string' },
   every: { type: 'string' },
   issue: { type: 'string' },
+  title: { type: 'string' },
+  'fix-tries': { type: 'string' },
 } as const;
 
 // Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove

@@ -56,9 +56,12 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
                                            what failed and it is queued again when that turn ends
   queue ls [<project>]                     the merge queue in order (every project's without one)
   queue rm <task>                          take it out of the merge queue (not while it lands)
+  pr <task> [--title T] [--fix-tries N]    open its pull request (commit, push to origin, open against its base,
+                                           Fixes #N for an issue's task), or show the one it has: its state
+                                           and the review and check feedback grove answered
   auto add <project> <name> --cron "MIN HOUR DAY MONTH WEEKDAY" [--timezone Z] | --at ISO-TIME
            --prompt P [--agent A] [--mode M] [--timeout S] [--task-name N] [--base R] [--precheck CMD]
-           [--land none|queue] [--overlap skip|queue] [--missed latest|skip] [--grace S] [--paused]
+           [--land none|queue|pr] [--overlap skip|queue] [--missed latest|skip] [--grace S] [--paused]
                                            agent work on a schedule, each run a task and its session (a cron
                                            of 6 fields has seconds first; --at needs its offset or Z)
   auto ls [<project>]                      automations: schedule, next run (local time), last run, enabled

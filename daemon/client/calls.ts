@@ -9,6 +9,7 @@ import type { CreateIntake, Intake } from '../../schemas/intake.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { ProjectPool } from '../../schemas/pool.ts';
 import type { CreateProject, Project } from '../../schemas/project.ts';
+import type { OpenPull, PullRequest } from '../../schemas/pull.ts';
 import type { QueueBody, QueueEntry } from '../../schemas/queue.ts';
 import type { Changes, CommitResult, ChangesQuery, ConflictList, MergeBody, MergeResult, PushResult, RestoreResult, TurnList } from '../../schemas/review.ts';
 import { EVENT_PAGE_MAX, OUTPUT_PAGE_MAX } from '../../schemas/pages.ts';
@@ -64,6 +65,8 @@ export function calls(api: Transport) {
     /** made or replaced */
     putIntake: (projectId: string, body: CreateIntake) => api.call<Intake>('POST', `/api/projects/${q(projectId)}/intake`, body),
     removeIntake: (projectId: string) => api.call<void>('DELETE', `/api/projects/${q(projectId)}/intake`),
+    pr: (taskId: string) => api.call<PullRequest>('GET', `/api/tasks/${q(taskId)}/pr`),
+    openPr: (taskId: string, body: OpenPull = {}) => api.call<PullRequest>('POST', `/api/tasks/${q(taskId)}/pr`, body),
     automations: (filter: AutomationListQuery = {}) => api.call<Automation[]>('GET', `/api/automations${query(filter)}`),
     automation: (id: string) => api.call<Automation>('GET', `/api/automations/${q(id)}`),
     createAutomation: (body: CreateAutomation) => api.call<Automation>('POST', '/api/automations', body),

@@ -101,7 +101,14 @@ export function createIntakeWork(deps: WorkDeps) {
     if (changes.files.length === 0 && changes.ahead === 0) return failed(item, w, `the agent ended without changing anything.${said ? `\n\n> ${said.slice(0, 2000).replace(/\n/g, '\n> ')}` : ''}`);
     const land = intake?.land ?? 'pr';
     if (land === 'pr' && deps.openPr !== null) {
-      const pr = await deps.openPr(task.id);
+      let pr: { number: number; url: string };
+      try {
+        pr = await deps.openPr(task.id);
+      } catch (err) {
+        // GitHub unavailable: tried again at the next poll; refused (no remote, no access): said.
+        if (!(err instanceof GroveError) || err.code === 'GITHUB_UNAVAILABLE') throw err;
+        return failed(item, w, `its pull request could not be opened: ${err.detail}`);
+      }
       return done(item, w, `grove opened pull request #${pr.number} for this issue: ${pr.url}`);
     }
     if (land === 'queue') {

@@ -16,7 +16,7 @@ export function automationRoutes(deps: { automations: Automations }): Route[] {
       summary: 'Make an automation: agent work started on a schedule (cron or one time), each scheduled time run once',
       body: CreateAutomation,
       responses: { 201: Automation },
-      errors: ['SCHEDULE_INVALID', 'UNKNOWN_AGENT', 'MODE_UNSUPPORTED', 'AGENT_REQUIRED', 'AUTOMATION_EXISTS', 'LAND_UNSUPPORTED'],
+      errors: ['SCHEDULE_INVALID', 'UNKNOWN_AGENT', 'MODE_UNSUPPORTED', 'AGENT_REQUIRED', 'AUTOMATION_EXISTS'],
       handler: async ({ body }) => ({ status: 201, body: await automations.create(body) }),
     }),
     route({
@@ -42,7 +42,7 @@ export function automationRoutes(deps: { automations: Automations }): Route[] {
       params: IdParams,
       body: PatchAutomation,
       responses: { 200: Automation },
-      errors: ['SCHEDULE_INVALID', 'UNKNOWN_AGENT', 'MODE_UNSUPPORTED', 'AGENT_REQUIRED', 'AUTOMATION_EXISTS', 'LAND_UNSUPPORTED'],
+      errors: ['SCHEDULE_INVALID', 'UNKNOWN_AGENT', 'MODE_UNSUPPORTED', 'AGENT_REQUIRED', 'AUTOMATION_EXISTS'],
       handler: async ({ params, body }) => ({ status: 200, body: await automations.update(params.id, body) }),
     }),
     route({

@@ -186,7 +186,6 @@ test('bad input: 422 with the code and the field, and nothing stored', async (t)
     [{ session: { prompt: 'x', mode: 'sideways' } }, 400, 'VALIDATION_FAILED', '/session/mode'],
     // The fixture has no modes: `edit` only.
     [{ session: { prompt: 'x', mode: 'read' } }, 422, 'MODE_UNSUPPORTED', null],
-    [{ land: 'pr' }, 422, 'LAND_UNSUPPORTED', null],
     [{ missed: { policy: 'latest' } }, 400, 'VALIDATION_FAILED', '/missed'],
   ];
   for (const [change, status, code, where] of cases) {

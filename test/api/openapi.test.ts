@@ -37,6 +37,8 @@ const OWNED = [
   'post /api/projects/{id}/intake',
   'get /api/projects/{id}/intake',
   'delete /api/projects/{id}/intake',
+  'post /api/tasks/{id}/pr',
+  'get /api/tasks/{id}/pr',
 ];
 // DESIGN §4's table, every endpoint and every error code: those the store answers on any host, and the owned ones.
 const ENDPOINTS = [
@@ -73,8 +75,8 @@ const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDE
   UNSUPPORTED_MEDIA_TYPE NOT_A_GIT_REPO CONFIG_INVALID AGENT_REQUIRED UNKNOWN_AGENT AGENT_NOT_INSTALLED BASE_NOT_FOUND INTERNAL
   MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
   CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE
-  HOST_OFFLINE REMOTE_REFUSED ALREADY_QUEUED SCHEDULE_INVALID AUTOMATION_EXISTS LAND_UNSUPPORTED
-  INTAKE_INVALID ISSUE_NOT_FOUND`.split(/\s+/);
+  HOST_OFFLINE REMOTE_REFUSED ALREADY_QUEUED SCHEDULE_INVALID AUTOMATION_EXISTS INTAKE_INVALID ISSUE_NOT_FOUND
+  PR_EXISTS PR_NO_REPOSITORY PR_NO_CHANGES GITHUB_REFUSED GITHUB_UNAVAILABLE`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));
