@@ -134,7 +134,7 @@ export function createIntake(deps: IntakeDeps) {
         issue: { provider: 'github', repository: watch.repository, number: issue.number, url: issue.html_url, title: issue.title },
       });
       const taken = await items.taken(claimed.id, task.id, task.session?.id ?? null);
-      log.info({ project: project.id, issue: issue.number, task: task.id, actor: item.actor }, 'intake took an issue');
+      log.info({ project: project.id, repository: watch.repository, issue: issue.number, task: task.id, actor: item.actor }, 'intake took an issue');
       if (taken) void work.wake(taken.id);
     } catch (err) {
       const reason = err instanceof GroveError ? err.detail : err instanceof GitHubError ? err.message : null;

@@ -68,7 +68,7 @@ export function createIntakeWork(deps: WorkDeps) {
       await w.labels(item.repository, item.number, { add: [LABEL_WORKING], remove: [LABEL_FAILED] });
       await w.comment(item.repository, item.number, `grove took this issue: task **${task.name}** (\`${task.id}\`) on branch \`${task.branch}\`; an agent is working on it.`);
       await items.report(item.id, 'working', [null]);
-      log.info({ item: item.id, issue: item.number, task: task.id }, 'intake: the issue says that work began');
+      log.info({ item: item.id, repository: item.repository, issue: item.number, task: task.id }, 'intake: the issue says that work began');
     }
     await afterSession(item, task, w);
   }
@@ -125,14 +125,14 @@ export function createIntakeWork(deps: WorkDeps) {
     await w.comment(item.repository, item.number, text);
     await w.labels(item.repository, item.number, { remove: [LABEL_WORKING] });
     await items.report(item.id, 'done', ['working', 'landing']);
-    log.info({ item: item.id, issue: item.number }, 'intake: the issue says the work is done');
+    log.info({ item: item.id, repository: item.repository, issue: item.number }, 'intake: the issue says the work is done');
   }
 
   async function failed(item: StoredItem, w: IssueWriter, reason: string): Promise<void> {
     await w.labels(item.repository, item.number, { add: [LABEL_FAILED], remove: [LABEL_WORKING] });
     await w.comment(item.repository, item.number, `grove could not resolve this issue: ${reason}`);
     await items.report(item.id, 'failed', ['working', 'landing']);
-    log.info({ item: item.id, issue: item.number, reason }, 'intake: the issue says the work failed');
+    log.info({ item: item.id, repository: item.repository, issue: item.number, reason }, 'intake: the issue says the work failed');
   }
 
   // A session's end moves its item on.
