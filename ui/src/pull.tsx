@@ -70,7 +70,7 @@ function Pull({ pull: p, sessions }: { pull: PullRequest; sessions: Session[] })
               <time class="muted small" dateTime={r.at}>
                 {when(r.at)}
               </time>{' '}
-              <SessionLink id={r.session_id} sessions={sessions} /> <span class={`status round-${r.outcome}`}>{r.outcome}</span> <span class="small mono round-end">{outcomeWords(r)}</span>
+              <SessionLink id={r.session_id} sessions={sessions} /> <span class={`status round-${r.outcome} round-end`}>{outcomeWords(r)}</span>
             </li>
           ))}
         </ol>
