@@ -29,17 +29,18 @@ export async function openPage(t: { after(fn: () => unknown): void }, browser: B
   await context.addInitScript(KEEP_NAMES);
   const page = await context.newPage();
   const errors: string[] = [];
-  // A project's board asks for its intake (DESIGN §20), which the API answers 404 where the
-  // project has none: that answer is the page's normal, not a failure of it.
-  const noIntake = (status: number, url: string) => status === 404 && /\/api\/projects\/[^/]+\/intake$/.test(new URL(url).pathname);
+  // A project's board asks for its intake and a task's page for its pull request (DESIGN §20),
+  // which the API answers 404 where there is none: that answer is the page's normal, not a
+  // failure of it.
+  const noneYet = (status: number, url: string) => status === 404 && /\/api\/(projects\/[^/]+\/intake|tasks\/[^/]+\/pr)$/.test(new URL(url).pathname);
   page.on('console', (m) => {
-    if (m.type() === 'error' && !(/status of 404/.test(m.text()) && m.location().url && noIntake(404, m.location().url))) errors.push(m.text());
+    if (m.type() === 'error' && !(/status of 404/.test(m.text()) && m.location().url && noneYet(404, m.location().url))) errors.push(m.text());
   });
   page.on('pageerror', (err) => errors.push(String(err)));
   // The console names no address: which request failed is kept beside it.
   const failures: string[] = [];
   page.on('response', (r) => {
-    if (r.status() >= 400 && !noIntake(r.status(), r.url())) void r.text().then((body) => failures.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname} ${body.slice(0, 300)}`), () => {});
+    if (r.status() >= 400 && !noneYet(r.status(), r.url())) void r.text().then((body) => failures.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname} ${body.slice(0, 300)}`), () => {});
   });
   return { page, errors, failures };
 }

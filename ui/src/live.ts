@@ -12,12 +12,13 @@ import type { Task } from '../../schemas/task.ts';
 import { api, apiUrl, messageOf } from './api.ts';
 import { automationFeed, emptyAutomations, isAutomationEvent, loadAutomations, type AutomationState } from './automation-live.ts';
 import { applyIntake, emptyIntake, isIntakeEvent, type IntakeState } from './intake-live.ts';
+import { applyPull, emptyPulls, isPullEvent, type PullState } from './pull-live.ts';
 import { emptyQueues, isQueueEvent, loadQueues, queueFeed, type QueueState } from './queue-live.ts';
 
 // How long the page waits before asking again a daemon (or a host) that did not answer.
 export const RETRY_MS = 2000;
 
-export interface LiveState extends QueueState, AutomationState, IntakeState {
+export interface LiveState extends QueueState, AutomationState, IntakeState, PullState {
   projects: Map<string, Project>;
   tasks: Map<string, Task>;
   sessions: Map<string, Session>;
@@ -51,7 +52,7 @@ export function hostOf(state: LiveState, hostId: string): { name: string; online
 
 // One per page: the state, its listeners, and the stream that feeds it.
 export function createLive() {
-  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), restacks: new Map(), ...emptyQueues(), ...emptyAutomations(), ...emptyIntake(), shared: false, loaded: false, connected: false, error: null };
+  const state: LiveState = { projects: new Map(), tasks: new Map(), sessions: new Map(), approvals: new Map(), hosts: new Map(), restacks: new Map(), ...emptyQueues(), ...emptyAutomations(), ...emptyIntake(), ...emptyPulls(), shared: false, loaded: false, connected: false, error: null };
   const listeners = new Set<Listener>();
   let version = 0;
   let source: EventSource | null = null;
@@ -68,6 +69,8 @@ export function createLive() {
     if (isQueueEvent(e)) return queue.apply(e);
     if (isAutomationEvent(e)) return automation.apply(e, () => [...state.projects.keys()]);
     if (isIntakeEvent(e)) return applyIntake(state, e);
+    // A pull request's event carries the pull request, not a session (a round's names its follow-up).
+    if (isPullEvent(e)) return applyPull(state, e);
     switch (e.type) {
       case 'project.added':
         state.projects.set(e.project_id!, e.data as Project);

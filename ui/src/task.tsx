@@ -16,6 +16,7 @@ import { ActionError, Field, FormError, fieldError, inputProps, useSubmit } from
 import { useAction, useLive, useLoad } from './hooks.ts';
 import { hostOf, type Live } from './live.ts';
 import { OutputView } from './output.tsx';
+import { PullFact } from './pull.tsx';
 import { QueueAction } from './queue.tsx';
 import { Review } from './review.tsx';
 
@@ -58,7 +59,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
         <dd>
           <a href={`#/projects/${task.project_id}`}>{project?.name ?? task.project_id}</a>
         </dd>
-        {/* The issue it was made from (DESIGN §20); its pull request goes next to it. */}
+        {/* The issue it was made from (DESIGN §20), and its pull request next to it. */}
         {task.issue ? (
           <>
             <dt>Issue</dt>
@@ -70,6 +71,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
             </dd>
           </>
         ) : null}
+        <PullFact live={live} task={task} sessions={sessions} />
         {host ? (
           <>
             <dt>Host</dt>
@@ -349,7 +351,7 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
       {turns.map((s) => {
         const wait = waitOf(live.state, s);
         return (
-          <div class="turn" key={s.id} data-session={s.id}>
+          <div class="turn" key={s.id} data-session={s.id} tabIndex={-1}>
             <header>
               <strong>{s.agent}</strong> {s.kind === 'interactive' ? <span class="badge interactive">interactive</span> : null} <span class="muted small">{s.mode}</span>{' '}
               <span class={`status ${s.status}${s.result?.denials.length ? ' denied' : ''}`}>{s.status}</span>
