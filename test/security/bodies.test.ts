@@ -148,8 +148,9 @@ test('hostile bodies, ids and query strings get 4xx problems and change nothing'
   });
 
   await t.test('missing and extra fields', async () => {
-    // The schema's errors come first (name); project_id or repository is asked for once it passes.
-    bad('no fields', 'POST', T, {}, 400, 'VALIDATION_FAILED', '/name');
+    // project_id or repository is asked for first (placement reads it); then name, which an
+    // issue_url makes optional.
+    bad('no fields', 'POST', T, {}, 400, 'VALIDATION_FAILED', '/project_id');
     bad('no name', 'POST', T, { project_id: project.id, wait: true }, 400, 'VALIDATION_FAILED', '/name');
     bad('no project_id', 'POST', T, { name: 'n', branch: 'b' }, 400, 'VALIDATION_FAILED', '/project_id');
     bad('only a path-like name', 'POST', P, { name: repo }, 400, 'VALIDATION_FAILED', '/path');
