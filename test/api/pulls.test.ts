@@ -67,7 +67,8 @@ test('POST /api/tasks/:id/pr pushes the branch and opens the pull request with F
   // Merged on GitHub: recorded, the task archived, its branch kept.
   gh.mergePull(full, number, 'bob');
   await until(async () => (await d.socket('GET', `/api/tasks/${task.id}`)).json.status === 'archived', 'the task is archived', 60_000);
-  const merged = await pr(d, task.id);
+  // The task is archived first, then the pull request's end recorded (an archive that fails is tried again).
+  const merged = await until(async () => ((x) => x.state !== 'open' && x)(await pr(d, task.id)), 'its end recorded', 30_000);
   assert.equal(merged.state, 'merged');
   assert.equal(merged.following, false);
   assert.ok(git(repo, 'rev-parse', '--verify', `refs/heads/${task.branch}`), 'the branch is kept');
