@@ -32,7 +32,8 @@ test('three hosts watching one repository take a labelled issue once', async (t)
   assert.equal(rows.length, 1, JSON.stringify(rows));
   const tasks = await query(team, `SELECT id, project_id FROM tasks WHERE issue->>'number' = $1`, [String(n)]);
   assert.deepEqual(tasks.map((x) => x.id), [item.task_id], 'one task');
-  const took = gh.issue('acme/team', n).comments.filter((c) => /grove took this issue/.test(c.body));
+  // The issue's write-back goes on beside the polls (GitHub paces comments): waited for, then counted.
+  const took = await until(() => ((cs) => cs.length > 0 && cs)(gh.issue('acme/team', n).comments.filter((c) => /grove took this issue/.test(c.body))), 'the issue told that work began', 30_000);
   assert.equal(took.length, 1, 'one comment that work began');
   // Every host's intake shows the one item (the store's), taken by the host that claimed it.
   for (const h of team.hosts) {
