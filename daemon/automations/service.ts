@@ -7,6 +7,7 @@ import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { CreateSession } from '../../schemas/session.ts';
 import { GroveError } from '../errors.ts';
 import { normaliseOrigin } from '../git/origin.ts';
+import { onProjectConfig } from '../projects/on-config.ts';
 import type { Logger } from '../runtime/log.ts';
 import { createCoalescer } from '../runtime/coalesce.ts';
 import { once } from '../runtime/once.ts';
@@ -182,11 +183,6 @@ export function createAutomations(deps: AutomationDeps) {
       log.error({ err, project: projectId }, "applying a project's .grove.json automations failed");
     }
   });
-  const syncRoot = (root: string) =>
-    void deps.localProjects().then((list) => {
-      const p = list.find((x) => x.path === root);
-      if (p) void fileSync.run(p.id);
-    });
   let stopWatching: () => void = () => {};
 
   return {
@@ -236,7 +232,7 @@ export function createAutomations(deps: AutomationDeps) {
     // applied, then the clock starts.
     async start(): Promise<void> {
       await runner.recover();
-      stopWatching = deps.configs.changes.onAnyChange(syncRoot);
+      stopWatching = onProjectConfig(deps.configs.changes, deps.localProjects, (id) => void fileSync.run(id));
       for (const p of await deps.localProjects()) await fileSync.run(p.id);
       scheduler.start();
     },

@@ -13,6 +13,7 @@ import { git } from '../git/run.ts';
 import { GitHubError, type GitHub } from '../github/client.ts';
 import { isGroves } from '../github/issues.ts';
 import { isRepository, parseIssueUrl, repositoryOf } from '../github/repo.ts';
+import { onProjectConfig } from '../projects/on-config.ts';
 import type { TokenSource } from '../github/token.ts';
 import { createCoalescer } from '../runtime/coalesce.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -317,12 +318,7 @@ export function createIntake(deps: IntakeDeps) {
     async start(): Promise<void> {
       for (const i of await intakes.ofHost(deps.hostId)) watch(i);
       await work.sweep();
-      stopWatching = deps.configs.changes.onAnyChange((root) => {
-        void deps.localProjects().then((list) => {
-          const p = list.find((x) => x.path === root);
-          if (p) void fileSync.run(p.id);
-        });
-      });
+      stopWatching = onProjectConfig(deps.configs.changes, deps.localProjects, (id) => void fileSync.run(id));
       for (const p of await deps.localProjects()) await fileSync.run(p.id);
     },
     close: once(async () => {
