@@ -12,6 +12,7 @@ export const ROOMS = [
   'daemon/errors.ts',
   'daemon/proc',
   'daemon/runtime',
+  'daemon/terminal',
   'daemon/store',
   'daemon/git',
   'daemon/github',
