@@ -34,6 +34,9 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
                                            continue a session's conversation (followed on a terminal, or with -f)
   session kill <id>                        kill a session's process group
   takeover <session> [-- args…]            resume its conversation in this terminal, interactively (grove say continues after it)
+  attach <session>                         a terminal session (DESIGN §21) in this terminal: keys to its program, its
+                                           screen here, this window's size its own; Ctrl-\\ detaches (it runs on);
+                                           the program's exit is said on stderr (exit 0)
   logs <session> [-f]                      a session's output; -f follows it to its end, with the approvals it waits for
   approvals [--task T] [--all]             what agents ask the person (pending ones; --all: every one)
   approve <id> [--remember session|project] [--answer TEXT]
