@@ -116,7 +116,14 @@ export async function runAttach(o: AttachOptions): Promise<AttachEnd> {
     };
   });
   const screen = o.stdout.isTTY === true;
-  const write = (s: string) => void (settled || o.stdout.write(s));
+  // What came before the terminal was taken (frames sent with the handshake's answer) is
+  // written once it is, after the alternate screen is entered.
+  let early: string[] | null = [];
+  const write = (s: string) => {
+    if (settled) return;
+    if (early !== null) early.push(s);
+    else o.stdout.write(s);
+  };
   // The output byte to take up from after a reconnect: where the last frame ended.
   let offset: number | null = null;
   let ws: WebSocket | null = null;
@@ -204,6 +211,8 @@ export async function runAttach(o: AttachOptions): Promise<AttachEnd> {
   o.window?.on('resize', onResize);
   for (const s of signals) process.on(s, onSignal);
   if (screen) o.stdout.write(ENTER);
+  for (const s of early) o.stdout.write(s);
+  early = null;
   opened();
 
   const end = await finished;
