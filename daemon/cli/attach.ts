@@ -25,6 +25,8 @@ const RECONNECT: RetryPolicy = { delayMs: 100, factor: 2, maxDelayMs: 1000 };
 export const RECONNECT_MS = 60_000;
 // A notice once the daemon has been away this long (a quick restart goes unsaid).
 const NOTICE_MS = 1000;
+// A daemon that takes the connection and does not answer its upgrade is given up on after this.
+const HANDSHAKE_MS = 20_000;
 // Keys typed while the daemon is away are sent once it is back, up to this many bytes.
 const MAX_PENDING_BYTES = 64 * 1024;
 
@@ -56,7 +58,8 @@ export interface AttachOptions {
 }
 
 interface Handlers {
-  frame(f: ServerFrame): void;
+  /** a frame's text, as it came */
+  frame(text: string): void;
   close(code: number, reason: string): void;
 }
 
@@ -67,15 +70,20 @@ interface Handlers {
 function openTerminal(socketPath: string, id: string, offset: number | null, on: Handlers): Promise<WebSocket> {
   const url = `ws+unix://${socketPath}:/api/sessions/${encodeURIComponent(id)}/terminal${offset === null ? '' : `?offset=${offset}`}`;
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const ws = new WebSocket(url, { perMessageDeflate: false, handshakeTimeout: HANDSHAKE_MS });
     let open = false;
-    ws.on('message', (data) => on.frame(JSON.parse(data.toString()) as ServerFrame));
+    ws.on('message', (data) => on.frame(data.toString()));
     ws.once('open', () => {
       open = true;
       resolve(ws);
     });
     ws.on('close', (code, reason) => open && on.close(code, reason.toString()));
-    ws.on('error', (err: NodeJS.ErrnoException) => open || reject(unreachable(socketPath, err)));
+    ws.on('error', (err: NodeJS.ErrnoException) => {
+      if (open) return;
+      // ws's own words for a daemon that took the connection and never answered it.
+      if (err.code === undefined && /handshake has timed out/.test(err.message)) reject(new CliError(`the daemon did not answer the attach within ${HANDSHAKE_MS / 1000} s`, EXIT.NO_DAEMON));
+      else reject(unreachable(socketPath, err));
+    });
     ws.once('unexpected-response', (req, res: IncomingMessage) => {
       let body = '';
       res.setEncoding('utf8').on('data', (c: string) => (body += c));
@@ -133,8 +141,14 @@ export async function runAttach(o: AttachOptions): Promise<AttachEnd> {
   const reconnecting = new AbortController();
 
   const on: Handlers = {
-    frame(f) {
+    frame(text) {
       if (settled) return;
+      let f: ServerFrame;
+      try {
+        f = JSON.parse(text) as ServerFrame;
+      } catch {
+        return finish(new CliError(`the daemon sent a frame that is not JSON: ${text.slice(0, 60)}`, EXIT.API));
+      }
       if (f.type === 'exit') return finish({ how: 'exited', code: f.code });
       write(f.type === 'screen' && screen ? REDRAW + f.data : f.data);
       offset = f.offset + Buffer.byteLength(f.data, 'utf8');
@@ -205,6 +219,12 @@ export async function runAttach(o: AttachOptions): Promise<AttachEnd> {
   const onSignal = (signal: NodeJS.Signals) => finish({ how: 'signal', signal });
   const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
 
+  // Whatever ends this process meanwhile (an uncaught error) gives the terminal back first.
+  const giveBack = () => {
+    o.stdin.setRawMode(false);
+    if (screen) o.stdout.write(LEAVE);
+  };
+  process.once('exit', giveBack);
   o.stdin.setRawMode(true);
   o.stdin.on('data', onKeys);
   o.stdin.resume();
@@ -219,14 +239,12 @@ export async function runAttach(o: AttachOptions): Promise<AttachEnd> {
   reconnecting.abort();
   o.window?.off('resize', onResize);
   for (const s of signals) process.off(s, onSignal);
+  process.off('exit', giveBack);
   o.stdin.off('data', onKeys);
   o.stdin.pause();
   // A terminal that hung up takes no more writes.
   const hungUp = !(end instanceof Error) && end.how === 'signal' && end.signal === 'SIGHUP';
-  if (!hungUp) {
-    o.stdin.setRawMode(false);
-    if (screen) o.stdout.write(LEAVE);
-  }
+  if (!hungUp) giveBack();
   const last = ws as WebSocket | null;
   if (last !== null) last.close(NORMAL);
   if (end instanceof Error) throw end;
