@@ -380,7 +380,7 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
               <OutputView session={s} />
             )}
             {s.result?.text ? <p class={`result${s.result.denials.length ? ' denied' : ''}`}>{s.result.text}</p> : null}
-            {s.result?.denials.length ? <Denials agent={s.agent} denials={s.result.denials} /> : null}
+            {s.result?.denials.length ? <Denials agent={s.agent ?? ''} denials={s.result.denials} /> : null}
           </div>
         );
       })}
