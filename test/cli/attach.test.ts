@@ -69,6 +69,8 @@ test("grove attach to a task's shell: what it runs comes back; `exit 5` ends it 
   const { task } = await readyTaskOn(d, t);
   const r = await d.socket('POST', `/api/tasks/${task.id}/terminals`);
   assert.equal(r.status, 201, r.text);
+  // An interactive shell ignores TERM: killed by the daemon (TERM, then KILL) if the test fails first.
+  t.after(() => d.socket('DELETE', `/api/sessions/${r.json.id}`).catch(() => {}));
   const w = terminalWindow(t, d.home, ['attach', r.json.id]);
   w.type('echo "task=$GROVE_TASK_ID" done-$((6*7))\r');
   await w.shows('done-42');
