@@ -143,3 +143,31 @@ test('refused: no terminal on stdin (usage, 2); a headless session (NOT_A_TERMIN
   assert.equal(await nowhere.exited, 3);
   assert.match(nowhere.output(), /grove daemon is not running/);
 });
+
+test('grove session start --terminal starts the agent in a terminal session; grove shell opens the task\'s shell (printed where stdin is no terminal, attached where it is)', async (t) => {
+  const d = await daemon();
+  const { task } = await readyTaskOn(d, t);
+  const started = await grove(d.home, ['session', 'start', task.id, '--agent', 'tui', '--prompt', 'From-CLI', '--terminal', '--json']);
+  assert.equal(started.code, 0, started.stderr);
+  assert.equal(started.json.interface, 'terminal');
+  t.after(() => d.socket('DELETE', `/api/sessions/${started.json.id}`).catch(() => {}));
+  const human = await grove(d.home, ['session', 'start', task.id, '--agent', 'tui', '--prompt', 'Two', '--terminal']);
+  const second = /session (\S+)/.exec(human.stdout)![1]!;
+  t.after(() => d.socket('DELETE', `/api/sessions/${second}`).catch(() => {}));
+  assert.match(human.stdout, new RegExp(`grove attach ${shortId(second)} shows its terminal`));
+
+  const shell = await grove(d.home, ['shell', task.id, '--json']);
+  assert.equal(shell.code, 0, shell.stderr);
+  assert.deepEqual([shell.json.kind, shell.json.agent, shell.json.interface], ['terminal', null, 'terminal']);
+  t.after(() => d.socket('DELETE', `/api/sessions/${shell.json.id}`).catch(() => {}));
+  // On a terminal: opened and attached at once; its prompt comes, a command runs, Ctrl-\ leaves it running.
+  const w = terminalWindow(t, d.home, ['shell', task.id], { cols: 100, rows: 30 });
+  await w.shows(/[$#] $/);
+  w.type('echo shell-$((6*7))\r');
+  await w.shows('shell-42');
+  w.type('\x1c');
+  assert.equal(await w.exited, 0);
+  const sessions = (await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json;
+  assert.equal(sessions.filter((s: any) => s.kind === 'terminal' && s.status === 'running').length, 2);
+  for (const s of sessions) await d.socket('DELETE', `/api/sessions/${s.id}`);
+});

@@ -2,15 +2,23 @@
 // WebSocket client (ws) is loaded by it alone.
 import type { WriteStream } from 'node:tty';
 import { runAttach } from '../attach.ts';
-import { arg, err, type Command } from '../ctx.ts';
+import { arg, err, print, type Command } from '../ctx.ts';
 import { shortId } from '../format.ts';
-import { session } from '../lookup.ts';
+import { session, task } from '../lookup.ts';
 import { usage } from '../usage.ts';
 
 // Signals by number, for the exit status 128+n of a CLI told to stop.
 const SIGNALS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGTERM: 15 };
 
 export const commands: Record<string, Command> = {
+  // A shell in the task's worktree (POST /api/tasks/:id/terminals), attached at once on a
+  // terminal; elsewhere (or with --json) the session is printed, for grove attach later.
+  async shell(c) {
+    const t = await task(c, arg(c, 0, 'task'));
+    const s = await c.api.openShell(t.id);
+    if (c.json || !process.stdin.isTTY) return print(c, s, () => `session ${s.id} (a shell in task ${t.name}) ${s.status}; grove attach ${shortId(s.id)} shows it`);
+    await commands.attach!({ ...c, positionals: [s.id] });
+  },
   // Exits 0 when detached or when the program exits (its code is said on stderr: the CLI's own
   // statuses 1-3 mean refusals, usage and an absent daemon, not the program's).
   async attach(c) {
