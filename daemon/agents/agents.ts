@@ -33,8 +33,9 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     },
   },
   codex: {
-    // `codex app-server` (read and edit) syncs its curated plugins from GitHub at start.
-    sandbox: { write: ['~/.codex'], hosts: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], refuse: ['github.com', 'api.github.com'] },
+    // `codex app-server` (read and edit) syncs its curated plugins from GitHub at start; its
+    // interface (a terminal session) fetches a tip to show from raw.githubusercontent.com.
+    sandbox: { write: ['~/.codex'], hosts: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], refuse: ['github.com', 'api.github.com', 'raw.githubusercontent.com'] },
     command: ['codex', 'exec', '--json', '--', PROMPT],
     resume: ['codex', 'exec', 'resume', '--json', SESSION, '--', PROMPT],
     // --no-daemon: else its interface (0.171.0) runs on a shared background server of its own,
