@@ -1,21 +1,25 @@
-// `npm run test:agents`: the real Claude Code in a terminal session (DESIGN §21), its own
-// interactive interface under grove's pseudo-terminal, against the scripted model server. Seen
-// through the WebSocket as a person sees it: the scripted answer on the screen; read from its
-// transcript: the pinned session id and the answer as the session's result; a follow-up typed into
-// the running interface through the API; its end leaves nothing running.
+// `npm run test:agents`: the real Claude Code and Codex in terminal sessions (DESIGN §21), their
+// own interactive interfaces under grove's pseudo-terminal, confined, against the scripted model
+// servers. Seen through the WebSocket as a person sees it: the scripted answer on the screen; read
+// from the transcript: the agent's session id and the answer as the session's result; a follow-up
+// typed into the running interface through the API; its end (/exit, a kill) leaves nothing running.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
 import type { TestDaemon } from '../helpers/daemon.ts';
+import { makeTempDir } from '../helpers/git.ts';
 import { claudeModelEnv, startModelServer, type RecordedRequest } from '../helpers/model-server.ts';
+import { codexConfig, codexTitle, startResponsesServer } from '../helpers/openai-responses-server.ts';
 import { claudePostinstall, cliEnv, daemonWithTask, endedSession, installCliForFile, startSession } from '../helpers/real-agents.ts';
 import { liveGroupMembers } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
-import { attach, programPid } from '../helpers/terminal.ts';
+import { attach, programPid, type TerminalClient } from '../helpers/terminal.ts';
 
-// The version test/real-agents/claude.test.ts is read against.
+// The versions test/real-agents/claude.test.ts and codex.test.ts are read against.
 const claudeBin = installCliForFile('@anthropic-ai/claude-code@2.1.197', claudePostinstall);
+const codexBin = installCliForFile('@openai/codex@0.171.0');
 
 // Claude Code's own state (`~/.claude.json`, or `$CLAUDE_CONFIG_DIR/.claude.json`) as a person's
 // is once they have used it in their repository: without each of these its interface stops at a
@@ -33,6 +37,20 @@ function claudeUsedBefore(configDir: string, repository: string, apiKey: string)
     projects: { [repository]: { hasTrustDialogAccepted: true } },
   };
   writeFileSync(path.join(configDir, '.claude.json'), JSON.stringify(config));
+}
+
+// Codex's own config (`~/.codex/config.toml`) as a person's is once they have used it in their
+// repository, with the scripted server as its model provider: without these its interface stops
+// before the prompt is sent (checked with 0.171.0). `[projects."<folder>"] trust_level`: "Do you
+// trust the contents of this directory?", asked of the working directory unless it or its
+// repository is trusted (the repository's trust covers its tasks' worktrees);
+// `[notice.model_migrations]`: the model's successor announced ("Meet GPT-6 Sol … 1. Try new
+// model 2. Use existing model") until the person has answered.
+function codexUsedBefore(home: string, url: string, repository: string): void {
+  const trust = `[projects.${JSON.stringify(repository)}]\ntrust_level = "trusted"\n`;
+  const seen = '[notice.model_migrations]\n"gpt-5.5" = "gpt-6-sol"\n';
+  mkdirSync(path.join(home, '.codex'), { recursive: true });
+  writeFileSync(path.join(home, '.codex', 'config.toml'), codexConfig(url) + trust + seen);
 }
 
 // The processes whose working directory is in `dir` (the agent and anything it started there).
@@ -69,12 +87,25 @@ function killWhenDone(t: { after(fn: () => unknown): void }, d: TestDaemon, s: {
   });
 }
 
-// The text of a model request's last user message (the prompt, without the reminders Claude Code
-// adds as blocks of their own).
+// The text of a model request's last user message: the prompt, without the reminders Claude Code
+// adds as blocks of their own (Anthropic's `messages`, OpenAI Responses' `input`).
 function lastUserText(req: RecordedRequest): string {
-  const content = [...req.body.messages].reverse().find((msg: any) => msg.role === 'user').content;
+  const content = [...(req.body.messages ?? req.body.input)].reverse().find((msg: any) => msg.role === 'user').content;
   if (typeof content === 'string') return content;
-  return content.filter((b: any) => b.type === 'text' && !b.text.startsWith('<system-reminder>')).map((b: any) => b.text).join('');
+  return content.filter((b: any) => (b.type === 'text' || b.type === 'input_text') && !b.text.startsWith('<system-reminder>')).map((b: any) => b.text).join('');
+}
+
+// Ends a running session with `end` (what a person types, a kill): its exit frame, the session as
+// stored at its end; its holder's group, its program's, and anything that ran in its worktree gone.
+async function endedBy(d: TestDaemon, c: TerminalClient, s: { id: string; pid: number }, worktree: string, end: () => unknown) {
+  const program = programPid(d, s.id);
+  assert.ok(liveGroupMembers(program).includes(program), 'the program leads its group');
+  assert.notDeepEqual(runningIn(worktree), []);
+  await end();
+  const exit = await c.waitFrame((f) => f.type === 'exit', 30_000);
+  const ended = await endedSession(d, s.id);
+  assert.deepEqual([liveGroupMembers(s.pid), liveGroupMembers(program), runningIn(worktree)], [[], [], []]);
+  return { exit, ended };
 }
 
 // The session as stored, once `pred` holds of it.
@@ -135,17 +166,59 @@ test('claude in a terminal session: the scripted answer on its screen and as its
   assert.deepEqual(m.turns().map(lastUserText), ['say the first thing', 'say the second thing'], 'each prompt one request of its loop, as typed');
 
   // /exit, typed as a person would: the program ends, and with it its holder.
-  const program = programPid(d, s.id);
-  assert.ok(liveGroupMembers(program).includes(program), 'the program leads its group');
-  assert.notDeepEqual(runningIn(worktree), []);
-  c.send({ type: 'input', data: '/exit' });
-  c.send({ type: 'input', data: '\r' });
-  const exit = await c.waitFrame((f) => f.type === 'exit', 30_000);
+  const { exit, ended } = await endedBy(d, c, s, worktree, () => {
+    c.send({ type: 'input', data: '/exit' });
+    c.send({ type: 'input', data: '\r' });
+  });
   assert.deepEqual(exit, { type: 'exit', code: 0 });
-  const ended = await endedSession(d, s.id);
   assert.equal(ended.status, 'exited');
   assert.equal(ended.result.text, 'The second scripted answer.');
-  assert.deepEqual(liveGroupMembers(s.pid), []);
-  assert.deepEqual(liveGroupMembers(program), []);
-  assert.deepEqual(runningIn(worktree), []);
+});
+
+test('codex in a terminal session: the scripted answer on its screen, its thread id and the answer as the result (read from its rollout), a follow-up typed into it, a kill leaves nothing running', async (t) => {
+  const m = await startResponsesServer(t, [{ text: 'The first scripted answer.' }, { text: 'The second scripted answer.' }], { side: codexTitle('Say things') });
+  // Not in the system's temporary folder, as in codex.test.ts: Codex's own sandbox fails there.
+  const home = makeTempDir(t, 'grove-codex-home-', '/var/tmp');
+  const env = cliEnv(t, codexBin(), { HOME: home, OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined, CODEX_HOME: undefined });
+  // Its model provider is in its own config, not its environment: the project lets its host through.
+  const { d, task, worktree } = await daemonWithTask(t, env, { files: { '.grove.json': JSON.stringify({ sandbox: { network: [new URL(m.url).host] } }) } });
+  const project = (await d.socket('GET', `/api/projects/${task.project_id}`)).json;
+  codexUsedBefore(home, m.url, project.path);
+
+  const s = await startSession(d, task, { agent: 'codex', prompt: 'say the first thing', interface: 'terminal', mode: 'edit' });
+  killWhenDone(t, d, s);
+  assert.deepEqual(s.command, ['codex', '--no-daemon', '-c', 'sandbox_mode=workspace-write', '--', 'say the first thing']);
+  assert.equal(s.agent_session_id, null, 'Codex names its thread itself');
+  const c = await attach(t, d, s.id);
+  await c.waitScreen('The first scripted answer.', 60_000);
+  const first = await sessionWhen(d, s.id, (x) => x.result?.text === 'The first scripted answer.', 'the first answer as the result');
+  assert.equal(first.status, 'running');
+  assert.match(first.agent_session_id, /^[0-9a-f-]{36}$/);
+  const rollouts = readdirSync(path.join(home, '.codex', 'sessions'), { recursive: true }).map(String).filter((f) => f.endsWith('.jsonl'));
+  assert.deepEqual(rollouts.map((f) => f.endsWith(`-${first.agent_session_id}.jsonl`)), [true], 'the thread of its one rollout');
+  assert.equal(first.result.is_error, false);
+  assert.deepEqual(first.sandbox, { confined: true });
+  // Nothing asked: what its interface reaches for at start (a tip to show, its curated plugins) is
+  // refused without asking.
+  assert.deepEqual((await d.socket('GET', `/api/approvals?session_id=${s.id}`)).json.map((a: any) => [a.kind, a.input]), []);
+  assert.equal(first.waiting, null);
+  const refused = BUILTIN_AGENTS.codex!.sandbox!.refuse!.map((host) => `${host}:443`);
+  assert.deepEqual(first.result.blocked.filter((b: any) => !refused.includes(b.target)), []);
+
+  const r = await d.socket('POST', `/api/sessions/${s.id}/messages`, { body: { prompt: 'say the second thing' } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.id, s.id);
+  await c.waitScreen('The second scripted answer.', 60_000);
+  const second = await sessionWhen(d, s.id, (x) => x.result?.text === 'The second scripted answer.', 'the second answer as the result');
+  assert.equal(second.agent_session_id, first.agent_session_id);
+  assert.deepEqual(m.turns().map(lastUserText), ['say the first thing', 'say the second thing'], 'each prompt one request of its loop, as typed');
+
+  // Killed: its holder's group, the program's, and anything it started are gone.
+  const { ended } = await endedBy(d, c, s, worktree, async () => {
+    const killed = await d.socket('DELETE', `/api/sessions/${s.id}`);
+    assert.equal(killed.status, 200, killed.text);
+  });
+  assert.equal(ended.status, 'killed');
+  assert.equal(ended.result.text, 'The second scripted answer.');
+  assert.ok(!readdirSync(path.join(home, '.codex')).includes('app-server-daemon'), 'no shared background server');
 });
