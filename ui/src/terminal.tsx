@@ -1,43 +1,33 @@
-// A terminal session's screen on its card (DESIGN §21): @xterm/xterm fitted to its box, attached
-// to GET /api/sessions/:id/terminal through terminal-link.ts. Frames go straight to xterm (which
-// draws once per animation frame); only the connection's state passes through Preact.
-import { FitAddon } from '@xterm/addon-fit';
-import { Terminal as XTerm, type ITheme } from '@xterm/xterm';
+// A terminal session's screen on its card (DESIGN §21): xterm.ts's terminal in a box that
+// Preact keeps, with a status line; only the connection's state passes through Preact, never the
+// frames.
 import '@xterm/xterm/css/xterm.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { isBusy } from '../../schemas/session-status.ts';
+import type { Session } from '../../schemas/session.ts';
 import { apiUrl, HOST } from './api.ts';
-import { openLink, type LinkState } from './terminal-link.ts';
+import type { LinkState } from './terminal-link.ts';
+import type { Mounted } from './xterm.ts';
 
-// As many lines as a long agent run prints; xterm keeps them in typed arrays and draws only the
-// rows in view.
-export const SCROLLBACK = 100_000;
+// A session under a pseudo-terminal (DESIGN §21): an agent's with interface "terminal", or a
+// task's shell (kind "terminal", no agent).
+export function isTerminal(s: Session): boolean {
+  return (s as { interface?: string }).interface === 'terminal';
+}
+export function isShell(s: Session): boolean {
+  return (s.kind as string) === 'terminal';
+}
+// What a session's card calls it: its agent, or "shell".
+export function sessionName(s: Session): string {
+  return (s.agent as string | null) ?? 'shell';
+}
 
-// The ANSI colours on each scheme's background (style.css --code-bg), each readable on it; xterm
-// lifts any pair below 4.5:1 (minimumContrastRatio), as the dashboard's own text is.
-const LIGHT = ['#1d1f21', '#b3261e', '#1f7a3a', '#8a5a00', '#1a5fb4', '#8e3ea8', '#0f6f78', '#5f6368', '#4a4d50', '#c01c28', '#26763f', '#986a00', '#1c71d8', '#a347ba', '#1b7f88', '#3d4043'];
-const DARK = ['#3a3d41', '#f28b82', '#7bd08f', '#fdd663', '#8ab4f8', '#d7aefb', '#78d9ec', '#d0d0cc', '#80868b', '#f6aea9', '#a8dab5', '#fde293', '#aecbfa', '#e9d2fd', '#a1e4f2', '#ffffff'];
-const NAMES = ['black', 'red', 'green', 'yellow', 'blue', 'magenta', 'cyan', 'white'] as const;
-
-const DARK_QUERY = '(prefers-color-scheme: dark)';
-
-// The scheme the dashboard shows (style.css follows the OS setting): its colours, read from the page.
-function themeOf(el: Element): ITheme {
-  const css = getComputedStyle(el);
-  const v = (name: string) => css.getPropertyValue(name).trim();
-  const palette = matchMedia(DARK_QUERY).matches ? DARK : LIGHT;
-  const theme: Record<string, string> = {
-    background: v('--code-bg'),
-    foreground: v('--fg'),
-    cursor: v('--fg'),
-    cursorAccent: v('--code-bg'),
-    selectionBackground: v('--focus') + '55',
-    selectionInactiveBackground: v('--muted') + '44',
-  };
-  NAMES.forEach((name, i) => {
-    theme[name] = palette[i]!;
-    theme[`bright${name[0]!.toUpperCase()}${name.slice(1)}`] = palette[i + 8]!;
-  });
-  return theme;
+// The address of a session's terminal, from `offset` (null: the screen as it is).
+function socketUrl(sessionId: string, offset: number | null): string {
+  const url = new URL(apiUrl(`/api/sessions/${sessionId}/terminal`), location.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  if (offset !== null) url.searchParams.set('offset', String(offset));
+  return url.href;
 }
 
 // What the status line says of the connection.
@@ -58,89 +48,40 @@ function describe(state: LinkState): string {
 
 export function TerminalView({ sessionId, autoFocus = false }: { sessionId: string; autoFocus?: boolean }) {
   const box = useRef<HTMLDivElement>(null);
+  const mounted = useRef<Mounted | null>(null);
+  // The terminal's code comes in a chunk of its own: a focus asked before it is there waits for it.
+  const focusing = useRef(autoFocus);
   const [state, setState] = useState<LinkState>({ kind: 'connecting' });
+  const [failed, setFailed] = useState<string | null>(null);
   useEffect(() => {
     const el = box.current!;
-    const term = new XTerm({
-      scrollback: SCROLLBACK,
-      fontFamily: "ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace",
-      fontSize: 13,
-      minimumContrastRatio: 4.5,
-      theme: themeOf(el),
-    });
-    const fit = new FitAddon();
-    term.loadAddon(fit);
-    term.open(el);
-    const refit = () => {
-      // Not laid out (a closed box): there is no size to fit to.
-      if (fit.proposeDimensions()) fit.fit();
-    };
-    refit();
-    const link = openLink({
-      url: (offset) => {
-        const url = new URL(apiUrl(`/api/sessions/${sessionId}/terminal`), location.href);
-        url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-        if (offset !== null) url.searchParams.set('offset', String(offset));
-        return url.href;
+    let gone = false;
+    import('./xterm.ts').then(
+      ({ mountTerminal }) => {
+        if (gone) return;
+        mounted.current = mountTerminal(el, (offset) => socketUrl(sessionId, offset), setState);
+        if (focusing.current) mounted.current.focus();
       },
-      screen: {
-        // Drawn at the size it was kept at, then fitted to the box again (which tells the program).
-        redraw: (f) => {
-          term.reset();
-          term.resize(f.cols, f.rows);
-          term.write(f.data, refit);
-        },
-        write: (data) => term.write(data),
-      },
-      onState: setState,
-      onOpen: () => link.send({ type: 'resize', cols: term.cols, rows: term.rows }),
-    });
-    term.onData((data) => link.send({ type: 'input', data }));
-    term.onResize(({ cols, rows }) => link.send({ type: 'resize', cols, rows }));
-    term.attachCustomKeyEventHandler((e) => {
-      if (e.type !== 'keydown') return true;
-      const mod = e.ctrlKey || e.metaKey;
-      // Ctrl/Cmd+C with a selection, and Ctrl+Shift+C, copy (the browser's copy event, which xterm
-      // answers with the selection); without one, Ctrl+C is the program's interrupt.
-      if (mod && e.key.toLowerCase() === 'c' && (e.shiftKey || term.hasSelection())) return false;
-      // Ctrl+Shift+V pastes (the browser's paste event); Ctrl+V is the program's.
-      if (e.ctrlKey && e.shiftKey && e.key.toLowerCase() === 'v') return false;
-      // Ctrl+\ leaves the terminal, as it detaches `grove attach`: Tab goes on from its box.
-      if (e.ctrlKey && e.key === '\\') {
-        e.preventDefault();
-        el.focus();
-        return false;
-      }
-      return true;
-    });
-    let frame = 0;
-    const observer = new ResizeObserver(() => {
-      frame ||= requestAnimationFrame(() => {
-        frame = 0;
-        refit();
-      });
-    });
-    observer.observe(el);
-    const scheme = matchMedia(DARK_QUERY);
-    const recolour = () => (term.options.theme = themeOf(el));
-    scheme.addEventListener('change', recolour);
-    if (autoFocus) {
-      el.scrollIntoView({ block: 'nearest' });
-      term.focus();
-    }
+      (err: unknown) => !gone && setFailed(String(err)),
+    );
     return () => {
-      link.close();
-      observer.disconnect();
-      cancelAnimationFrame(frame);
-      scheme.removeEventListener('change', recolour);
-      term.dispose();
+      gone = true;
+      mounted.current?.dispose();
+      mounted.current = null;
     };
   }, [sessionId]);
+  // Opened by the person (the task's Terminal button): typed into at once.
+  useEffect(() => {
+    focusing.current = autoFocus;
+    if (!autoFocus) return;
+    box.current!.scrollIntoView({ block: 'nearest' });
+    mounted.current?.focus();
+  }, [sessionId, autoFocus]);
   return (
     <div class="terminal" data-state={state.kind}>
       <div class="toolbar small">
         <span class={state.kind === 'reconnecting' ? 'muted reconnecting' : 'muted'} role="status">
-          {describe(state)}
+          {failed === null ? describe(state) : `the terminal could not be loaded (${failed}): reload the page`}
         </span>
         <span class="muted">Ctrl+\ leaves the terminal</span>
       </div>
@@ -149,11 +90,25 @@ export function TerminalView({ sessionId, autoFocus = false }: { sessionId: stri
   );
 }
 
-// A terminal session's card body: its screen, or why a saved host's is not shown here (the page
-// reaches a host's API through this daemon, which forwards no WebSocket).
-export function SessionTerminal({ sessionId, autoFocus }: { sessionId: string; autoFocus?: boolean }) {
+// A terminal session's card body: its screen, from the start while it runs (or when `open`: the
+// newest of a list); an ended one's on request, as each screen read again is a connection and up
+// to the daemon's kept output. A saved host's is not shown here: the page reaches a host's API
+// through this daemon, which forwards no WebSocket.
+export function SessionTerminal({ session, open = false, autoFocus = false }: { session: Session; open?: boolean; autoFocus?: boolean }) {
+  // Shown once, it stays while the page is open: the session's end does not take it away.
+  const [shown, setShown] = useState(isBusy(session.status));
+  useEffect(() => {
+    if (open || autoFocus) setShown(true);
+  }, [open, autoFocus]);
   if (HOST !== null) {
-    return <p class="muted small">A terminal on {HOST} is attached there: grove attach {sessionId.slice(0, 8)}</p>;
+    return <p class="muted small">A terminal on {HOST} is attached there: grove attach {session.id.slice(0, 8)}</p>;
   }
-  return <TerminalView sessionId={sessionId} autoFocus={autoFocus} />;
+  if (!shown && !open && !autoFocus) {
+    return (
+      <button type="button" class="small" onClick={() => setShown(true)}>
+        Show the terminal
+      </button>
+    );
+  }
+  return <TerminalView sessionId={session.id} autoFocus={autoFocus} />;
 }
