@@ -6,20 +6,20 @@ import { str } from '../runtime/str.ts';
 // from, so a restart reads on with it and nothing is read twice or missed.
 export type Reading = SessionReading;
 
-// One structured stdout line, parsed, and when it was stored.
-type Line = { json: Record<string, unknown>; at: string };
+// One structured line (of stdout, or of a transcript), parsed, and when it was written.
+export type Line = { json: Record<string, unknown>; at: string };
 // A dialect's reading of one line: the fields it changes.
-type Rule = (r: Reading, line: Line) => Partial<Reading>;
+export type Rule = (r: Reading, line: Line) => Partial<Reading>;
 
-const EMPTY_RESULT: AgentResult = { text: null, is_error: null, cost_usd: null, input_tokens: null, output_tokens: null, denials: [] };
+export const EMPTY_RESULT: AgentResult = { text: null, is_error: null, cost_usd: null, input_tokens: null, output_tokens: null, denials: [] };
 
 // An agent's session id goes into a command line: only a plain token, never one that reads as an option.
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
-const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-const add = (a: number | null, b: number | null): number | null => (b === null ? a : (a ?? 0) + b);
-const result = (r: Reading, patch: Partial<AgentResult>): Partial<Reading> => ({ result: { ...(r.result ?? EMPTY_RESULT), ...patch } });
+export const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+export const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
+export const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+export const add = (a: number | null, b: number | null): number | null => (b === null ? a : (a ?? 0) + b);
+export const result = (r: Reading, patch: Partial<AgentResult>): Partial<Reading> => ({ result: { ...(r.result ?? EMPTY_RESULT), ...patch } });
 
 // An epoch in seconds (or milliseconds, when it is that large) as a timestamp.
 function epoch(v: number): string {
@@ -63,6 +63,13 @@ function claudeDenials(v: unknown): Denial[] {
   });
 }
 
+// Claude Code's older usage limit message, `…usage limit reached|<epoch>`, in a result's text
+// (or, in its transcript, an API error's): when the limit resets.
+export function claudeLimit(text: string | null): Partial<Reading> {
+  const limit = text && /usage limit reached\|(\d{9,13})/.exec(text);
+  return limit ? { limit_resets_at: epoch(Number(limit[1])) } : {};
+}
+
 // Claude Code's stream-json (also Amp's and Cursor's): `session_id` on the first line, a final
 // `result` (with the calls it denied), and a usage limit as a rejected `rate_limit_event` or
 // `…usage limit reached|<epoch>`.
@@ -75,7 +82,6 @@ const claude: Rule = (r, { json }) => {
   if (json.type !== 'result') return {};
   const usage = obj(json.usage);
   const text = str(json.result);
-  const limit = text && /usage limit reached\|(\d{9,13})/.exec(text);
   return {
     ...result(r, {
       text,
@@ -85,7 +91,7 @@ const claude: Rule = (r, { json }) => {
       output_tokens: int(usage.output_tokens),
       denials: claudeDenials(json.permission_denials),
     }),
-    ...(limit ? { limit_resets_at: epoch(Number(limit[1])) } : {}),
+    ...claudeLimit(text),
   };
 };
 
@@ -256,17 +262,11 @@ const ID_FIELD: Record<Format, (json: Record<string, unknown>) => unknown> = {
   acp: (j) => (j.type === 'session' ? j.sessionId : undefined),
 };
 
-// A reader of an agent's output, per its `format` and `session_id_field`; null when the agent
-// declares neither, so its lines are not parsed at all.
-export function outputReader(def: Pick<AgentDefinition, 'format' | 'session_id_field' | 'protocol'>) {
-  const { session_id_field: field } = def;
-  // An ACP agent's output is the bridge's, whatever `format` says.
-  const format = def.protocol === 'acp' ? 'acp' : def.format;
-  if (format === undefined && field === undefined) return null;
-  const rule = format ? RULES[format] : null;
-  const idOf = field !== undefined ? (j: Record<string, unknown>) => j[field] : ID_FIELD[format!];
-
-  // The reading after these stdout lines; the same object when none of them changed it.
+// Folds JSON lines into a reading by `rule` (none: the session id only), the session id from the
+// first line whose `idOf` is one. Each line is read as written at `at`, or at its own time when
+// `when` finds one in it (a transcript's lines carry theirs). The reading after these lines is
+// the same object when none of them changed it.
+export function foldLines(rule: Rule | null, idOf: (json: Record<string, unknown>) => unknown, when?: (json: Record<string, unknown>) => string | null) {
   return function read(reading: Reading, texts: string[], at: string): Reading {
     let r = reading;
     for (const text of texts) {
@@ -277,13 +277,25 @@ export function outputReader(def: Pick<AgentDefinition, 'format' | 'session_id_f
       } catch {
         continue;
       }
-      const patch: Partial<Reading> = rule ? rule(r, { json, at }) : {};
+      const patch: Partial<Reading> = rule ? rule(r, { json, at: when?.(json) ?? at }) : {};
       const id = r.agent_session_id === null ? str(idOf(json)) : null;
       if (id !== null && ID_PATTERN.test(id)) patch.agent_session_id = id;
       if (Object.keys(patch).length > 0) r = { ...r, ...patch };
     }
     return r;
   };
+}
+
+// A reader of an agent's output, per its `format` and `session_id_field`; null when the agent
+// declares neither, so its lines are not parsed at all.
+export function outputReader(def: Pick<AgentDefinition, 'format' | 'session_id_field' | 'protocol'>) {
+  const { session_id_field: field } = def;
+  // An ACP agent's output is the bridge's, whatever `format` says.
+  const format = def.protocol === 'acp' ? 'acp' : def.format;
+  if (format === undefined && field === undefined) return null;
+  const rule = format ? RULES[format] : null;
+  const idOf = field !== undefined ? (j: Record<string, unknown>) => j[field] : ID_FIELD[format!];
+  return foldLines(rule, idOf);
 }
 
 export type OutputReader = NonNullable<ReturnType<typeof outputReader>>;

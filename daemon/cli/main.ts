@@ -70,12 +70,15 @@ const OPTIONS = {
   issue: { type: 'string' },
   title: { type: 'string' },
   'fix-tries': { type: 'string' },
+  socket: { type: 'string' },
+  cols: { type: 'string' },
+  rows: { type: 'string' },
 } as const;
 
 // Commands of this machine alone: the daemon and its service, hosts.json, and the bridges grove
 // runs for its own sessions (they reach the daemon that ran them, whatever GROVE_HOST that daemon
 // inherited). GROVE_HOST is not theirs, and `--host` before them is a usage error.
-const LOCAL = new Set(['daemon', 'install', 'uninstall', 'doctor', 'host add', 'host rm', 'approval-mcp', 'acp-bridge', 'codex-bridge', 'sandbox-net']);
+const LOCAL = new Set(['daemon', 'install', 'uninstall', 'doctor', 'host add', 'host rm', 'approval-mcp', 'acp-bridge', 'codex-bridge', 'sandbox-net', 'pty-hold']);
 // Commands that would act on this machine for another's daemon: refused under --host or GROVE_HOST.
 const HERE_ONLY: Record<string, string> = {
   takeover: "runs the agent in this terminal, but the session's worktree is on that machine: run it there (ssh -t <box> grove takeover <session>)",

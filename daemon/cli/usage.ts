@@ -91,6 +91,8 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
                                            one turn of Codex that asks through grove (grove runs it)
   sandbox-net --dir D --record F [--session ID --ask] [--allow HOST]… [--refuse HOST]… -- bwrap …
                                            a confined session's network proxy around its bwrap (grove runs it)
+  pty-hold --socket S --cols C --rows R -- command…
+                                           hold a terminal session's program under a pseudo-terminal (grove runs it)
   agents                                   agents and whether they are installed
   host ls                                  the hosts: the store's (online, version, running sessions, last seen)
                                            and the saved SSH hosts (url, reachable, version); with no daemon

@@ -1,8 +1,8 @@
-import { chmodSync, statSync, unlinkSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from '../runtime/log.ts';
 import { prepareSocketPath } from './unix-socket.ts';
 import { once } from '../runtime/once.ts';
+import { listenPrivate, removeOwnSocket } from '../runtime/socket-file.ts';
 
 export interface Listener {
   readonly server: Server;
@@ -24,32 +24,13 @@ export async function listenOnSocket(opts: {
   // Not `import … from 'node:http'`: its ESM namespace loads Node's bundled undici (client/transport.ts).
   const { createServer } = process.getBuiltinModule('node:http');
   const server = createServer({ keepAliveTimeout: 5000 }, opts.handler);
-  // The umask makes the socket 0600 from its first moment; chmod below makes sure of it.
-  const oldMask = process.umask(0o177);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socketPath, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } finally {
-    process.umask(oldMask);
-  }
-  chmodSync(socketPath, 0o600);
-  const ino = statSync(socketPath).ino;
+  const ino = await listenPrivate(server, socketPath);
   log.info({ socket: socketPath }, 'API listening on unix socket');
   return {
     server,
     close: once(async () => {
       await closeServer(server);
-      try {
-        // Remove the file only if it is still ours, not a successor's.
-        if (statSync(socketPath).ino === ino) unlinkSync(socketPath);
-      } catch {
-        // already gone
-      }
+      removeOwnSocket(socketPath, ino);
       log.info('unix socket closed');
     }),
   };

@@ -1,6 +1,7 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import path from 'node:path';
+import { MAX_SOCKET_PATH, socketFileThere } from '../runtime/socket-file.ts';
 
 // Another daemon answers on the socket already; the new one must not take it.
 export class SocketInUseError extends Error {
@@ -9,9 +10,6 @@ export class SocketInUseError extends Error {
     this.name = 'SocketInUseError';
   }
 }
-
-// sun_path holds 104 bytes on macOS and 108 on Linux, terminator included.
-const MAX_SOCKET_PATH = process.platform === 'darwin' ? 103 : 107;
 
 // Makes the socket's folder (0700 when grove creates it, or always with `ownFolder`: a folder
 // that holds only this socket) and clears a stale socket file, but only after a connect to it
@@ -25,14 +23,7 @@ export async function prepareSocketPath(socketPath: string, opts: { ownFolder?: 
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700); // the umask may have taken bits off mkdir's mode
   } else if (opts.ownFolder) chmodSync(dir, 0o700);
-  let st;
-  try {
-    st = lstatSync(socketPath);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  if (!st.isSocket()) throw new Error(`${socketPath} exists and is not a socket; refusing to replace it`);
+  if (!socketFileThere(socketPath)) return;
   if (await answers(socketPath)) throw new SocketInUseError(socketPath);
   unlinkSync(socketPath);
 }

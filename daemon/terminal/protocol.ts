@@ -1,5 +1,5 @@
 import { createAjv, compile } from '../runtime/validation.ts';
-import { ClientFrame, MAX_INPUT_BYTES } from '../../schemas/terminal.ts';
+import { AttachLine, ClientFrame, MAX_INPUT_BYTES } from '../../schemas/terminal.ts';
 
 // WebSocket close codes (RFC 6455 §7.4.1) for a client frame that is refused: the connection
 // closes with the code and a reason; the session goes on.
@@ -18,6 +18,7 @@ export const CLOSE = {
 
 const ajv = createAjv();
 const isClientFrame = compile(ajv, ClientFrame);
+const isAttachLine = compile(ajv, AttachLine);
 
 export type Parsed = { ok: true; frame: ClientFrame } | { ok: false; close: number; reason: string };
 
@@ -39,4 +40,15 @@ export function parseClientFrame(text: string): Parsed {
   }
   if (value.type === 'input' && Buffer.byteLength(value.data) > MAX_INPUT_BYTES) return { ok: false, close: CLOSE.TOO_BIG, reason: 'input over 1 MiB' };
   return { ok: true, frame: value };
+}
+
+// The first line of a client on the holder's socket, checked; null when it is not an attach line.
+export function parseAttachLine(text: string): AttachLine | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  return isAttachLine(value) && (value.offset === null || Number.isSafeInteger(value.offset)) ? value : null;
 }

@@ -24,14 +24,21 @@ export function installCli(t: TestContext, pkg: string): string {
 }
 
 // The same, once for a test file's tests (before the first) into a folder removed after the
-// last: call it at the top level, and the returned function in the tests.
-export function installCliForFile(pkg: string): () => string {
+// last: call it at the top level, and the returned function in the tests. `then` finishes the
+// install in its folder (a postinstall npm held back).
+export function installCliForFile(pkg: string, then?: (prefix: string) => void): () => string {
   const prefix = makeTempDir({ after }, 'grove-cli-');
   let bin = '';
   before(() => {
     bin = install(prefix, pkg);
+    then?.(prefix);
   });
   return () => bin;
+}
+
+// Claude Code's own postinstall, which npm may hold back: it puts the native binary in place.
+export function claudePostinstall(prefix: string): void {
+  execFileSync(process.execPath, ['install.cjs'], { cwd: path.join(prefix, 'node_modules', '@anthropic-ai', 'claude-code'), stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 // The environment of a daemon that runs a real CLI: its commands (`bin`) first on PATH, a home of

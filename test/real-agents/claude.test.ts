@@ -5,16 +5,17 @@
 // Against a scripted model (test/helpers/model-server.ts) it really calls tools: what each mode
 // lets run, and how its permission prompt tool (MCP, stdio) and PreToolUse hooks are asked and answered.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { after, before, test, type TestContext } from 'node:test';
+import { after, test, type TestContext } from 'node:test';
 import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
 import { addProject, DAEMON_ENTRY, makeHome, ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { git, makeRepo, makeTempDir } from '../helpers/git.ts';
 import { claudeModelEnv, startModelServer, toolNames, toolResults, type ModelServer, type Turn } from '../helpers/model-server.ts';
+import { claudePostinstall, installCliForFile } from '../helpers/real-agents.ts';
 import { allLines, waitSessionEnd } from '../helpers/sessions.ts';
 import { until } from '../helpers/store.ts';
 
@@ -24,19 +25,7 @@ import { until } from '../helpers/store.ts';
 // several cases below differently (a hook's error, a permission tool's allow without updatedInput,
 // plan mode, a denial): a newer Claude Code is taken on purpose, with the tests read against it.
 const CLAUDE_CODE = '@anthropic-ai/claude-code@2.1.197';
-const prefix = makeTempDir({ after }, 'grove-claude-');
-let installed = '';
-before(() => {
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, CLAUDE_CODE], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    timeout: 300_000,
-  });
-  // npm may hold back install scripts; the package's own postinstall puts its native binary in place.
-  const pkg = path.join(prefix, 'node_modules', '@anthropic-ai', 'claude-code');
-  execFileSync(process.execPath, ['install.cjs'], { cwd: pkg, stdio: ['ignore', 'ignore', 'inherit'] });
-  installed = path.join(prefix, 'node_modules', '.bin');
-});
-const claudeBin = () => installed;
+const claudeBin = installCliForFile(CLAUDE_CODE, claudePostinstall);
 
 test('the built-in claude agent runs the real CLI; without credentials it fails with exit 1, every line captured; a follow-up resumes its session id', async (t) => {
   const bin = claudeBin();

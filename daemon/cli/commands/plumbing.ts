@@ -103,7 +103,25 @@ export const PLUMBING: Record<string, (p: Plumbing, word: string) => Promise<num
     const stop = new AbortController();
     return withClient(p, (api) => run(networkAsk(api, s, stop.signal)).finally(() => stop.abort()));
   },
+  // A terminal session's program under a pseudo-terminal (DESIGN §21), held by this process.
+  async 'pty-hold'(p, word) {
+    const { socket } = p.values;
+    if (typeof socket !== 'string' || socket === '') usage(`grove ${word} needs --socket <path of the holder's socket>`);
+    // Loaded here: the schemas (TypeBox) are no other command's cost at start.
+    const { MAX_TERMINAL_DIM } = await import('../../../schemas/terminal.ts');
+    const cols = dimension(p.values.cols, MAX_TERMINAL_DIM, `grove ${word} needs --cols <1..${MAX_TERMINAL_DIM}>`);
+    const rows = dimension(p.values.rows, MAX_TERMINAL_DIM, `grove ${word} needs --rows <1..${MAX_TERMINAL_DIM}>`);
+    if (p.rest.length === 0) usage(`grove ${word} needs the program's command after --`);
+    const { runHolder } = await import('../../terminal/holder.ts');
+    return runHolder({ socket, cols, rows, command: p.rest });
+  },
 };
+
+// A terminal's width or height, given as an option.
+function dimension(v: unknown, max: number, problem: string): number {
+  const n = typeof v === 'string' && /^[0-9]+$/.test(v) ? Number(v) : NaN;
+  return Number.isInteger(n) && n >= 1 && n <= max ? n : usage(problem);
+}
 
 // A repeatable option's values.
 function list(v: unknown): string[] {
