@@ -71,6 +71,8 @@ import { createTeamReader, type TeamReader } from './events/team.ts';
 import { createTeamWakes } from './store/wakes.ts';
 import { createHooks, stopLeftHooks } from './events/hooks.ts';
 import { eventRoutes } from './routes/events.ts';
+import { terminalSockets } from './routes/terminal.ts';
+import { checkPty } from './terminal/check.ts';
 import { setupLogTable } from './store/setup-log.ts';
 import { tasksTable } from './store/tasks.ts';
 import { createJournal } from './journal/creation.ts';
@@ -120,6 +122,10 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // Whether this machine can confine agent sessions (DESIGN §18), checked for real (a namespace
     // made) once, while the store opens.
     const sandboxCheck = checkSandbox({ path: process.env.PATH ?? '' });
+    // Whether the PTY helper can spawn here (DESIGN §21), checked for real in the background:
+    // only terminal sessions wait for it.
+    const ptyCheck = checkPty();
+    void ptyCheck.then((r) => r.ok || log.warn(`terminal sessions cannot run on this machine: ${r.detail}`));
 
     const configs = createProjectConfigs({ log: child('config') });
     started.push({ name: 'configs', close: () => configs.close() });
@@ -186,6 +192,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       autoResume: { enabled: settings.config.auto_resume ?? true, prompt: settings.config.resume_prompt ?? 'continue' },
       dataDir: settings.dataDir,
       confine,
+      pty: ptyCheck,
       // The approval service (below) is made after the sessions: their sockets are opened later.
       sockets: { open: (id, p) => sessionSockets.open(id, p), close: (id) => sessionSockets.close(id) },
       // Sessions end only once they are followed, after the task service below is made.
@@ -415,7 +422,9 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       if (!sshHosts.handle(req, res)) apiHandler(req, res);
     };
 
-    const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: child('api') });
+    // Terminal sessions' WebSockets (DESIGN §21), closed before the socket: each client is told to come back.
+    const terminals = terminalSockets({ sessions: sessionRows, dataDir: settings.dataDir, hostId, ended: sessions.ended, log: child('terminals') });
+    const api = await listenOnSocket({ socketPath: settings.socketPath, handler, log: child('api'), upgrade: terminals.upgrade });
     started.push({ name: 'api', close: () => api.close() });
     if (commands) {
       await commands.start();
@@ -429,6 +438,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       started.push({ name: 'front', close: () => front.close() });
       port = front.port;
     }
+    // Closed first: each client is told to come back (1001) through the front while it still forwards.
+    started.push({ name: 'terminals', close: () => terminals.close() });
 
     log.info({ version: VERSION, socket: settings.socketPath, port, data: settings.dataDir }, 'grove daemon ready');
     return { socketPath: settings.socketPath, port, close: once(closeAll) };

@@ -31,6 +31,8 @@ export const ERRORS = {
   APPROVAL_STALE: { status: 409, title: "The nonce is not the approval's: the decision was made on an out-of-date view" },
   // A session of the conversation runs (or waits its turn): grove takeover waits for it to end.
   SESSION_RUNNING: { status: 409, title: 'A session of the conversation is running' },
+  // A WebSocket to a session's terminal (DESIGN §21) asked of a headless session.
+  NOT_A_TERMINAL: { status: 409, title: 'The session has no terminal' },
   // A task is in at most one merge queue (DESIGN §17).
   ALREADY_QUEUED: { status: 409, title: 'The task is already queued' },
   // Not in DESIGN §4's table: a task the merge queue is landing now leaves it once the landing ends.
@@ -77,6 +79,9 @@ export const ERRORS = {
   // Not in DESIGN §4's table: grove takeover on an agent with no interactive resume (or a session
   // that is no agent's conversation), or an end reported for a session that is not interactive.
   TAKEOVER_UNSUPPORTED: { status: 422, title: 'The session cannot be taken over in a terminal' },
+  // interface "terminal" (DESIGN §21) for an agent without an interactive command, or where no
+  // pseudo-terminal can be made.
+  INTERFACE_UNSUPPORTED: { status: 422, title: 'The session cannot run in that interface' },
   // Not in DESIGN §4's table: git refused a commit (a hook failed, no identity), with its message.
   COMMIT_FAILED: { status: 422, title: 'git refused the commit' },
   // Not in DESIGN §4's table: a tracked path in a task's worktree is a FIFO, socket or device, which git cannot read.

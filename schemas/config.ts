@@ -63,6 +63,13 @@ export const AgentDefinition = Type.Object(
         description: "the command that resumes a conversation in the person's own terminal (grove takeover, DESIGN §15); `{session}` is its id; no prompt, no mode",
       }),
     ),
+    terminal: Type.Optional(
+      Type.Array(Arg, {
+        minItems: 1,
+        description:
+          'the interactive command that starts a conversation in a terminal session (DESIGN §21), `{prompt}` and `{session}` as in `command`; a follow-up there runs `interactive` with the prompt after `--`',
+      }),
+    ),
     session_id_field: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "the top-level JSON field of the agent's session id in its output" })),
     format: Type.Optional(Format),
     modes: Type.Optional(

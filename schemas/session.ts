@@ -67,15 +67,24 @@ export const SessionSandbox = Type.Object(
 );
 export type SessionSandbox = Static<typeof SessionSandbox>;
 
+// How a session runs (DESIGN §21): headless (its output read as the agent's structured stream), or
+// under a pseudo-terminal held by a process of its own, attached over a WebSocket.
+export const Interface = Type.Union([Type.Literal('headless'), Type.Literal('terminal')], {
+  description: 'headless (the default), or terminal: the agent\'s interactive program under a pseudo-terminal (GET /api/sessions/:id/terminal)',
+});
+export type Interface = Static<typeof Interface>;
+
 export const Session = Type.Object(
   {
     id: Id,
     task_id: Id,
     host_id: Type.String({ pattern: UUID_PATTERN, description: "the host whose processes run it: its task's" }),
-    kind: Type.Union([Type.Literal('agent'), Type.Literal('service'), Type.Literal('interactive')], {
-      description: "an agent, one of the project's services (DESIGN §10), or an agent taken over in the person's terminal (grove takeover, DESIGN §15: no output is captured)",
+    kind: Type.Union([Type.Literal('agent'), Type.Literal('service'), Type.Literal('interactive'), Type.Literal('terminal')], {
+      description:
+        "an agent, one of the project's services (DESIGN §10), an agent taken over in the person's terminal (grove takeover, DESIGN §15: no output is captured), or a shell in the task's worktree (DESIGN §21)",
     }),
-    agent: Type.String({ description: "the agent's name, or the service's" }),
+    agent: Type.Union([Type.String(), Type.Null()], { description: "the agent's name, or the service's; null for a task's shell (kind terminal)" }),
+    interface: Interface,
     command: Type.Array(Type.String(), { description: 'the command line the agent was started with' }),
     status: SessionStatus,
     pid: Type.Union([Type.Integer(), Type.Null()]),
@@ -128,6 +137,7 @@ export const CreateSession = Type.Object(
     timeout_s: Type.Optional(TimeoutS),
     approval_timeout_s: Type.Optional(ApprovalTimeoutS),
     sandbox: Type.Optional(SandboxSetting),
+    interface: Type.Optional(Interface),
   },
   { additionalProperties: false, $id: 'CreateSession' },
 );
@@ -146,6 +156,11 @@ export const CreateMessage = Type.Object(
         minLength: 1,
         maxLength: 100,
         description: "a scheduled follow-up (DESIGN §19): queued until this ISO 8601 time (with its offset), kept across restarts; the conversation's later follow-ups wait behind it",
+      }),
+    ),
+    interface: Type.Optional(
+      Type.Union([Type.Literal('headless'), Type.Literal('terminal')], {
+        description: "how the follow-up runs; default the conversation's last session's. To a running terminal session a follow-up is typed into it instead",
       }),
     ),
   },
@@ -191,6 +206,7 @@ export const Agent = Type.Object(
     command: Type.Array(Type.String()),
     resume: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'the command that continues a conversation, or null: the agent cannot' }),
     interactive: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "the command that resumes a conversation in the person's terminal (grove takeover), or null: the agent has none" }),
+    terminal: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'the command a terminal session (interface "terminal") starts a conversation with, or null: the agent has none' }),
     available: Type.Boolean(),
     builtin: Type.Boolean(),
     approvals: Type.Boolean({ description: "whether grove asks the person about the calls this agent's mode would refuse (DESIGN §15)" }),

@@ -49,8 +49,9 @@ test('the parts start in order; the API answers on the socket and the front; clo
   await Promise.all([daemon.close(), daemon.close()]);
   await daemon.close();
   const order = closing(records);
-  // The front first and the lock last: the reverse of the start, each part once.
-  assert.equal(order[0], 'front');
+  // The terminals' clients told to come back, then the front, and the lock last: the reverse of
+  // the start, each part once.
+  assert.deepEqual(order.slice(0, 2), ['terminals', 'front']);
   assert.deepEqual(order.slice(-3), ['configs', 'store', 'lock']);
   assert.equal(new Set(order).size, order.length, `each part closed once: ${order}`);
   assert.ok(order.indexOf('api') < order.indexOf('sessions') && order.indexOf('sessions') < order.indexOf('pool'), `the API before what it calls: ${order}`);

@@ -24,6 +24,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     command: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--session-id', SESSION, '--', PROMPT],
     resume: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', SESSION, '--', PROMPT],
     interactive: ['claude', '--resume', SESSION],
+    terminal: ['claude', '--session-id', SESSION, '--', PROMPT],
     format: 'claude',
     modes: {
       read: ['--permission-mode', 'plan'],
@@ -37,6 +38,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     command: ['codex', 'exec', '--json', '--', PROMPT],
     resume: ['codex', 'exec', 'resume', '--json', SESSION, '--', PROMPT],
     interactive: ['codex', 'resume', SESSION],
+    terminal: ['codex', '--', PROMPT],
     format: 'codex',
     modes: {
       read: ['-c', 'sandbox_mode=read-only'],
@@ -242,6 +244,7 @@ export function createAgents(config: Pick<UserConfig, 'agents'>, opts: { socketP
           // An ACP agent continues with its own command: the bridge resumes or loads the session.
           resume: all[name]!.protocol === 'acp' ? all[name]!.command : (all[name]!.resume ?? null),
           interactive: all[name]!.interactive ?? null,
+          terminal: all[name]!.terminal ?? null,
           available: which(all[name]!.command[0]!) !== null,
           builtin: builtin(name),
           approvals: asks(name),

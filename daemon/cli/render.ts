@@ -36,7 +36,7 @@ export function sessionRow(s: Session): Record<string, unknown> {
 export const sandboxWord = (s: Pick<Session, 'sandbox'>) => (s.sandbox.confined ? 'confined' : 'UNCONFINED');
 // Who a session is: the agent's name, after its kind where it is not a plain agent turn
 // ("service web", "interactive claude").
-export const who = (s: Pick<Session, 'kind' | 'agent'>) => (s.kind === 'agent' ? s.agent : `${s.kind} ${s.agent}`);
+export const who = (s: Pick<Session, 'kind' | 'agent'>) => (s.kind === 'agent' ? s.agent! : s.agent === null ? `${s.kind} (shell)` : `${s.kind} ${s.agent}`);
 export const short = <T extends { id: string }>(rows: T[]) => rows.map((r) => ({ ...r, id: shortId(r.id) }));
 
 // A host as a row of `grove host ls`, by its kind: the team's daemons on the store (DESIGN §14.2),

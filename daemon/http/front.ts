@@ -9,6 +9,7 @@ import { closeServer, type Listener } from './server.ts';
 import { once } from '../runtime/once.ts';
 import { wantsEventStream } from './sse.ts';
 import { proxy } from './proxy.ts';
+import { forwardUpgrade, refuseUpgrade } from './upgrade.ts';
 
 // Plain requests share a pool of this many connections to the socket; they are short, and a
 // burst queues for a free one.
@@ -67,6 +68,39 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
     });
   }
 
+  // A WebSocket (a session's terminal, DESIGN §21): the same guards as any request, and one of
+  // the streams the front serves at once, as an event stream is.
+  const upgraded = new Set<Socket>();
+  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, peer: string | null): void {
+    if (socket.destroyed) return;
+    if (peer !== null) {
+      log.warn({ peer, url: req.url }, 'refused a connection of another user');
+      return refuseUpgrade(req, socket, 'FORBIDDEN_PEER', `the connection comes from ${peer}; only the user running grove may use it`);
+    }
+    const refusal = checkBrowserGuards(req, port);
+    if (refusal) {
+      log.warn({ code: refusal.code, url: req.url, host: req.headers.host, origin: req.headers.origin }, 'refused an upgrade');
+      return refuseUpgrade(req, socket, refusal.code, refusal.detail);
+    }
+    if (openStreams >= maxStreams) {
+      log.warn({ url: req.url, open: openStreams }, 'too many streams; upgrade refused');
+      return refuseUpgrade(req, socket, 'UNAVAILABLE', `${maxStreams} streams are open, the most the TCP front serves at once; try again later`);
+    }
+    openStreams++;
+    upgraded.add(socket);
+    forwardUpgrade(req, socket, head, {
+      socketPath: opts.socketPath,
+      done: () => {
+        openStreams--;
+        upgraded.delete(socket);
+      },
+      unreachable: (err) => {
+        log.error({ err }, 'API socket unreachable');
+        refuseUpgrade(req, socket, 'UNAVAILABLE', 'the grove API is not reachable');
+      },
+    });
+  }
+
   function handle(req: IncomingMessage, res: ServerResponse, peer: string | null): void {
     // A client gone while its connection's owner was looked up: its 'close' has passed, and a
     // stream forwarded now would never be aborted.
@@ -90,6 +124,12 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
     if (peer instanceof Promise) void peer.then((p) => handle(req, res, p));
     else handle(req, res, peer);
   });
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    socket.on('error', () => {});
+    const peer = peers.get(socket) ?? null;
+    if (peer instanceof Promise) void peer.then((p) => upgrade(req, socket, head, p));
+    else upgrade(req, socket, head, peer);
+  });
   server.on('connection', (socket: Socket) => {
     if (myUid === null || socket.remotePort === undefined) return;
     const verdict = lookupPeer(socket.remotePort, port).then((uid) => {
@@ -112,6 +152,8 @@ export async function startFront(opts: { port: number; socketPath: string; log: 
     server,
     port,
     close: once(async () => {
+      // An upgraded connection is no longer the server's to end: cut first, its client reconnects.
+      for (const socket of upgraded) socket.destroy();
       await closeServer(server);
       await Promise.all([plain.close(), streams.close()]);
       log.info('TCP front closed');

@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from '../runtime/log.ts';
 import { prepareSocketPath } from './unix-socket.ts';
 import { once } from '../runtime/once.ts';
@@ -18,12 +19,15 @@ export async function listenOnSocket(opts: {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   log: Logger;
   ownFolder?: boolean;
+  /** an upgrade request (a WebSocket); without it, refused by closing the connection */
+  upgrade?: (req: IncomingMessage, socket: Socket, head: Buffer) => void;
 }): Promise<Listener> {
   const { socketPath, log } = opts;
   await prepareSocketPath(socketPath, { ownFolder: opts.ownFolder ?? false });
   // Not `import … from 'node:http'`: its ESM namespace loads Node's bundled undici (client/transport.ts).
   const { createServer } = process.getBuiltinModule('node:http');
   const server = createServer({ keepAliveTimeout: 5000 }, opts.handler);
+  server.on('upgrade', opts.upgrade ?? ((_req: IncomingMessage, socket: Socket) => socket.destroy()));
   const ino = await listenPrivate(server, socketPath);
   log.info({ socket: socketPath }, 'API listening on unix socket');
   return {

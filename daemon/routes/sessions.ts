@@ -56,11 +56,23 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
       params: IdParams,
       body: CreateSession,
       responses: { 201: Session },
-      errors: ['TASK_NOT_READY', 'AGENT_REQUIRED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED', 'CONFIG_INVALID'],
+      errors: ['TASK_NOT_READY', 'AGENT_REQUIRED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED', 'CONFIG_INVALID', 'INTERFACE_UNSUPPORTED'],
       handler: async ({ params, body }) => {
         checkSessionInput(body, agents);
         return { status: 201, body: await sessions.create(params.id, body) };
       },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/tasks/:id/terminals',
+      owner: 'task',
+      // The shell runs on the disk that holds the worktree, and is attached there.
+      remote: 'refuse',
+      summary: "Open a shell in the task's worktree with the task's environment, under a pseudo-terminal (DESIGN §21): a session of kind terminal with no agent; attach with GET /api/sessions/:id/terminal",
+      params: IdParams,
+      responses: { 201: Session },
+      errors: ['TASK_NOT_READY', 'INTERFACE_UNSUPPORTED'],
+      handler: async ({ params }) => ({ status: 201, body: await sessions.startShell(params.id) }),
     }),
     route({
       method: 'GET',
@@ -85,11 +97,12 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
       method: 'POST',
       path: '/api/sessions/:id/messages',
       owner: 'session',
-      summary: "Continue a session's conversation: a new session started with the agent's resume command, or queued (202) behind the conversation's running and queued sessions",
+      summary:
+        "Continue a session's conversation: a new session started with the agent's resume command, or queued (202) behind the conversation's running and queued sessions; to a running terminal session, typed into its terminal (200, that session)",
       params: IdParams,
       body: CreateMessage,
-      responses: { 201: Session, 202: Session },
-      errors: ['TASK_NOT_READY', 'RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED', 'SCHEDULE_INVALID'],
+      responses: { 200: Session, 201: Session, 202: Session },
+      errors: ['TASK_NOT_READY', 'RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED', 'UNKNOWN_AGENT', 'AGENT_NOT_INSTALLED', 'MODE_UNSUPPORTED', 'SCHEDULE_INVALID', 'INTERFACE_UNSUPPORTED', 'SESSION_NOT_RUNNING'],
       handler: async ({ params, body }) => {
         checkArgSizes(body);
         const { status, session } = await sessions.send(params.id, body);

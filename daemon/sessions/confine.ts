@@ -38,6 +38,7 @@ export function createConfine(deps: ConfineDeps) {
   function decide(kind: Exclude<Session['kind'], 'interactive'>, asked: SandboxSetting | null, config: ProjectConfig): SessionSandbox {
     const chosen = settingOf(asked, config, deps.userSetting);
     if (kind === 'service') return { confined: false, reason: "a service is the project's own code: services are not confined" };
+    if (kind === 'terminal') return { confined: false, reason: "a task's shell is the person's own, as their terminal is: not confined" };
     if (chosen.setting === false) return { confined: false, reason: `sandbox is false (${chosen.from})` };
     if (!deps.check.ok) {
       if (chosen.setting === true) {

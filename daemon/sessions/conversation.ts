@@ -10,6 +10,8 @@ import { retryWhenUnreachable } from '../store/store.ts';
 import type { Live } from './live.ts';
 import { findSession } from './record.ts';
 import type { Ask, Starter } from './start.ts';
+import { typeInto } from './type.ts';
+import { sessionFiles } from './wrapper.ts';
 
 // setTimeout's longest delay; a later `not_before` is waited for in steps.
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -22,7 +24,7 @@ export function resumeId(conversation: SessionRecord[], before?: SessionRecord):
 
 // Follow-ups in a conversation (DESIGN §8): one session of a conversation runs at a time; the
 // others wait `queued`, in order, each no earlier than its `not_before`, also across restarts.
-export function createConversations(deps: { sessions: SessionsTable; live: Live; starter: Starter; log: Logger }) {
+export function createConversations(deps: { sessions: SessionsTable; live: Live; starter: Starter; log: Logger; dataDir: string }) {
   const { sessions, live, starter, log } = deps;
   // One decision at a time per conversation: a follow-up and the end of the session before it race.
   const turns = createKeyedMutex();
@@ -60,7 +62,7 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
       try {
         const at = await starter.place(head.task_id);
         const { agent, mode, prompt, args, timeout_s, approval_timeout_s, parent_id, sandbox_setting } = head;
-        const ask: Ask = { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id: conversationId, parent_id, sandbox_setting, resume };
+        const ask: Ask = { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id: conversationId, parent_id, sandbox_setting, resume, interface: head.interface };
         await starter.launch(head.id, at, ask, { queued: true });
       } catch (err) {
         if (err instanceof GroveError) {
@@ -77,8 +79,9 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
 
   // POST /api/sessions/:id/messages: a new session in the conversation of `id`, started now (201)
   // or queued behind the conversation's running or queued sessions (202). It continues with the
-  // mode and time limit of the session it follows unless told otherwise.
-  async function send(id: string, body: CreateMessage): Promise<{ status: 201 | 202; session: Session }> {
+  // mode and time limit of the session it follows unless told otherwise. To a running terminal
+  // session (DESIGN §21) it is typed into that session's terminal instead (200, that session).
+  async function send(id: string, body: CreateMessage): Promise<{ status: 200 | 201 | 202; session: Session }> {
     const notBefore = body.at === undefined ? null : parseInstant(body.at);
     if (body.at !== undefined && (notBefore === null || notBefore <= Date.now())) {
       const why = notBefore === null ? 'is not an ISO 8601 time with its offset (e.g. 2026-12-01T09:00:00Z)' : `is in the past (now is ${new Date().toISOString()})`;
@@ -86,16 +89,26 @@ export function createConversations(deps: { sessions: SessionsTable; live: Live;
     }
     const parent = await findSession(sessions, id);
     if (parent.kind === 'service') throw new GroveError('RESUME_UNSUPPORTED', `session ${id} runs the service ${parent.agent}, which has no conversation`);
+    if (parent.agent === null) throw new GroveError('RESUME_UNSUPPORTED', `session ${id} is a task's shell, which has no conversation; type into its terminal`);
+    const agent = parent.agent;
     const at = await starter.place(parent.task_id);
     const mode = body.mode ?? parent.mode;
     const args = body.args ?? [];
     // Checked now, with a stand-in id: an agent that cannot resume, a mode it lacks, a CLI gone.
-    starter.commandOf({ agent: parent.agent, mode, prompt: body.prompt, args, resume: 'x' });
+    starter.commandOf({ agent, mode, prompt: body.prompt, args, resume: 'x', interface: body.interface ?? parent.interface });
     return turns.run(parent.conversation_id, async () => {
       const conversation = await sessions.listConversation(parent.conversation_id);
       const last = conversation.at(-1)!;
+      const iface = body.interface ?? last.interface;
+      const running = conversation.find((s) => isLive(s.status));
+      if (running && running.interface === 'terminal' && iface === 'terminal' && notBefore === null) {
+        await typeInto(sessionFiles(deps.dataDir, running.id).pty, running.id, body.prompt);
+        log.info({ session: running.id, conversation: parent.conversation_id }, 'follow-up typed into the running terminal session');
+        return { status: 200 as const, session: publicSession(running) };
+      }
       const ask: Ask = {
-        agent: parent.agent,
+        interface: iface,
+        agent,
         mode,
         prompt: body.prompt,
         args,

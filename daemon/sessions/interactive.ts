@@ -71,7 +71,9 @@ export function createInteractive(deps: {
   async function takeover(id: string, body: TakeoverBody): Promise<Takeover> {
     const parent = await findSession(sessions, id);
     if (parent.kind === 'service') throw new GroveError('TAKEOVER_UNSUPPORTED', `session ${id} runs the service ${parent.agent}, which has no conversation to take over`);
-    const def = agents.get(parent.agent);
+    if (parent.agent === null) throw new GroveError('TAKEOVER_UNSUPPORTED', `session ${id} is a task's shell, which has no conversation to take over`);
+    const agent = parent.agent;
+    const def = agents.get(agent);
     if (!def.interactive) {
       throw new GroveError('TAKEOVER_UNSUPPORTED', `agent ${parent.agent} has no interactive resume ("interactive" in its definition), so its conversation cannot be taken over in a terminal`);
     }
@@ -94,7 +96,7 @@ export function createInteractive(deps: {
       const newId = randomUUID();
       // The task's own variables only: the client sets them over its own environment (the
       // person's terminal, TERM and all), where a session's go over the daemon's.
-      const env: Record<string, string> = { ...taskEnv(at.project, at.task, at.config, {}), ...(def.env ?? {}), GROVE_AGENT: parent.agent, GROVE_SESSION_ID: newId };
+      const env: Record<string, string> = { ...taskEnv(at.project, at.task, at.config, {}), ...(def.env ?? {}), GROVE_AGENT: agent, GROVE_SESSION_ID: newId };
       const last = conversation.at(-1)!;
       const rec = await starter.admit(parent.task_id, () =>
         sessions.insert(

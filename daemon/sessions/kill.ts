@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isLive } from '../../schemas/session.ts';
 import { GroveError } from '../errors.ts';
 import { groupMembers } from '../proc/group.ts';
@@ -6,9 +7,20 @@ import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
 import type { Interactive } from './interactive.ts';
 import type { Live } from './live.ts';
 import { findSession, stillRuns } from './record.ts';
+import { sessionFiles } from './wrapper.ts';
+
+// The process group a terminal session's program leads (its holder wrote its pid), or null.
+function programGroup(file: string): number | null {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 1 && groupMembers(pid).length > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
 
 // Kills sessions: TERM to the whole process group, KILL after the grace time (DESIGN §5).
-export function createKill(deps: { sessions: SessionsTable; live: Live; interactive: Pick<Interactive, 'kill'> }) {
+export function createKill(deps: { sessions: SessionsTable; live: Live; interactive: Pick<Interactive, 'kill'>; dataDir: string }) {
   const { sessions, live } = deps;
 
   // Stops the group if it is still ours and records the end as `killed`.
@@ -20,7 +32,10 @@ export function createKill(deps: { sessions: SessionsTable; live: Live; interact
       // The wrapper still being the recorded process, or members left in its group, make the
       // group id ours; a group with no members may have been reused, so it is not signalled.
       const ours = stillRuns(rec) || groupMembers(pgid).length > 0;
-      if (ours) await terminate(pgid, { graceMs: GRACE_MS.session });
+      // A terminal session's program leads a group of its own under its holder (DESIGN §21): both
+      // groups are stopped, or a program that ignores the hangup would outlive the kill.
+      const program = rec.interface === 'terminal' && ours ? programGroup(sessionFiles(deps.dataDir, rec.id).ptyPid) : null;
+      await Promise.all([ours ? terminate(pgid, { graceMs: GRACE_MS.session }) : null, program !== null ? terminate(program, { graceMs: GRACE_MS.session }) : null]);
     }
     if (entry) await entry.pump.finish({ status: 'killed', exitCode: null, timedOut });
     else await sessions.end(rec.id, 'killed', null, { timedOut });

@@ -6,6 +6,7 @@ import type { OutputReader } from '../agents/dialects.ts';
 import type { TurnRef } from '../../schemas/session.ts';
 import type { NewSession, SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { createPump, type Pump } from './pump.ts';
+import type { TranscriptSource } from './transcript.ts';
 import { sessionFiles } from './wrapper.ts';
 
 // A session this daemon follows: its pump, the liveness check of a re-attached one, a kill under way.
@@ -25,6 +26,8 @@ export interface LiveDeps {
   dataDir: string;
   log: Logger;
   readerOf: (agent: string) => OutputReader | null;
+  /** a terminal session's agent transcript (DESIGN §21), whose place is recorded in `file` */
+  transcriptOf: (agent: string, file: string) => TranscriptSource | null;
   followUp: (rec: SessionRecord, resetsAt: string) => NewSession | null;
   /** an agent session's end records its task's turn (DESIGN §17) */
   checkpoint: (rec: SessionRecord) => Promise<TurnRef | null>;
@@ -55,13 +58,17 @@ export function createLive(deps: LiveDeps) {
 
     // Starts pumping a session's output into the store; it leaves the registry once its end is stored.
     follow(rec: SessionRecord): LiveSession {
+      const files = sessionFiles(deps.dataDir, rec.id);
+      const agentOf = rec.kind === 'agent' ? rec.agent : null;
       const entry: LiveSession = {
         pump: createPump(rec, {
-          files: sessionFiles(deps.dataDir, rec.id),
+          files,
           sessions: deps.sessions,
           rounds,
           log: deps.log,
-          reader: rec.kind === 'agent' ? deps.readerOf(rec.agent) : null,
+          // A terminal session's output is its screen, not the agent's structured stream.
+          reader: agentOf !== null && rec.interface === 'headless' ? deps.readerOf(agentOf) : null,
+          transcript: agentOf !== null && rec.interface === 'terminal' ? deps.transcriptOf(agentOf, files.transcript) : null,
           followUp: deps.followUp,
           checkpoint: deps.checkpoint,
           onProgress: () => output.changed(rec.id),

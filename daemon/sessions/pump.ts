@@ -6,6 +6,7 @@ import { once } from '../runtime/once.ts';
 import type { OutputReader, Reading } from '../agents/dialects.ts';
 import type { NewSession, ReadingChange, SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { createBlockedReader } from './blocked.ts';
+import type { TranscriptSource } from './transcript.ts';
 import { readNew, type Offsets } from './reader.ts';
 import { recordedEnd, type SessionFiles } from './wrapper.ts';
 
@@ -39,6 +40,8 @@ export interface PumpDeps {
   log: Logger;
   /** reads the agent's session id, result and usage limit from its stdout; null: not parsed */
   reader: OutputReader | null;
+  /** a terminal session's: reads them from the agent's transcript instead (DESIGN §21) */
+  transcript: TranscriptSource | null;
   /** the follow-up to queue when the session ended at a usage limit, if any (DESIGN §8) */
   followUp: (rec: SessionRecord, resetsAt: string) => NewSession | null;
   /** an agent session's end records its task's turn (DESIGN §17); null when none was; never throws */
@@ -54,7 +57,10 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
   // the retry reads the same lines again: no line is skipped and none is stored twice.
   let stored: Offsets = { stdout: rec.stdout_offset, stderr: rec.stderr_offset };
   let nextSeq = rec.next_seq;
-  let reading: Reading = { agent_session_id: rec.agent_session_id, result: rec.agent_result, limit_resets_at: rec.limit_resets_at };
+  // A transcript is read from its start by every daemon: its reading is made again whole.
+  let reading: Reading = deps.transcript
+    ? { agent_session_id: rec.agent_session_id, result: null, limit_resets_at: null }
+    : { agent_session_id: rec.agent_session_id, result: rec.agent_result, limit_resets_at: rec.limit_resets_at };
 
   // What the sandbox refused (DESIGN §18), read on with the output; stored until it is.
   const blocked = createBlockedReader(files.blocked, rec.result?.blocked ?? []);
@@ -87,8 +93,10 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
       }
       await storeBlocked();
       const { batch, offsets } = readNew(files, stored, { final });
-      if (offsets.stdout === stored.stdout && offsets.stderr === stored.stderr) return false;
-      const read = deps.reader ? deps.reader(reading, batch.texts.filter((_, i) => batch.streams[i] === 'stdout'), batch.at) : reading;
+      const moved = offsets.stdout !== stored.stdout || offsets.stderr !== stored.stderr;
+      const told = deps.transcript ? await deps.transcript.peek(reading) : null;
+      if (!moved && (told === null || told.reading === reading)) return false;
+      const read = told ? told.reading : deps.reader ? deps.reader(reading, batch.texts.filter((_, i) => batch.streams[i] === 'stdout'), batch.at) : reading;
       const changes: ReadingChange[] = [];
       if (read.result !== reading.result) changes.push('session.result');
       if (read.limit_resets_at !== reading.limit_resets_at) changes.push('session.limit');
@@ -99,6 +107,7 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
         throw err;
       }
       stored = offsets;
+      told?.advance();
       reading = read;
       nextSeq += batch.texts.length;
       if (batch.texts.length > 0) deps.onProgress();

@@ -12,6 +12,7 @@ import { createInteractive } from './interactive.ts';
 import { createKill } from './kill.ts';
 import { createLive, type SessionSignals } from './live.ts';
 import { createReattach } from './reattach.ts';
+import { transcriptSource } from './transcript.ts';
 import { findSession } from './record.ts';
 import { createStart, type Ask } from './start.ts';
 import { sessionSocket } from './wrapper.ts';
@@ -34,13 +35,14 @@ export function createSessionService(deps: SessionServiceDeps) {
     dataDir: deps.dataDir,
     log,
     readerOf: (agent) => (agents.has(agent) ? outputReader(agents.get(agent)) : null),
+    transcriptOf: (agent, file) => (agents.has(agent) ? transcriptSource(file, agents.get(agent)) : null),
     followUp: limitFollowUp,
     checkpoint: (rec) => deps.checkpoint(rec.task_id, rec.id),
   });
   const starter = createStart({ ...deps, live, signals });
-  const conversations = createConversations({ sessions, live, starter, log });
+  const conversations = createConversations({ sessions, live, starter, log, dataDir: deps.dataDir });
   const interactive = createInteractive({ sessions, agents, starter, live, turn: conversations.turn, log });
-  const { kill, killAllOfTask } = createKill({ sessions, live, interactive });
+  const { kill, killAllOfTask } = createKill({ sessions, live, interactive, dataDir: deps.dataDir });
 
   // The services of the task's `.grove.json`, each with its latest session (or null).
   async function listServices(taskId: string) {
@@ -133,7 +135,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       const { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id, parent_id, sandbox_setting } = rec;
       try {
         const at = await starter.place(rec.task_id);
-        await starter.launch(rec.id, at, { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id, parent_id, sandbox_setting, resume: null }, { queued: true });
+        await starter.launch(rec.id, at, { agent, mode, prompt, args, timeout_s, approval_timeout_s, conversation_id, parent_id, sandbox_setting, resume: null, interface: rec.interface }, { queued: true });
       } catch (err) {
         if (!(err instanceof GroveError)) throw err;
         if (await starter.archiving(rec.task_id)) return conversations.fail(rec, `cancelled: ${err.detail}`, 'killed');
@@ -145,6 +147,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     takeover: interactive.takeover,
     endInteractive: interactive.end,
     startService: starter.startService,
+    startShell: starter.startShell,
 
     services: listServices,
 

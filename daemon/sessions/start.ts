@@ -4,9 +4,10 @@ import path from 'node:path';
 import type { Mode, SandboxSetting } from '../../schemas/config.ts';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
 import type { Project } from '../../schemas/project.ts';
-import { isLive, type CreateSession, type Session } from '../../schemas/session.ts';
+import { isLive, type CreateSession, type Interface, type Session } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
-import { acpBridgeCommand, APPROVAL_SERVER_ENV, buildCommand, modeArgs, pinsSession } from '../agents/agents.ts';
+import { acpBridgeCommand, APPROVAL_SERVER_ENV, buildCommand, modeArgs, pinsSession, PROMPT } from '../agents/agents.ts';
+import { holderCommand } from '../terminal/command.ts';
 import { GroveError } from '../errors.ts';
 import { isSameProcessAlive, processStartTime } from '../proc/stat.ts';
 import { terminate } from '../proc/terminate.ts';
@@ -17,6 +18,7 @@ import type { SessionServiceDeps } from './deps.ts';
 import type { Live, SessionSignals } from './live.ts';
 import { findSession } from './record.ts';
 import { startWrapped, type SpawnResult } from './spawn.ts';
+import { recordTranscriptPlace } from './transcript.ts';
 import { sessionFiles, sessionSocket } from './wrapper.ts';
 import { which } from '../runtime/which.ts';
 
@@ -28,6 +30,8 @@ export type StartDeps = SessionServiceDeps & { live: Live; signals: Pick<Session
 // What a session is asked to do, in which conversation: from a new session's body, a follow-up's,
 // or a queued row. `resume` is the agent's session id to continue (null: a new conversation).
 export type Ask = Pick<NewSession, 'agent' | 'mode' | 'prompt' | 'conversation_id' | 'parent_id'> & {
+  /** headless, or under a pseudo-terminal (DESIGN §21) */
+  interface: Interface;
   args: string[];
   /** the request's sandbox setting (DESIGN §18); null: the project's or the user's applies */
   sandbox_setting: SandboxSetting | null;
@@ -35,6 +39,13 @@ export type Ask = Pick<NewSession, 'agent' | 'mode' | 'prompt' | 'conversation_i
   approval_timeout_s: number | null;
   resume: string | null;
 };
+
+// What an agent's command is built from: an agent's ask (a task's shell has no agent).
+type AgentAsk = Pick<Ask, 'mode' | 'prompt' | 'args' | 'resume' | 'interface'> & { agent: string };
+
+// The default window of a terminal session until a client says its size.
+const TERMINAL_COLS = 120;
+const TERMINAL_ROWS = 40;
 
 // What a session runs: its command line, the id it pins for the agent (if any), its own variables.
 export interface Built {
@@ -75,9 +86,9 @@ export function createStart(deps: StartDeps) {
 
   // The command line of `ask` (DESIGN §8), the id it pins for the agent if its command does,
   // and the agent's own variables; with grove's session id, the agent's approval bridge too.
-  function commandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>, bridge?: { session: string; socket: string }): Built {
+  function commandOf(ask: AgentAsk, bridge?: { session: string; socket: string }): Built {
     const def = deps.agents.get(ask.agent);
-    const session = bridge?.session;
+    if (ask.interface === 'terminal') return terminalCommandOf(ask);
     if (def.protocol === 'acp') return acpCommandOf(ask, bridge);
     if (ask.resume !== null && !def.resume) {
       throw new GroveError('RESUME_UNSUPPORTED', `agent ${ask.agent} has no command to continue a conversation ("resume")`);
@@ -95,9 +106,28 @@ export function createStart(deps: StartDeps) {
     return { command: wrapped?.command ?? own, pinned, env: { ...(def.env ?? {}), ...(wrapped?.env ?? {}), ...(approval.length > 0 ? APPROVAL_SERVER_ENV : {}), GROVE_AGENT: ask.agent } };
   }
 
+  // An agent's own interactive program (DESIGN §21): its `terminal` command for a new
+  // conversation, its `interactive` one with the prompt to continue one. The person at the
+  // terminal answers its questions there: no approval bridge.
+  function terminalCommandOf(ask: AgentAsk): Built {
+    const def = deps.agents.get(ask.agent);
+    const parts = ask.resume !== null ? (def.interactive ? [...def.interactive, '--', PROMPT] : null) : (def.terminal ?? null);
+    if (parts === null) {
+      const which = ask.resume !== null ? '"interactive"' : '"terminal"';
+      throw new GroveError('INTERFACE_UNSUPPORTED', `agent ${ask.agent} has no interactive command (${which} in its definition) to run in a terminal session`);
+    }
+    const pinned = ask.resume === null && pinsSession(parts) ? randomUUID() : null;
+    const before = [...(def.protocol === 'acp' ? [] : modeArgs(def, ask.agent, ask.mode)), ...ask.args];
+    const command = buildCommand(parts, { prompt: ask.prompt ?? undefined, before, session: ask.resume ?? pinned });
+    if (which(command[0]!) === null) {
+      throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${ask.agent}) is not on the daemon's PATH`);
+    }
+    return { command, pinned, env: { ...(def.env ?? {}), GROVE_AGENT: ask.agent } };
+  }
+
   // An ACP agent's session (DESIGN §15): its command with the mode's arguments and the request's
   // run under grove's bridge, which sets its ACP mode, sends the prompt and continues `resume`.
-  function acpCommandOf(ask: Pick<Ask, 'agent' | 'mode' | 'prompt' | 'args' | 'resume'>, bridge?: { session: string; socket: string }): Built {
+  function acpCommandOf(ask: AgentAsk, bridge?: { session: string; socket: string }): Built {
     const def = deps.agents.get(ask.agent);
     const agent = buildCommand(def.command, { before: [...modeArgs(def, ask.agent, ask.mode), ...ask.args] });
     if (which(agent[0]!) === null) {
@@ -136,16 +166,24 @@ export function createStart(deps: StartDeps) {
     return deps.gate.isClosing(taskId) || (await deps.getTask(taskId)).status === 'archived';
   }
 
+  // A terminal session needs a pseudo-terminal: where none can be made, nothing starts.
+  async function checkTerminal(ask: Pick<Ask, 'interface'>): Promise<void> {
+    if (ask.interface !== 'terminal') return;
+    const pty = await deps.pty;
+    if (!pty.ok) throw new GroveError('INTERFACE_UNSUPPORTED', `no pseudo-terminal can be made on this machine, so no terminal session can run: ${pty.detail}`);
+  }
+
   function launch(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Exclude<Session['kind'], 'interactive'>; built?: Built }): Promise<SessionRecord | null> {
     return admit(at.task.id, () => launchAdmitted(id, at, ask, opts));
   }
 
   async function launchAdmitted(id: string, at: Place, ask: Ask, opts: { queued: boolean; kind?: Exclude<Session['kind'], 'interactive'>; built?: Built }): Promise<SessionRecord | null> {
     const { queued } = opts;
+    await checkTerminal(ask);
     const kind = opts.kind ?? 'agent';
     // An agent's bridges ask through the session's own socket (DESIGN §18), open before it starts.
     const socket = opts.built === undefined ? sessionSocket(deps.dataDir, id) : null;
-    const { command, pinned, env: own } = opts.built ?? commandOf(ask, { session: id, socket: socket!.path });
+    const { command, pinned, env: own } = opts.built ?? commandOf({ ...ask, agent: ask.agent! }, { session: id, socket: socket!.path });
     // Decided before anything is made: `sandbox: true` on a machine that cannot confine starts nothing.
     const sandbox = deps.confine.decide(kind, ask.sandbox_setting, at.config);
     // A confined session's GROVE_SOCKET is its own, where its proxy asks (and anything in it that
@@ -171,7 +209,7 @@ export function createStart(deps: StartDeps) {
             cwd: at.cwd,
             projectPath: at.project.path,
             config: at.config,
-            agent: deps.agents.has(ask.agent) ? deps.agents.get(ask.agent) : null,
+            agent: ask.agent !== null && deps.agents.has(ask.agent) ? deps.agents.get(ask.agent) : null,
             tmpdir: path.join(files.dir, 'tmp'),
             scratchDir: path.join(files.dir, 'git'),
             write: socket !== null ? [socket.dir] : [],
@@ -179,7 +217,14 @@ export function createStart(deps: StartDeps) {
             net: { dir: path.join(files.dir, 'net'), record: files.blocked, askSession: ask.mode !== 'full' && socket !== null ? id : null, env },
           })
         : command;
-      started = await startWrapped({ files, command: run, cwd: at.cwd, env });
+      // A terminal session's program runs under its holder (DESIGN §21), itself under the wrapper:
+      // the holder's output is the session's, its exit status the program's.
+      const held = ask.interface === 'terminal' ? holderCommand({ socket: files.pty, cols: TERMINAL_COLS, rows: TERMINAL_ROWS, command: run }) : run;
+      // Where its agent's transcript will be (DESIGN §21), recorded before the agent runs.
+      if (ask.interface === 'terminal' && kind === 'agent' && ask.agent !== null) {
+        await recordTranscriptPlace(files.transcript, deps.agents.get(ask.agent), { cwd: at.cwd, env, agentSessionId: pinned ?? ask.resume, startedAt: new Date().toISOString() });
+      }
+      started = await startWrapped({ files, command: held, cwd: at.cwd, env });
     } catch (err) {
       await undo();
       throw err;
@@ -233,7 +278,19 @@ export function createStart(deps: StartDeps) {
     }
     const mode: Mode = input.mode ?? config.mode ?? deps.defaultMode ?? 'edit';
     const timeout = input.timeout_s ?? config.timeout_s ?? deps.defaultTimeoutS ?? null;
-    return { agent, mode, prompt: input.prompt ?? null, args: input.args ?? [], timeout_s: timeout, approval_timeout_s: input.approval_timeout_s ?? null, conversation_id: id, parent_id: null, sandbox_setting: input.sandbox ?? null, resume: null };
+    return {
+      agent,
+      mode,
+      prompt: input.prompt ?? null,
+      args: input.args ?? [],
+      timeout_s: timeout,
+      approval_timeout_s: input.approval_timeout_s ?? null,
+      conversation_id: id,
+      parent_id: null,
+      sandbox_setting: input.sandbox ?? null,
+      resume: null,
+      interface: input.interface ?? 'headless',
+    };
   }
 
   async function start(taskId: string, input: CreateSession): Promise<Session> {
@@ -246,7 +303,7 @@ export function createStart(deps: StartDeps) {
   // before anything is made: its agent named and installed, its mode one the agent has.
   function planFirst(projectPath: string, input: CreateSession): Ask {
     const ask = askOf(deps.configs.load(projectPath), input, randomUUID());
-    commandOf(ask);
+    commandOf({ ...ask, agent: ask.agent! });
     return ask;
   }
 
@@ -263,13 +320,24 @@ export function createStart(deps: StartDeps) {
       const running = all.find((s) => s.kind === 'service' && s.agent === name && isLive(s.status));
       if (running) throw new GroveError('SERVICE_RUNNING', `service ${name} is already running (session ${running.id}); stop it with DELETE /api/sessions/${running.id}`);
       const id = randomUUID();
-      const ask: Ask = { agent: name, mode: 'edit', prompt: null, args: [], timeout_s: null, approval_timeout_s: null, conversation_id: id, parent_id: null, sandbox_setting: null, resume: null };
+      const ask: Ask = { agent: name, mode: 'edit', prompt: null, args: [], timeout_s: null, approval_timeout_s: null, conversation_id: id, parent_id: null, sandbox_setting: null, resume: null, interface: 'headless' };
       const built: Built = { command: ['sh', '-c', svc.command], pinned: null, env: { GROVE_SERVICE: name } };
       return publicSession((await launch(id, at, ask, { queued: false, kind: 'service', built }))!);
     });
   }
 
-  return { start, planFirst, startService, launch, admit, archiving, place, commandOf, closeSocket };
+  // A shell in the task's worktree with its environment, under a pseudo-terminal (DESIGN §21): a
+  // session of kind `terminal` with no agent. The user's $SHELL, else sh, interactive.
+  async function startShell(taskId: string): Promise<Session> {
+    const at = await place(taskId);
+    const id = randomUUID();
+    const shell = process.env.SHELL && which(process.env.SHELL) !== null ? process.env.SHELL : 'sh';
+    const ask: Ask = { agent: null, mode: 'edit', prompt: null, args: [], timeout_s: null, approval_timeout_s: null, conversation_id: id, parent_id: null, sandbox_setting: null, resume: null, interface: 'terminal' };
+    const built: Built = { command: [shell, '-i'], pinned: null, env: {} };
+    return publicSession((await launch(id, at, ask, { queued: false, kind: 'terminal', built }))!);
+  }
+
+  return { start, planFirst, startService, startShell, launch, admit, archiving, place, commandOf, closeSocket };
 }
 
 export type Starter = ReturnType<typeof createStart>;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SessionStatus } from '../../schemas/session.ts';
+import { ptyPidFile } from '../terminal/command.ts';
 
 // The wrapper leads the session's group and writes the agent's exit status atomically to `exit`,
 // so it survives a daemon that is down then. It holds until the daemon's `go` (see start.ts): a
@@ -27,12 +28,18 @@ export interface SessionFiles {
   exit: string;
   /** what the sandbox refused a confined session, a JSON line each (blocked.ts) */
   blocked: string;
+  /** a terminal session's holder listens here (DESIGN §21) */
+  pty: string;
+  /** and writes its program's pid here: the program leads a process group of its own */
+  ptyPid: string;
+  /** where a terminal session's agent writes its transcript (sessions/transcript.ts) */
+  transcript: string;
 }
 
 // Where a session's output and exit status live, under the data folder.
 export function sessionFiles(dataDir: string, sessionId: string): SessionFiles {
   const dir = path.join(dataDir, 'sessions', sessionId);
-  return { dir, stdout: path.join(dir, 'stdout'), stderr: path.join(dir, 'stderr'), exit: path.join(dir, 'exit'), blocked: path.join(dir, 'blocked') };
+  return { dir, stdout: path.join(dir, 'stdout'), stderr: path.join(dir, 'stderr'), exit: path.join(dir, 'exit'), blocked: path.join(dir, 'blocked'), pty: path.join(dir, 'pty.sock'), ptyPid: ptyPidFile(path.join(dir, 'pty.sock')), transcript: path.join(dir, 'transcript.json') };
 }
 
 // Where a session's own socket is (DESIGN §18): the bridges reach the daemon there, for that

@@ -11,7 +11,8 @@ interface Row {
   task_id: string;
   host_id: string;
   kind: Session['kind'];
-  agent: string;
+  agent: string | null;
+  interface: Session['interface'];
   command: string[];
   status: SessionStatus;
   pid: number | null;
@@ -81,6 +82,7 @@ function toRecord(r: Row): SessionRecord {
     host_id: r.host_id,
     kind: r.kind,
     agent: r.agent,
+    interface: r.interface,
     command: r.command,
     status: r.status,
     pid: r.pid,
@@ -127,6 +129,8 @@ const LIVE_SQL = LIVE_STATUSES.map((s) => `'${s}'`).join(', ');
 export type NewSession = Pick<Session, 'id' | 'task_id' | 'agent' | 'command' | 'mode' | 'prompt' | 'conversation_id' | 'parent_id'> & {
   /** default `agent` */
   kind?: Session['kind'];
+  /** default `headless` */
+  interface?: Session['interface'];
   pid?: number;
   pid_start?: string | null;
   agent_session_id?: string | null;
@@ -149,8 +153,8 @@ export type Launch = Pick<SessionRecord, 'command' | 'agent_session_id' | 'deadl
 const RETURNING = 'RETURNING *, (SELECT t.project_id FROM tasks t WHERE t.id = sessions.task_id) AS project_id';
 
 const INSERT = `INSERT INTO sessions (id, task_id, agent, command, mode, prompt, status, pid, pid_start, conversation_id, parent_id,
-  agent_session_id, args, timeout_s, deadline, not_before, kind, approval_timeout_s, after_tasks, sandbox, sandbox_setting, host_id)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+  agent_session_id, args, timeout_s, deadline, not_before, kind, approval_timeout_s, after_tasks, sandbox, sandbox_setting, interface, host_id)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
     (SELECT host_id FROM tasks WHERE id = $2)) ${RETURNING}`;
 
 type Changed = Row & { project_id: string };
@@ -179,7 +183,7 @@ function insertParams(s: NewSession, status: SessionStatus): unknown[] {
   return [s.id, s.task_id, s.agent, JSON.stringify(s.command), s.mode, s.prompt, status, s.pid ?? null, s.pid_start ?? null, s.conversation_id,
     s.parent_id, s.agent_session_id ?? null, JSON.stringify(s.args ?? []), s.timeout_s ?? null, s.deadline ?? null, s.not_before ?? null, s.kind ?? 'agent',
     s.approval_timeout_s ?? null, s.after === undefined ? null : JSON.stringify(s.after), s.sandbox === undefined ? null : JSON.stringify(s.sandbox),
-    s.sandbox_setting === undefined || s.sandbox_setting === null ? null : JSON.stringify(s.sandbox_setting)];
+    s.sandbox_setting === undefined || s.sandbox_setting === null ? null : JSON.stringify(s.sandbox_setting), s.interface ?? 'headless'];
 }
 
 // The sessions and session_lines tables and every query on them; every change of a session is

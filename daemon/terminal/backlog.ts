@@ -1,8 +1,4 @@
-import type { OutputFrame } from '../../schemas/terminal.ts';
-
-// The least of the recent output the holder keeps, in bytes: a client that reconnects with an
-// offset inside it gets exactly what it missed; one further behind gets the screen.
-export const KEPT_OUTPUT_BYTES = 1024 * 1024;
+import { KEPT_OUTPUT_BYTES, type OutputFrame } from '../../schemas/terminal.ts';
 
 interface Chunk {
   start: number;

@@ -26,6 +26,7 @@ const OWNED = [
   'get /api/tasks/{id}/services',
   'post /api/tasks/{id}/services/{name}',
   'post /api/tasks/{id}/sessions',
+  'post /api/tasks/{id}/terminals',
   'delete /api/sessions/{id}',
   'post /api/sessions/{id}/messages',
   'post /api/sessions/{id}/takeover',
@@ -76,7 +77,7 @@ const CODES = `INVALID_JSON VALIDATION_FAILED INVALID_ID FORBIDDEN_HOST FORBIDDE
   MODE_UNSUPPORTED RESUME_UNAVAILABLE RESUME_UNSUPPORTED NOTHING_TO_COMMIT
   CONFLICT BASE_CHECKOUT_DIRTY NO_REMOTE REMOTE_FAILED SERVICE_RUNNING APPROVAL_DECIDED APPROVAL_STALE
   HOST_OFFLINE REMOTE_REFUSED ALREADY_QUEUED SCHEDULE_INVALID AUTOMATION_EXISTS INTAKE_INVALID ISSUE_NOT_FOUND
-  PR_EXISTS PR_NO_REPOSITORY PR_NO_CHANGES GITHUB_REFUSED GITHUB_UNAVAILABLE`.split(/\s+/);
+  PR_EXISTS PR_NO_REPOSITORY PR_NO_CHANGES GITHUB_REFUSED GITHUB_UNAVAILABLE INTERFACE_UNSUPPORTED`.split(/\s+/);
 
 function deref(node: any, components: Record<string, unknown>): any {
   if (Array.isArray(node)) return node.map((n) => deref(n, components));

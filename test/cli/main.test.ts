@@ -179,10 +179,11 @@ test('an unconfined agent says so: session start, ls and show; --sandbox takes a
 
   const ok = await grove(home, ['doctor']);
   assert.equal(ok.code, 0, ok.stderr);
-  assert.match(ok.stdout, /^sandbox: ok: agent sessions can be confined \(\/\S+\/bwrap\)\n$/);
+  assert.match(ok.stdout, /^sandbox: ok: agent sessions can be confined \(\/\S+\/bwrap\)\nterminal: ok: terminal sessions can run \(a pseudo-terminal was made\)\n$/);
   const missing = await grove(home, ['doctor', '--json'], { env: { PATH: pathWithoutBwrap(t) } });
   assert.equal(missing.code, 1);
   assert.equal(missing.json.sandbox.missing, 'bubblewrap');
+  assert.deepEqual(missing.json.pty, { ok: true });
   assert.match(missing.json.sandbox.detail, /install bubblewrap/);
   // A bwrap that cannot make namespaces (as where user namespaces are refused) is not trusted for being there.
   const refusing = makeTempDir(t);

@@ -29,6 +29,7 @@ import { createTaskReader, withPresence } from '../../daemon/tasks/read.ts';
 import { makeTempDir } from './git.ts';
 import { storeUrlFor } from './postgres.ts';
 import { seedStore } from './template.ts';
+import { checkPty } from '../../daemon/terminal/check.ts';
 
 // A logger that keeps its records, so a test can look for a message.
 export function memoryLog(): { log: Logger; records: any[] } {
@@ -158,6 +159,7 @@ export function sessionService(
     defaultMode: opts.defaultMode,
     defaultTimeoutS: undefined,
     autoResume: { enabled: true, prompt: 'continue' },
+    pty: checkPty(),
     // No task service here: sessions end without a turn (test/api/turns.test.ts has them).
     checkpoint: async () => null,
     dataDir: s.dataDir,

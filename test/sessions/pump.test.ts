@@ -36,6 +36,7 @@ async function setup(t: TestContext) {
       rounds,
       log,
       reader: outputReader({ format: 'claude' }),
+      transcript: null,
       followUp: () => null,
       checkpoint: async () => null,
       onProgress: () => counts.progress++,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { Backlog, KEPT_OUTPUT_BYTES } from '../../daemon/terminal/backlog.ts';
+import { Backlog } from '../../daemon/terminal/backlog.ts';
+import { KEPT_OUTPUT_BYTES } from '../../schemas/terminal.ts';
 import { LineBuffer } from '../../daemon/terminal/lines.ts';
 
 const add = (b: Backlog, data: string) => b.append(data, Buffer.byteLength(data));

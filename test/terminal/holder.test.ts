@@ -5,7 +5,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import path from 'node:path';
 import test from 'node:test';
-import { KEPT_OUTPUT_BYTES } from '../../daemon/terminal/backlog.ts';
+import { KEPT_OUTPUT_BYTES } from '../../schemas/terminal.ts';
 import { GROVE, grove } from '../helpers/cli.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { attach, contiguous, startHolder, TUI } from '../helpers/holder.ts';

@@ -12,14 +12,14 @@ import type { Mounted } from './xterm.ts';
 // A session under a pseudo-terminal (DESIGN §21): an agent's with interface "terminal", or a
 // task's shell (kind "terminal", no agent).
 export function isTerminal(s: Session): boolean {
-  return (s as { interface?: string }).interface === 'terminal';
+  return s.interface === 'terminal';
 }
 export function isShell(s: Session): boolean {
-  return (s.kind as string) === 'terminal';
+  return s.kind === 'terminal';
 }
 // What a session's card calls it: its agent, or "shell".
 export function sessionName(s: Session): string {
-  return (s.agent as string | null) ?? 'shell';
+  return s.agent ?? 'shell';
 }
 
 // The address of a session's terminal, from `offset` (null: the screen as it is).

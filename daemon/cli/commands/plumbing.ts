@@ -55,12 +55,16 @@ export const PLUMBING: Record<string, (p: Plumbing, word: string) => Promise<num
   },
   // What this machine needs to confine agents (DESIGN §18), checked for real (a namespace made)
   // with this PATH, as the daemon started from it would: 0 when it can, 1 saying what to install.
+  // And whether a pseudo-terminal can be made for terminal sessions (DESIGN §21), by making one.
   async doctor(p) {
-    const { checkSandbox } = await import('../../sandbox/check.ts');
-    const r = await checkSandbox({ path: process.env.PATH ?? '' });
-    if (p.values.json) process.stdout.write(JSON.stringify({ sandbox: r }, null, 2) + '\n');
-    else process.stdout.write(r.ok ? `sandbox: ok: agent sessions can be confined (${r.bwrap})\n` : `sandbox: missing ${r.missing}: ${r.detail}\n`);
-    return r.ok ? EXIT.OK : EXIT.API;
+    const [{ checkSandbox }, { checkPty }] = await Promise.all([import('../../sandbox/check.ts'), import('../../terminal/check.ts')]);
+    const [r, pty] = await Promise.all([checkSandbox({ path: process.env.PATH ?? '' }), checkPty()]);
+    if (p.values.json) process.stdout.write(JSON.stringify({ sandbox: r, pty }, null, 2) + '\n');
+    else {
+      process.stdout.write(r.ok ? `sandbox: ok: agent sessions can be confined (${r.bwrap})\n` : `sandbox: missing ${r.missing}: ${r.detail}\n`);
+      process.stdout.write(pty.ok ? 'terminal: ok: terminal sessions can run (a pseudo-terminal was made)\n' : `terminal: cannot run terminal sessions: ${pty.detail}\n`);
+    }
+    return r.ok && pty.ok ? EXIT.OK : EXIT.API;
   },
   async 'approval-mcp'(p, word) {
     const s = session(p, word);

@@ -1,0 +1,245 @@
+// Terminal sessions (DESIGN §21) through a real daemon: a stand-in TUI agent under a real
+// pseudo-terminal, attached over the WebSocket on the TCP front and the socket; the task's shell;
+// the guards; a daemon restart under a running program; what is refused.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { ROOT, startDaemon } from '../helpers/daemon.ts';
+import { AGENT, agentHome, allLines, liveGroupMembers, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
+import { attach } from '../helpers/terminal.ts';
+
+const TUI = path.join(ROOT, 'test', 'fixtures', 'tui.mjs');
+const AGENTS = {
+  // headless, the fixture; in a terminal, the stand-in TUI with the prompt as its title
+  tui: { command: [AGENT, '{prompt}'], terminal: [process.execPath, TUI, '{prompt}'], interactive: [process.execPath, TUI, 'resumed-{session}'] },
+};
+const daemon = sharedAgentDaemon({ agents: AGENTS });
+
+// The pid of the program the session's holder runs (its group's leader), as the holder wrote it.
+const programPid = (d: { home: string }, id: string) => Number(readFileSync(path.join(d.home, 'data', 'sessions', id, 'pty.pid'), 'utf8'));
+
+async function terminalSession(t: Parameters<typeof readyTaskOn>[1], prompt = 'Hello-TUI') {
+  const { d, task } = await readyTaskOn(await daemon(), t);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'tui', prompt, interface: 'terminal' } });
+  assert.equal(r.status, 201, r.text);
+  return { d, task, s: r.json };
+}
+
+test('a terminal session: the screen first, a real TTY, keys echoed, resize reaches the program, quit ends it with its status', async (t) => {
+  const { d, s } = await terminalSession(t);
+  assert.equal(s.interface, 'terminal');
+  assert.equal(s.kind, 'agent');
+  const c = await attach(t, d, s.id);
+  const first = await c.waitFrame(() => true);
+  assert.equal(first.type, 'screen');
+  await c.waitText('ready');
+  assert.match(c.text(), /Hello-TUI/);
+  assert.match(c.text(), /tty yes/);
+  assert.match(c.text(), /size 120x40/);
+  c.send({ type: 'input', data: 'x' });
+  await c.waitText('key "x"');
+  c.send({ type: 'resize', cols: 100, rows: 30 });
+  await c.waitText('size 100x30');
+  c.send({ type: 'input', data: 'q' });
+  const exit = await c.waitFrame((f) => f.type === 'exit');
+  assert.deepEqual(exit, { type: 'exit', code: 3 });
+  assert.equal((await c.closed).code, 1000);
+  await waitSessionEnd(d, s.id);
+  const after = (await d.socket('GET', `/api/sessions/${s.id}`)).json;
+  assert.equal(after.status, 'failed');
+  assert.equal(after.exit_code, 3);
+  // Stored as lines, seq without gaps.
+  const lines = await allLines(d, s.id);
+  assert.deepEqual(lines.map((l) => l.seq), lines.map((_, i) => i + 1));
+  assert.ok(lines.some((l) => l.text.includes('key "x"')), JSON.stringify(lines));
+  assert.ok(lines.some((l) => l.text.includes('bye')));
+  // Attached after its end: what it printed, then its exit.
+  const late = await attach(t, d, s.id, { via: 'socket' });
+  await late.waitFrame((f) => f.type === 'exit');
+  assert.match(late.text(), /bye/);
+  assert.deepEqual(late.frames.at(-1), { type: 'exit', code: 3 });
+});
+
+test('two clients see the same bytes; a reconnect with ?offset= gets exactly what it missed', async (t) => {
+  const { d, s } = await terminalSession(t);
+  const a = await attach(t, d, s.id);
+  const b = await attach(t, d, s.id, { via: 'socket' });
+  await Promise.all([a.waitText('ready'), b.waitText('ready')]);
+  a.send({ type: 'input', data: '1' });
+  await Promise.all([a.waitText('key "1"'), b.waitText('key "1"')]);
+  const at = b.offset();
+  b.close();
+  await b.closed;
+  a.send({ type: 'input', data: '23' });
+  await a.waitText('key "3"');
+  const again = await attach(t, d, s.id, { offset: at });
+  await again.waitText('key "3"');
+  assert.equal(again.frames[0]!.type, 'output', 'a kept offset gets output, not the screen');
+  assert.equal((again.frames[0] as { offset: number }).offset, at);
+  assert.ok(!again.text().includes('key "1"'), 'nothing it had seen comes again');
+  assert.match(again.text(), /key "2"[\s\S]*key "3"/);
+  // Both ends saw the same bytes from that offset.
+  const aBytes = Buffer.from(a.text()).subarray(Buffer.byteLength(a.text()) - (a.offset() - at)).toString();
+  assert.equal(again.text(), aBytes);
+  a.send({ type: 'input', data: 'q' });
+  await waitSessionEnd(d, s.id);
+});
+
+test('refused: a headless session (409 NOT_A_TERMINAL), no session (404), a cross-site page (403), a bad offset (400)', async (t) => {
+  const { d, task } = await readyTaskOn(await daemon(), t);
+  const headless = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'tui', prompt: 'echo:hi' } })).json;
+  assert.equal(headless.interface, 'headless');
+  await assert.rejects(attach(t, d, headless.id), (e: any) => e.status === 409 && e.body.code === 'NOT_A_TERMINAL');
+  await assert.rejects(attach(t, d, '00000000-0000-4000-8000-000000000000', { via: 'socket' }), (e: any) => e.status === 404 && e.body.code === 'NOT_FOUND');
+  const s = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'tui', prompt: 'T', interface: 'terminal' } })).json;
+  await assert.rejects(attach(t, d, s.id, { headers: { origin: 'http://evil.example' } }), (e: any) => e.status === 403 && e.body.code === 'FORBIDDEN_ORIGIN');
+  await assert.rejects(attach(t, d, s.id, { headers: { 'sec-fetch-site': 'cross-site' } }), (e: any) => e.status === 403 && e.body.code === 'FORBIDDEN_ORIGIN');
+  await assert.rejects(attach(t, d, s.id, { headers: { host: 'evil.example' } }), (e: any) => e.status === 403 && e.body.code === 'FORBIDDEN_HOST');
+  for (const bad of ['-1', 'x', '1.5', '1&colour=red']) {
+    await assert.rejects(attach(t, d, s.id, { offset: bad }), (e: any) => e.status === 400 && e.body.code === 'VALIDATION_FAILED', bad);
+  }
+  // The same-origin dashboard may.
+  const ok = await attach(t, d, s.id, { headers: { origin: `http://127.0.0.1:${d.port}` } });
+  await ok.waitText('ready');
+  await d.socket('DELETE', `/api/sessions/${s.id}`);
+});
+
+test('interface: another value is 400, an agent without a terminal command 422 INTERFACE_UNSUPPORTED; nothing starts', async (t) => {
+  const { d, task } = await readyTaskOn(await daemon(), t);
+  const other = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'tui', prompt: 'x', interface: 'gui' } });
+  assert.equal(other.status, 400);
+  assert.equal(other.json.code, 'VALIDATION_FAILED');
+  const none = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'fixture', prompt: 'x', interface: 'terminal' } });
+  assert.equal(none.status, 422, none.text);
+  assert.equal(none.json.code, 'INTERFACE_UNSUPPORTED');
+  assert.deepEqual((await d.socket('GET', `/api/tasks/${task.id}/sessions`)).json, []);
+});
+
+test("a task's shell: kind terminal, no agent, in the worktree with the task's environment", async (t) => {
+  const { d, task, project } = await readyTaskOn(await daemon(), t);
+  const r = await d.tcp('POST', `/api/tasks/${task.id}/terminals`);
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json.kind, 'terminal');
+  assert.equal(r.json.agent, null);
+  assert.equal(r.json.interface, 'terminal');
+  assert.equal(r.json.sandbox.confined, false);
+  const c = await attach(t, d, r.json.id);
+  // Typed once the shell prompts: what comes before may be flushed as it sets its terminal up.
+  await c.waitText(/[$#] $/);
+  c.send({ type: 'input', data: 'echo "id=$GROVE_TASK_ID"; pwd; echo done-$((6*7))\r' });
+  await c.waitText('done-42');
+  assert.ok(c.text().includes(`id=${task.id}`), `id=${task.id} in ${c.text()}`);
+  const cwd = path.resolve(project.path, task.worktree_path);
+  assert.ok(c.text().includes(`\r\n${cwd}\r\n`), `pwd ${cwd} in ${c.text()}`);
+  c.send({ type: 'input', data: 'exit 5\r' });
+  assert.deepEqual(await c.waitFrame((f) => f.type === 'exit'), { type: 'exit', code: 5 });
+});
+
+test('a follow-up to a running terminal session is typed into it (200, the same session)', async (t) => {
+  const { d, s } = await terminalSession(t);
+  const c = await attach(t, d, s.id);
+  await c.waitText('ready');
+  const r = await d.socket('POST', `/api/sessions/${s.id}/messages`, { body: { prompt: 'ab' } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.id, s.id);
+  await c.waitText(/key "a"[\s\S]*key "b"[\s\S]*key "\\r"/);
+  assert.equal((await d.socket('GET', `/api/tasks/${s.task_id}/sessions`)).json.length, 1);
+  c.send({ type: 'input', data: 'q' });
+  await waitSessionEnd(d, s.id);
+});
+
+test('bad frames close that client with a code and reason; the session and the daemon go on', async (t) => {
+  const { d, s } = await terminalSession(t);
+  const cases: Array<[string, number]> = [
+    ['not json', 1007],
+    [JSON.stringify({ type: 'paste', data: 'x' }), 1003],
+    [JSON.stringify({ type: 'resize', cols: 0, rows: 10 }), 1007],
+    [JSON.stringify({ type: 'resize', cols: 1001, rows: 10 }), 1007],
+    [JSON.stringify({ type: 'input', data: 'x'.repeat(1024 * 1024 + 1) }), 1009],
+  ];
+  for (const [frame, code] of cases) {
+    const c = await attach(t, d, s.id);
+    await c.waitText('ready');
+    c.send(frame);
+    const closed = await c.closed;
+    assert.equal(closed.code, code, frame.slice(0, 40));
+    assert.ok(closed.reason.length > 0);
+  }
+  assert.equal((await d.socket('GET', `/api/sessions/${s.id}`)).json.status, 'running');
+  const c = await attach(t, d, s.id);
+  c.send({ type: 'input', data: 'q' });
+  await c.waitFrame((f) => f.type === 'exit');
+});
+
+test('kill: the program and its holder are gone, nothing left running', async (t) => {
+  const { d, s } = await terminalSession(t);
+  const c = await attach(t, d, s.id);
+  await c.waitText('ready');
+  const pid = programPid(d, s.id);
+  assert.ok(liveGroupMembers(pid).includes(pid), "the program runs");
+  const r = await d.socket('DELETE', `/api/sessions/${s.id}`);
+  assert.equal(r.status, 200, r.text);
+  assert.equal((await d.socket('GET', `/api/sessions/${s.id}`)).json.status, 'killed');
+  assert.deepEqual(liveGroupMembers(s.pid), []);
+  assert.deepEqual(liveGroupMembers(pid), []);
+  await c.closed;
+});
+
+test('the program outlives a daemon restart with its screen; lines stored without gaps; the client comes back with ?offset=', async (t) => {
+  const home = agentHome(t, { agents: AGENTS });
+  const d1 = await startDaemon(t, { home });
+  const { task } = await readyTaskOn(d1, t);
+  const s = (await d1.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'tui', prompt: 'Kept-Screen', interface: 'terminal' } })).json;
+  const c = await attach(t, d1, s.id);
+  await c.waitText('ready');
+  c.send({ type: 'input', data: 'a' });
+  await c.waitText('key "a"');
+  const pid = programPid(d1, s.id);
+  const at = c.offset();
+  await d1.stop();
+  assert.equal((await c.closed).code, 1001, 'told to come back');
+  const d2 = await startDaemon(t, { home });
+  await d2.waitForLog((l) => l.msg === 're-attached to running session' && l.session === s.id);
+  assert.ok(liveGroupMembers(pid).includes(pid), "the program runs");
+  // A new client: the screen as it is.
+  const fresh = await attach(t, d2, s.id);
+  const screen = await fresh.waitFrame(() => true);
+  assert.equal(screen.type, 'screen');
+  assert.match(fresh.text(), /Kept-Screen/);
+  assert.match(fresh.text(), /key "a"/);
+  // The old client's offset: nothing new was printed, so nothing comes until a key.
+  const back = await attach(t, d2, s.id, { offset: at });
+  back.send({ type: 'input', data: 'b' });
+  await back.waitText('key "b"');
+  assert.equal(back.frames[0]!.type, 'output');
+  assert.ok(!back.text().includes('key "a"'));
+  back.send({ type: 'input', data: 'q' });
+  await waitSessionEnd(d2, s.id);
+  const lines = await allLines(d2, s.id);
+  assert.deepEqual(lines.map((l) => l.seq), lines.map((_, i) => i + 1));
+  const all = lines.map((l) => l.text).join('\n');
+  assert.match(all, /key "a"[\s\S]*key "b"[\s\S]*bye/);
+});
+
+test('200 clients attaching and leaving at once leave the daemon healthy, with no socket left open', async (t) => {
+  const { d, s } = await terminalSession(t);
+  const first = await attach(t, d, s.id);
+  await first.waitText('ready').catch(async (e) => {
+    console.log(JSON.stringify((await d.socket('GET', `/api/sessions/${s.id}`)).json), JSON.stringify(await allLines(d, s.id)), first.frames);
+    throw e;
+  });
+  const fds = () => readdirSync(`/proc/${d.proc.pid}/fd`).length;
+  const before = fds();
+  const clients = await Promise.all(Array.from({ length: 200 }, (_, i) => attach(t, d, s.id, { via: i % 2 ? 'socket' : 'tcp' })));
+  await Promise.all(clients.map((c) => c.waitFrame(() => true)));
+  for (const c of clients) c.close();
+  await Promise.all(clients.map((c) => c.closed));
+  assert.equal((await d.socket('GET', '/api/health')).status, 200);
+  // Every connection's descriptors are given back (the front's, the socket's, the holder links').
+  const deadline = Date.now() + 10_000;
+  while (fds() > before + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(fds() <= before + 2, `${fds()} descriptors open, ${before} before`);
+  first.send({ type: 'input', data: 'q' });
+  await waitSessionEnd(d, s.id);
+});

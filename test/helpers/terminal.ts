@@ -1,0 +1,89 @@
+// A client of a terminal session's WebSocket (DESIGN §21), as a test drives it: every frame kept,
+// the output since the last screen as text, waits on what arrives.
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+import type { ClientFrame, ServerFrame } from '../../schemas/terminal.ts';
+import type { Cleanup, TestDaemon } from './daemon.ts';
+
+export interface TerminalClient {
+  frames: ServerFrame[];
+  /** the screen's data, then every output frame's, as received */
+  text(): string;
+  /** the offset after the last frame received */
+  offset(): number;
+  send(frame: ClientFrame | string): void;
+  /** resolves once text() matches, or rejects after `ms` */
+  waitText(pattern: RegExp | string, ms?: number): Promise<void>;
+  waitFrame(pred: (f: ServerFrame) => boolean, ms?: number): Promise<ServerFrame>;
+  closed: Promise<{ code: number; reason: string }>;
+  close(): void;
+}
+
+// Opens `/api/sessions/:id/terminal` on the daemon's TCP front (default) or its socket.
+export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: number | string; via?: 'tcp' | 'socket'; headers?: Record<string, string> } = {}): Promise<TerminalClient> {
+  const q = opts.offset !== undefined ? `?offset=${opts.offset}` : '';
+  const url = opts.via === 'socket' ? `ws+unix://${d.socketPath}:/api/sessions/${id}/terminal${q}` : `ws://127.0.0.1:${d.port}/api/sessions/${id}/terminal${q}`;
+  const ws = new WebSocket(url, { headers: opts.headers ?? {} });
+  t.after(() => ws.terminate());
+  const frames: ServerFrame[] = [];
+  const events = new EventEmitter();
+  let text = '';
+  let next = 0;
+  ws.on('message', (data) => {
+    const f = JSON.parse(data.toString()) as ServerFrame;
+    frames.push(f);
+    if (f.type === 'screen') text = f.data;
+    if (f.type === 'output') text += f.data;
+    if (f.type !== 'exit') next = f.offset + Buffer.byteLength(f.data);
+    events.emit('frame', f);
+  });
+  let closedWith: { code: number; reason: string } | null = null;
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => {
+      closedWith = { code, reason: reason.toString() };
+      events.emit('frame');
+      resolve(closedWith);
+    }),
+  );
+  const until = <T>(check: () => T | undefined, ms: number, what: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const done = check();
+      if (done !== undefined) return resolve(done);
+      const timer = setTimeout(() => {
+        events.off('frame', on);
+        reject(new Error(`timed out waiting for ${what}; the terminal shows ${JSON.stringify(text.slice(-600))}`));
+      }, ms);
+      const on = () => {
+        const v = check();
+        if (v === undefined && closedWith !== null) {
+          clearTimeout(timer);
+          events.off('frame', on);
+          return reject(new Error(`closed (${closedWith.code} ${closedWith.reason}) before ${what}; the terminal shows ${JSON.stringify(text.slice(-600))}`));
+        }
+        if (v === undefined) return;
+        clearTimeout(timer);
+        events.off('frame', on);
+        resolve(v);
+      };
+      events.on('frame', on);
+    });
+  const client: TerminalClient = {
+    frames,
+    text: () => text,
+    offset: () => next,
+    send: (frame) => ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame)),
+    waitText: (pattern, ms = 20_000) => until(() => ((typeof pattern === 'string' ? text.includes(pattern) : pattern.test(text)) ? true : undefined), ms, String(pattern)).then(() => {}),
+    waitFrame: (pred, ms = 20_000) => until(() => frames.find(pred), ms, 'a frame'),
+    closed,
+    close: () => ws.close(),
+  };
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve(client));
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c));
+      res.on('end', () => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode} ${body}`), { status: res.statusCode, body: body.startsWith('{') ? JSON.parse(body) : body })));
+    });
+    ws.once('error', reject);
+  });
+}
