@@ -5,7 +5,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { ROOT, startDaemon } from '../helpers/daemon.ts';
-import { openPage, sharedBrowser } from '../helpers/browser.ts';
+import { contrasts, openPage, sharedBrowser } from '../helpers/browser.ts';
 import { AGENT, agentHome, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
 
 // The dashboard's terminal (DESIGN §21) in Chromium: a task's shell opened with its button and
@@ -36,7 +36,7 @@ async function typeLine(page: Page, text: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
-test("a task's shell: the Terminal button opens it focused, a command typed in Chromium runs in the worktree, exit ends it", async (t) => {
+test("a task's shell: the Terminal button opens it focused, a command typed in Chromium runs in the worktree, a second page in the dark scheme gets the screen, exit ends it", async (t) => {
   const d = await startDaemon(t, { home: agentHome(t) });
   const { task } = await readyTaskOn(d, t);
   const { page, errors, failures } = await openPage(t, await browser());
@@ -63,6 +63,20 @@ test("a task's shell: the Terminal button opens it focused, a command typed in C
   // The box is fitted: the program was told a size that fills it (not xterm's 80 × 24).
   const size = await page.locator('.terminal .xterm-screen').evaluate((el) => el.getBoundingClientRect().width);
   assert.ok(size > 700, `the terminal is ${size}px wide`);
+
+  // A second page, in the dark scheme, attaches beside it: the screen as it is, in dark colours,
+  // readable in both.
+  const dark = await openPage(t, await browser(), { colorScheme: 'dark' });
+  await dark.page.goto(`http://127.0.0.1:${d.port}/#/tasks/${task.id}`);
+  const darkCard = dark.page.locator('section[aria-label="Terminals"] .turn');
+  await waitRow(darkCard, 'grove-42', (row) => row === 'grove-42');
+  for (const [scheme, p] of [['light', page], ['dark', dark.page]] as const) {
+    const { out, page: background } = await contrasts(p, ['.terminal .xterm-rows']);
+    assert.ok(out['.terminal .xterm-rows']! >= 4.5, `${scheme}: the terminal's text has contrast ${out['.terminal .xterm-rows']}`);
+    const shade = await p.locator('.terminal .xterm-scrollable-element').evaluate((el) => getComputedStyle(el).backgroundColor);
+    assert.equal(shade, scheme === 'dark' ? 'rgb(19, 21, 22)' : 'rgb(241, 243, 240)', `${scheme}: the page's --code-bg (page luminance ${background})`);
+  }
+  assert.deepEqual(dark.errors, [], dark.failures.join('\n'));
 
   await typeLine(page, 'exit 3');
   await card.locator('.terminal[data-state="exited"]').waitFor();
