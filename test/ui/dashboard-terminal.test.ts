@@ -7,6 +7,7 @@ import type { Locator, Page } from 'playwright-core';
 import { ROOT, startDaemon } from '../helpers/daemon.ts';
 import { contrasts, openPage, sharedBrowser } from '../helpers/browser.ts';
 import { AGENT, agentHome, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
+import { attach } from '../helpers/terminal.ts';
 
 // The dashboard's terminal (DESIGN §21) in Chromium: a task's shell opened with its button and
 // typed into; an agent's terminal session on its card; the screen back after the daemon restarts.
@@ -93,18 +94,28 @@ test("an agent's terminal session shows its terminal on its card, no follow-up b
   const home = agentHome(t, { agents: { tui: { command: [AGENT, '{prompt}'], terminal: [process.execPath, TUI, '{prompt}'] } } });
   const d = await startDaemon(t, { home });
   const { task } = await readyTaskOn(d, t, { agent: 'tui' });
-  const { page, errors, failures } = await openPage(t, await browser());
-  await page.goto(`http://127.0.0.1:${d.port}/#/tasks/${task.id}`);
+  // Running before the page opens: what the page gets first is the screen the daemon kept.
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'tui', prompt: 'the stand-in', interface: 'terminal' } });
   assert.equal(r.status, 201, r.text);
+  const first = await attach(t, d, r.json.id);
+  await first.waitText('ready');
+  first.close();
+  const { page, errors, failures } = await openPage(t, await browser());
+  await page.goto(`http://127.0.0.1:${d.port}/#/tasks/${task.id}`);
   const card = page.locator(`.turn[data-session="${r.json.id}"]`);
   await card.locator('.terminal[data-state="live"]').waitFor();
   await card.locator('.badge', { hasText: 'terminal' }).waitFor();
   await waitRow(card, 'with the title', (row) => row === 'the stand-in');
   assert.equal(await page.locator('form[aria-label="Follow-up"]').count(), 0, 'the terminal is the input while it runs');
   await page.locator('.conversation .hint', { hasText: 'runs in its terminal' }).waitFor();
-  // The program was told the box's size: more columns than a default 80.
-  await waitRow(card, 'with a size wider than 80 columns', (row) => Number(/^size (\d+)x\d+$/.exec(row)?.[1] ?? 0) > 80);
+  // The program was told the box's size, and no other after it: not the size of the screen the
+  // daemon kept, which the page draws before fitting it again.
+  const fitted = (await card.locator('.terminal-box').getAttribute('data-size'))!;
+  await waitRow(card, `size ${fitted}`, (row) => row === `size ${fitted}`);
+  // (Its first line may be the size it started at, before the page attached.)
+  const sizes = (await screenText(card)).split('\n').filter((row) => row.startsWith('size ')).map((row) => row.trim());
+  const told = sizes[0] === `size ${fitted}` ? sizes : sizes.slice(1);
+  assert.deepEqual(told, [`size ${fitted}`], `the program was told: ${sizes.join(', ')}`);
   await card.locator('.xterm-screen').click();
   await page.keyboard.type('x');
   await waitRow(card, 'key "x"', (row) => row === 'key "x"');

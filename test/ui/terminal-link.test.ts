@@ -81,6 +81,9 @@ test('frames are written in order, the offset counts UTF-8 bytes, keys and sizes
   await rec.until('the output', () => rec.shown.length === 2);
   assert.deepEqual(rec.shown, ['[screen 80x24]\x1b[Hprompt$ ', 'héllo ✓ 🌳\r\n']);
   assert.equal(link.offset, 7 + Buffer.byteLength('héllo ✓ 🌳\r\n'));
+  // The size is sent when the connection opens and again at its first frame, once the daemon has
+  // attached it: not at every frame.
+  assert.equal(opened.length, 2);
   await rec.until('the keys', () => one.got.length === 2);
   assert.deepEqual(one.got, [{ type: 'resize', cols: 100, rows: 30 }, { type: 'input', data: 'ls\r' }]);
 
@@ -91,12 +94,13 @@ test('frames are written in order, the offset counts UTF-8 bytes, keys and sizes
   const two = await srv.conn(2);
   assert.equal(two.url.searchParams.get('offset'), String(link.offset));
   await rec.until('live again', () => rec.states.at(-1)?.kind === 'live');
-  assert.equal(opened.length, 2, 'each connection is told its size');
+  assert.equal(opened.length, 3, 'each connection is told its size');
   send(two, { type: 'output', offset: link.offset!, data: 'more' });
   send(two, { type: 'exit', code: 3 });
   await rec.until('the exit', () => rec.states.at(-1)?.kind === 'exited');
   assert.deepEqual(rec.states.at(-1), { kind: 'exited', code: 3 });
   assert.equal(rec.shown.at(-1), 'more');
+  assert.equal(opened.length, 4);
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(srv.conns.length, 2, 'no reconnect after the exit');
   assert.deepEqual(

@@ -26,7 +26,8 @@ export interface LinkOptions {
   url(offset: number | null): string;
   screen: Screen;
   onState(state: LinkState): void;
-  /** each time a connection opens (the view sends its size) */
+  /** each time a connection opens, and again at its first frame (the view sends its size): a
+   * frame sent before the daemon has attached the connection to the session may not reach it */
   onOpen?(): void;
   /** the first wait after a drop, doubled at each failure up to `maxMs` */
   firstMs?: number;
@@ -91,6 +92,7 @@ export function openLink(opts: LinkOptions): Link {
   const connect = () => {
     timer = undefined;
     const sock = (ws = new Socket(opts.url(offset)));
+    let heard = false;
     sock.onopen = () => {
       if (ws !== sock) return;
       opts.onState({ kind: 'live' });
@@ -107,6 +109,10 @@ export function openLink(opts: LinkOptions): Link {
         return;
       }
       frame(f);
+      if (!heard && !done) {
+        heard = true;
+        opts.onOpen?.();
+      }
     };
     sock.onclose = (e: { code: number }) => {
       if (ws !== sock || done) return;

@@ -61,22 +61,37 @@ export function mountTerminal(el: HTMLElement, url: (offset: number | null) => s
     if (fit.proposeDimensions()) fit.fit();
   };
   refit();
+  // While a screen is drawn at the size it was kept at, that size is not the program's to be told:
+  // the box's is, once fitted again.
+  let drawing = false;
   const link = openLink({
     url,
     screen: {
       // Drawn at the size it was kept at, then fitted to the box again (which tells the program).
       redraw: (f) => {
         term.reset();
+        drawing = true;
         term.resize(f.cols, f.rows);
+        drawing = false;
         term.write(f.data, refit);
       },
       write: (data) => term.write(data),
     },
     onState,
-    onOpen: () => link.send({ type: 'resize', cols: term.cols, rows: term.rows }),
+    // The box's size, not the terminal's, which is the kept screen's while that is drawn.
+    onOpen: () => {
+      const box = fit.proposeDimensions();
+      link.send({ type: 'resize', cols: box?.cols ?? term.cols, rows: box?.rows ?? term.rows });
+    },
   });
   term.onData((data) => link.send({ type: 'input', data }));
-  term.onResize(({ cols, rows }) => link.send({ type: 'resize', cols, rows }));
+  // The box says its size in columns and rows (data-size), as the program is told it.
+  const sized = () => (el.dataset.size = `${term.cols}x${term.rows}`);
+  sized();
+  term.onResize(({ cols, rows }) => {
+    sized();
+    if (!drawing) link.send({ type: 'resize', cols, rows });
+  });
   term.attachCustomKeyEventHandler((e) => {
     if (e.type !== 'keydown') return true;
     const mod = e.ctrlKey || e.metaKey;
