@@ -10,6 +10,7 @@ export const FAMILIES: Array<[load: Family, words: string[]]> = [
   [() => import('./commands/project.ts'), ['project add', 'project ls', 'project rm', 'pool', 'conflicts']],
   [() => import('./commands/task.ts'), ['task new', 'task ls', 'task show', 'task rm']],
   [() => import('./commands/session.ts'), ['session start', 'session ls', 'session show', 'session kill', 'say', 'logs', 'takeover']],
+  [() => import('./commands/terminal.ts'), ['attach', 'shell']],
   [() => import('./commands/service.ts'), ['service ls', 'service start', 'service stop']],
   [() => import('./commands/approvals.ts'), ['approvals', 'approve', 'deny']],
   [() => import('./commands/review.ts'), ['changes', 'diff', 'commit', 'rebase', 'merge', 'push']],

@@ -49,6 +49,7 @@ const OPTIONS = {
   strategy: { type: 'string' },
   fix: { type: 'boolean' },
   sandbox: { type: 'string' },
+  terminal: { type: 'boolean' },
   dir: { type: 'string' },
   record: { type: 'string' },
   allow: { type: 'string', multiple: true },

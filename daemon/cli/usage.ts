@@ -25,7 +25,8 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
   task show <id>                           a task and its setup log
   task rm <id> [--force]                   archive a task (worktree removed, branch kept)
   session start <task> [--agent A] [--mode read|edit|full] [--prompt P] [--timeout S]
-                [--sandbox auto|true|false] [-- args…]
+                [--sandbox auto|true|false] [--terminal] [-- args…]
+                                           --terminal: the agent's own interface, under a pseudo-terminal (grove attach)
   session ls <task> [--conversation C]     a task's sessions: conversation, mode, sandbox, status, result
   session show <id>                        one session: its status, sandbox, result and the calls its agent denied
   service ls <task>                        the services of its .grove.json and their sessions
@@ -34,6 +35,11 @@ export const USAGE = `usage: grove [--host NAME|ssh://…] <command> [options]
                                            continue a session's conversation (followed on a terminal, or with -f)
   session kill <id>                        kill a session's process group
   takeover <session> [-- args…]            resume its conversation in this terminal, interactively (grove say continues after it)
+  attach <session>                         a terminal session (DESIGN §21) in this terminal: keys to its program, its
+                                           screen here, this window's size its own; Ctrl-\\ detaches (it runs on);
+                                           the program's exit is said on stderr (exit 0)
+  shell <task>                             a shell in the task's worktree with its environment (a terminal session),
+                                           attached here on a terminal; it runs on after a detach
   logs <session> [-f]                      a session's output; -f follows it to its end, with the approvals it waits for
   approvals [--task T] [--all]             what agents ask the person (pending ones; --all: every one)
   approve <id> [--remember session|project] [--answer TEXT]

@@ -97,6 +97,8 @@ export function calls(api: Transport) {
     startSession: (taskId: string, body: CreateSession) => api.call<Session>('POST', `/api/tasks/${q(taskId)}/sessions`, body),
     /** a follow-up in the session's conversation: the session that runs it */
     say: (sessionId: string, body: CreateMessage) => api.call<Session>('POST', `/api/sessions/${q(sessionId)}/messages`, body),
+    /** a shell in the task's worktree, under a pseudo-terminal (DESIGN §21) */
+    openShell: (taskId: string) => api.call<Session>('POST', `/api/tasks/${q(taskId)}/terminals`),
     startService: (taskId: string, name: string) => api.call<Session>('POST', `/api/tasks/${q(taskId)}/services/${q(name)}`),
     session: (id: string) => api.call<Session>('GET', `/api/sessions/${q(id)}`),
     kill: (id: string) => api.call<KillResult>('DELETE', `/api/sessions/${q(id)}`),

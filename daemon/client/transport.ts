@@ -36,6 +36,12 @@ const retryAfterOf = (res: IncomingMessage) => [res.headers['retry-after']].flat
 // daemon's socket refuses, sometimes before the request is written.
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE']);
 
+// A failure to reach `socketPath` as the CLI reports it: DaemonUnreachable where no daemon
+// answered, else the error itself.
+export function unreachable(socketPath: string, err: NodeJS.ErrnoException): Error {
+  return UNREACHABLE.has(err.code ?? '') ? new DaemonUnreachable(socketPath, err) : err;
+}
+
 // The daemon's API over a unix socket with node:http (a CLI command is one short process: no client
 // library to load). It is given a socket path only: a local daemon's, or one forwarded from
 // another machine, the same to it.
@@ -47,7 +53,7 @@ export function createTransport(socketPath: string): Transport {
   const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
     new Promise<IncomingMessage>((resolve, reject) => {
       const req = request({ socketPath, agent, method, path, headers }, resolve);
-      req.once('error', (err: NodeJS.ErrnoException) => reject(UNREACHABLE.has(err.code ?? '') ? new DaemonUnreachable(socketPath, err) : err));
+      req.once('error', (err: NodeJS.ErrnoException) => reject(unreachable(socketPath, err)));
       req.end(body);
     });
   return {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { UUID_PATTERN } from '../../schemas/common.ts';
-import { MAX_INPUT_BYTES } from '../../schemas/terminal.ts';
+import { MAX_INPUT_BYTES, type ClientFrame } from '../../schemas/terminal.ts';
 import { GroveError } from '../errors.ts';
 import { refuseUpgrade } from '../http/upgrade.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -52,7 +52,23 @@ export function terminalSockets(deps: AttachDeps & { log: Logger }) {
     clients.add(ws);
     ws.on('close', () => clients.delete(ws));
     ws.on('error', () => {});
-    let at: Awaited<ReturnType<typeof attachTerminal>>;
+    // Read from the open on: ws keeps no message for a listener added later, and a client sends
+    // its window's size (and what is typed) at once, while the holder is being attached to. Those
+    // wait here, up to an input's worth, and go once it is.
+    let at: Awaited<ReturnType<typeof attachTerminal>> | null = null;
+    const early: ClientFrame[] = [];
+    let earlyBytes = 0;
+    ws.on('message', (data, isBinary) => {
+      const parsed = isBinary ? ({ ok: false, close: CLOSE.UNSUPPORTED, reason: 'frames are JSON text' } as const) : parseClientFrame(data.toString());
+      if (!parsed.ok) {
+        log.debug({ session: id, reason: parsed.reason }, 'terminal client refused');
+        return ws.close(parsed.close, parsed.reason);
+      }
+      if (at !== null) return at.send(parsed.frame);
+      earlyBytes += (data as Buffer).length;
+      if (earlyBytes > MAX_INPUT_BYTES) return ws.close(CLOSE.TOO_BIG, 'over 1 MiB sent before the terminal was attached');
+      early.push(parsed.frame);
+    });
     try {
       at = await attach();
     } catch (err) {
@@ -67,14 +83,7 @@ export function terminalSockets(deps: AttachDeps & { log: Logger }) {
       if (ws.bufferedAmount > MAX_BUFFERED_BYTES) return ws.close(CLOSE.GOING_AWAY, 'the client reads too slowly; reconnect with ?offset=');
       ws.send(JSON.stringify(frame));
     });
-    ws.on('message', (data, isBinary) => {
-      const parsed = isBinary ? ({ ok: false, close: CLOSE.UNSUPPORTED, reason: 'frames are JSON text' } as const) : parseClientFrame(data.toString());
-      if (!parsed.ok) {
-        log.debug({ session: id, reason: parsed.reason }, 'terminal client refused');
-        return ws.close(parsed.close, parsed.reason);
-      }
-      at.send(parsed.frame);
-    });
+    for (const frame of early.splice(0)) at.send(frame);
   }
 
   return {

@@ -36,9 +36,11 @@ export async function runHolder(opts: HolderOptions): Promise<number> {
 
   let pid: number | null = null;
   let pending: NodeJS.Signals | null = null;
+  // TERM is followed by a hangup, as when a terminal window closes: an interactive shell ignores
+  // TERM but ends on HUP.
   const stop = (signal: NodeJS.Signals) => {
     if (pid === null) pending = signal;
-    else signalGroup(pid, signal);
+    else for (const s of signal === 'SIGTERM' ? (['SIGTERM', 'SIGHUP'] as const) : [signal]) signalGroup(pid, s);
   };
   const ignore = () => {};
   for (const s of STOPPING) process.on(s, stop);
@@ -60,7 +62,7 @@ export async function runHolder(opts: HolderOptions): Promise<number> {
       term.onData((data) => relay.output(data));
       term.onExit(({ exitCode, signal }) => resolve(exitCodeOf(signal ? null : exitCode, signal || null)));
       writePid(ptyPidFile(opts.socket), pid, say);
-      if (pending !== null) signalGroup(pid, pending);
+      if (pending !== null) stop(pending);
     });
     socket.close();
     await relay.exit(code);

@@ -243,3 +243,16 @@ test('200 clients attaching and leaving at once leave the daemon healthy, with n
   first.send({ type: 'input', data: 'q' });
   await waitSessionEnd(d, s.id);
 });
+
+test('frames sent at once on open (the window size, keys typed) reach the program: none is lost while the daemon attaches to the holder', async (t) => {
+  const { d, s } = await terminalSession(t);
+  const first = await attach(t, d, s.id);
+  await first.waitText('ready');
+  for (const [i, via] of (['tcp', 'socket', 'tcp'] as const).entries()) {
+    const c = await attach(t, d, s.id, { via, onOpen: [{ type: 'resize', cols: 70 + i, rows: 20 }, { type: 'input', data: `${i}` }] });
+    await c.waitText(`size ${70 + i}x20`);
+    await c.waitText(`key "${i}"`);
+  }
+  first.send({ type: 'input', data: 'q' });
+  await waitSessionEnd(d, s.id);
+});

@@ -32,12 +32,12 @@ async function loaded(t: { after(fn: () => unknown): void }, args: string[]): Pr
   return readFileSync(record, 'utf8').trim().split('\n');
 }
 
-test('grove status and grove socket load their family alone: no TypeBox, Ajv, SSH, hosts.json, MCP or other family, nor the undici inside Node', async (t) => {
+test('grove status and grove socket load their family alone: no TypeBox, Ajv, ws, SSH, hosts.json, MCP or other family, nor the undici inside Node', async (t) => {
   for (const args of [['status'], ['socket'], ['status', '--json']]) {
     const modules = await loaded(t, args);
     assert.ok(modules.some((m) => m.endsWith('/dist/daemon/cli/commands/status.js')), `${args.join(' ')} loads its family`);
     const needless = modules.filter((m) =>
-      /node_modules\/(@sinclair\/typebox|ajv)\/|\/dist\/daemon\/(client\/(ssh|hosts-file)|mcp\/|bridges\/|cli\/commands\/(?!status|plumbing))|internal\/deps\/undici/.test(m),
+      /node_modules\/(@sinclair\/typebox|ajv|ws)\/|\/dist\/daemon\/(client\/(ssh|hosts-file)|mcp\/|bridges\/|cli\/commands\/(?!status|plumbing))|internal\/deps\/undici/.test(m),
     );
     assert.deepEqual(needless, [], `grove ${args.join(' ')} loads what it does not need`);
   }

@@ -20,7 +20,7 @@ export interface TerminalClient {
 }
 
 // Opens `/api/sessions/:id/terminal` on the daemon's TCP front (default) or its socket.
-export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: number | string; via?: 'tcp' | 'socket'; headers?: Record<string, string> } = {}): Promise<TerminalClient> {
+export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: number | string; via?: 'tcp' | 'socket'; headers?: Record<string, string>; onOpen?: ClientFrame[] } = {}): Promise<TerminalClient> {
   const q = opts.offset !== undefined ? `?offset=${opts.offset}` : '';
   const url = opts.via === 'socket' ? `ws+unix://${d.socketPath}:/api/sessions/${id}/terminal${q}` : `ws://127.0.0.1:${d.port}/api/sessions/${id}/terminal${q}`;
   const ws = new WebSocket(url, { headers: opts.headers ?? {} });
@@ -78,7 +78,11 @@ export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: n
     close: () => ws.close(),
   };
   return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(client));
+    ws.once('open', () => {
+      // Sent in the open event itself, before the daemon has attached to the holder.
+      for (const f of opts.onOpen ?? []) ws.send(JSON.stringify(f));
+      resolve(client);
+    });
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c));

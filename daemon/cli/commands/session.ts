@@ -37,8 +37,11 @@ export const commands: Record<string, Command> = {
     const body: CreateSession = {};
     if (typeof c.values.agent === 'string') body.agent = c.values.agent;
     if (typeof c.values.prompt === 'string') body.prompt = c.values.prompt;
+    // The agent's own interface under a pseudo-terminal (DESIGN §21), attached with grove attach.
+    if (c.values.terminal === true) body.interface = 'terminal';
     const s = await c.api.startSession(t.id, { ...body, ...sessionOptions(c), ...sandboxOption(c) });
-    print(c, s, () => `session ${s.id} (${s.agent}, ${s.mode}) ${s.status}, pid ${s.pid}${s.sandbox.confined ? '' : `\nUNCONFINED: ${s.sandbox.reason ?? 'not confined'}`}`);
+    const attach = s.interface === 'terminal' ? `\ngrove attach ${shortId(s.id)} shows its terminal` : '';
+    print(c, s, () => `session ${s.id} (${s.agent}, ${s.mode}) ${s.status}, pid ${s.pid}${s.sandbox.confined ? '' : `\nUNCONFINED: ${s.sandbox.reason ?? 'not confined'}`}${attach}`);
   },
   async 'session ls'(c) {
     const t = await task(c, arg(c, 0, 'task'));
