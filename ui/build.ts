@@ -1,6 +1,7 @@
 // `npm run build` (after tsc): the dashboard (DESIGN §12) bundled by esbuild into dist/ui, which
 // the daemon serves at /: index.html naming the hashed script and stylesheet under /assets/
-// (cached for good), no inline script, for the page's CSP.
+// (cached for good), no inline script, for the page's CSP. What the page imports only when it
+// needs it (the terminal's xterm, DESIGN §21) is a hashed chunk beside them.
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -20,13 +21,15 @@ const result = await build({
   minify: true,
   outdir: path.join(OUT, 'assets'),
   entryNames: 'index-[hash]',
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
   metafile: true,
   logLevel: 'warning',
 });
-// The script and its stylesheet, as the page names them.
-const [js, css] = ['.js', '.css'].map((ext) => {
-  const file = Object.keys(result.metafile.outputs).find((f) => f.endsWith(ext));
-  if (!file) throw new Error(`the dashboard build made no ${ext} file`);
+// The entry's script and its stylesheet, as the page names them.
+const entry = Object.entries(result.metafile.outputs).find(([f, o]) => f.endsWith('.js') && o.entryPoint !== undefined);
+const [js, css] = [entry?.[0], entry?.[1].cssBundle].map((file) => {
+  if (!file) throw new Error(`the dashboard build made no entry script or stylesheet`);
   return `/assets/${path.basename(file)}`;
 });
 const page = readFileSync(path.join(UI, 'index.html'), 'utf8').replace(

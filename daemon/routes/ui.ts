@@ -6,9 +6,12 @@ import { GroveError } from '../errors.ts';
 import { route, type Route } from '../http/route.ts';
 
 // What every page and asset of the dashboard is sent with (DESIGN §12): its own origin only, never
-// framed, no inline script.
+// framed, no inline script. Inline style is allowed: the terminal (xterm, DESIGN §21) writes its
+// colours and cell sizes into <style> elements and a cell's 24-bit colour into its style attribute,
+// and a style can load nothing from elsewhere under default-src 'self'. The WebSocket of a
+// terminal is the page's own origin, which 'self' covers (ws: too, in Chromium and Firefox).
 export const UI_HEADERS = {
-  'content-security-policy': "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
+  'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',

@@ -21,6 +21,8 @@ test("the dashboard's page and assets: same-origin CSP, never framed, no inline 
     const csp = String(page.headers['content-security-policy']);
     assert.match(csp, /(^|; )default-src 'self'(;|$)/, csp);
     assert.match(csp, /(^|; )frame-ancestors 'none'(;|$)/, csp);
+    // Inline style only, for the terminal's renderer (DESIGN §21): scripts are the page's own files.
+    assert.doesNotMatch(csp.replace(/(^|; )style-src [^;]*/, ''), /unsafe|script-src/, csp);
     assert.equal(page.headers['x-frame-options'], 'DENY');
     assert.equal(page.headers['x-content-type-options'], 'nosniff');
     assert.equal(page.headers['cache-control'], 'no-cache');

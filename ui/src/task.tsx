@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { deniedCount, describeDenial } from '../../schemas/denials.ts';
 import { MODES } from '../../schemas/modes.ts';
 import type { ServiceList, Session } from '../../schemas/session.ts';
-import { isBusy } from '../../schemas/session-status.ts';
+import { isBusy, isLive } from '../../schemas/session-status.ts';
 import type { CommitResult, MergeResult, PushResult } from '../../schemas/review.ts';
 import type { Task, TaskSetup } from '../../schemas/task.ts';
 import { api, ApiError, HOST, messageOf } from './api.ts';
@@ -19,6 +19,7 @@ import { OutputView } from './output.tsx';
 import { PullFact } from './pull.tsx';
 import { QueueAction } from './queue.tsx';
 import { Review } from './review.tsx';
+import { isShell, isTerminal, sessionName, SessionTerminal } from './terminal.tsx';
 
 
 export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
@@ -28,6 +29,8 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
   const ended = sessions.filter((s) => s.ended_at !== null).length;
   // From the confirmed archive on, the worktree is going: nothing reads it any more.
   const [archiving, setArchiving] = useState(false);
+  // The shell the Terminal button opened last: focused, to be typed into.
+  const [opened, setOpened] = useState<string | null>(null);
   // What ended while the page is open is seen.
   useEffect(() => markSeen(taskId), [taskId, ended]);
   if (!task) {
@@ -44,8 +47,10 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
   const host = hostOf(live.state, task.host_id);
   // What only the task's host can read is not asked of it while it is offline (503 HOST_OFFLINE).
   const away = host !== null && !host.online;
-  // A conversation's turns: the agent's, and those taken over in a terminal (grove takeover).
-  const agents = sessions.filter((s) => s.kind !== 'service');
+  // A conversation's turns: the agent's, and those taken over in a terminal (grove takeover). The
+  // task's shells are not conversations: they have a panel of their own.
+  const agents = sessions.filter((s) => s.kind !== 'service' && !isShell(s));
+  const shells = sessions.filter(isShell);
   return (
     <article class="task">
       <header class="page-head">
@@ -99,7 +104,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
         ) : null}
       </dl>
       <RestackNote live={live} task={task} />
-      <Actions live={live} task={task} onArchiving={setArchiving} />
+      <Actions live={live} task={task} onArchiving={setArchiving} onShell={setOpened} />
       {task.status === 'archived' ? null : <QueueAction live={live} task={task} disabled={archiving || task.status !== 'ready'} />}
       <Log title="Setup" path={`/api/tasks/${task.id}/setup`} open={task.status !== 'ready'} refresh={task.status} />
       {away ? (
@@ -109,6 +114,7 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
       ) : task.status === 'ready' ? (
         <Services live={live} task={task} sessions={sessions} />
       ) : null}
+      {shells.length > 0 ? <Shells shells={shells} opened={opened} /> : null}
       <section class="panel">
         <h2>Conversations</h2>
         {task.status === 'ready' ? <NewSession live={live} task={task} /> : null}
@@ -146,7 +152,7 @@ function conversations(sessions: Session[]): Session[][] {
 }
 
 // Commit, rebase, merge, push and archive, each confirmed first.
-function Actions({ live, task, onArchiving }: { live: Live; task: Task; onArchiving: (on: boolean) => void }) {
+function Actions({ live, task, onArchiving, onShell }: { live: Live; task: Task; onArchiving: (on: boolean) => void; onShell: (id: string) => void }) {
   const [note, setNote] = useState('');
   const action = useAction();
   const { busy, error } = action;
@@ -171,6 +177,14 @@ function Actions({ live, task, onArchiving }: { live: Live; task: Task; onArchiv
       });
     }
   };
+  // A shell in the worktree (DESIGN §21), shown in the Terminals panel and focused there.
+  const shell = () =>
+    void run(async () => {
+      const s = await api<Session>('POST', `/api/tasks/${task.id}/terminals`);
+      onShell(s.id);
+      live.put('session', s);
+      return '';
+    });
   const push = () => {
     if (confirm(`Push ${task.branch} to origin?`)) void run(async () => `Pushed to ${(await api<PushResult>('POST', `/api/tasks/${task.id}/push`, {})).remote}`);
   };
@@ -212,6 +226,9 @@ function Actions({ live, task, onArchiving }: { live: Live; task: Task; onArchiv
       </select>
       {button('Merge', merge)}
       {button('Push', push)}
+      <button type="button" onClick={shell} disabled={busy || !ready || HOST !== null} title={HOST === null ? "A shell in the task's worktree, with its environment" : `${HOST}'s terminals are not shown here`}>
+        Terminal
+      </button>
       <button type="button" class="danger" onClick={archive} disabled={busy}>
         Archive
       </button>
@@ -295,17 +312,26 @@ function NewSession({ live, task }: { live: Live; task: Task }) {
     const body: Record<string, unknown> = { agent: String(f.get('agent')), mode: String(f.get('mode')) };
     const text = String(f.get('prompt') ?? '');
     if (text) body.prompt = text;
+    // The agent's own terminal interface (DESIGN §21); headless, the API's default, is not said.
+    if (f.get('interface') === 'terminal') body.interface = 'terminal';
     live.put('session', await api<Session>('POST', `/api/tasks/${task.id}/sessions`, body));
   });
   const promptError = fieldError(error, 'prompt');
+  const interfaceError = fieldError(error, 'interface', ['INTERFACE_UNSUPPORTED']);
   const none = noAgent(agents);
   return (
     <form class="form inline" onSubmit={submit} aria-label="New session">
       <AgentChoice agents={agents} error={error} />
+      <Field label="Interface" name="interface" error={interfaceError}>
+        <select {...inputProps('interface', interfaceError)}>
+          <option value="headless">headless</option>
+          <option value="terminal">terminal</option>
+        </select>
+      </Field>
       <Field label="Prompt" name="prompt" error={promptError}>
         <textarea {...inputProps('prompt', promptError)} rows={3} />
       </Field>
-      <FormError error={error} fields={['agent', 'mode', 'prompt']} codes={AGENT_CODES} />
+      <FormError error={error} fields={['agent', 'mode', 'interface', 'prompt']} codes={[...AGENT_CODES, 'INTERFACE_UNSUPPORTED']} />
       <button class="primary" type="submit" disabled={busy || none} aria-describedby={none ? 'no-agents' : undefined} title={none ? 'no agent is installed' : undefined}>
         Start session
       </button>
@@ -332,6 +358,58 @@ function Denials({ agent, denials }: { agent: string; denials: NonNullable<Sessi
   );
 }
 
+// A session's card head: who, how it stands, and Stop while it runs.
+function SessionHead({ s, onStop }: { s: Session; onStop: (s: Session) => void }) {
+  return (
+    <header>
+      <strong>{sessionName(s)}</strong> {s.kind === 'interactive' ? <span class="badge interactive">interactive</span> : null}
+      {isTerminal(s) && !isShell(s) ? <span class="badge interactive">terminal</span> : null} {isShell(s) ? null : <span class="muted small">{s.mode}</span>}{' '}
+      <span class={`status ${s.status}${s.result?.denials.length ? ' denied' : ''}`}>{s.status}</span>
+      {s.exit_code !== null ? <span class="muted small">exit {s.exit_code}</span> : null}
+      {s.result?.denials.length ? <span class="badge denied">{deniedCount(s.result.denials.length)}</span> : null}
+      {s.limit_resets_at ? <span class="badge limit">limit until {new Date(s.limit_resets_at).toLocaleString()}</span> : null}
+      {s.timed_out ? <span class="badge failed">timed out</span> : null}
+      {s.kind === 'agent' && !s.sandbox.confined ? (
+        <span class="badge unconfined" title={`Not confined: ${s.sandbox.reason ?? ''}. The agent runs with your full rights.`}>
+          unconfined
+        </span>
+      ) : null}
+      {isBusy(s.status) ? (
+        <button type="button" class="small" onClick={() => onStop(s)}>
+          Stop
+        </button>
+      ) : null}
+    </header>
+  );
+}
+
+// Stop a session, confirmed first; a refusal is the action's error.
+function useStop(action: ReturnType<typeof useAction>) {
+  return async (s: Session) => {
+    if (!confirm(isShell(s) ? 'Stop the shell?' : `Stop the ${sessionName(s)} session?`)) return;
+    await action.run(() => api('DELETE', `/api/sessions/${s.id}`));
+  };
+}
+
+// The task's shells (DESIGN §21), newest first, each on its card with its terminal.
+function Shells({ shells, opened }: { shells: Session[]; opened: string | null }) {
+  const stopping = useAction();
+  const stop = useStop(stopping);
+  const newest = shells.at(-1)!;
+  return (
+    <section class="panel" aria-label="Terminals">
+      <h2>Terminals</h2>
+      {[...shells].reverse().map((s) => (
+        <div class="turn" key={s.id} data-session={s.id} tabIndex={-1}>
+          <SessionHead s={s} onStop={stop} />
+          <SessionTerminal session={s} open={s === newest} autoFocus={s.id === opened} />
+        </div>
+      ))}
+      <ActionError error={stopping.error} />
+    </section>
+  );
+}
+
 // One conversation: its turns (prompt, then the agent's output), and a box for the next one.
 function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
   const last = turns[turns.length - 1]!;
@@ -341,51 +419,37 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
     live.put('session', await api<Session>('POST', `/api/sessions/${last.id}/messages`, { prompt: String(f.get('prompt') ?? ''), mode: String(f.get('mode')) }));
   });
   const error = sendError ?? killing.error;
-  const kill = async (s: Session) => {
-    if (!confirm(`Stop the ${s.agent} session?`)) return;
-    await killing.run(() => api('DELETE', `/api/sessions/${s.id}`));
-  };
+  const kill = useStop(killing);
   const promptError = fieldError(error, 'prompt', ['RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED']);
   return (
-    <section class="conversation" aria-label={`Conversation with ${turns[0]!.agent}`}>
+    <section class="conversation" aria-label={`Conversation with ${sessionName(turns[0]!)}`}>
       {turns.map((s) => {
         const wait = waitOf(live.state, s);
         return (
           <div class="turn" key={s.id} data-session={s.id} tabIndex={-1}>
-            <header>
-              <strong>{s.agent}</strong> {s.kind === 'interactive' ? <span class="badge interactive">interactive</span> : null} <span class="muted small">{s.mode}</span>{' '}
-              <span class={`status ${s.status}${s.result?.denials.length ? ' denied' : ''}`}>{s.status}</span>
-              {s.exit_code !== null ? <span class="muted small">exit {s.exit_code}</span> : null}
-              {s.result?.denials.length ? <span class="badge denied">{deniedCount(s.result.denials.length)}</span> : null}
-              {s.limit_resets_at ? <span class="badge limit">limit until {new Date(s.limit_resets_at).toLocaleString()}</span> : null}
-              {s.timed_out ? <span class="badge failed">timed out</span> : null}
-              {s.kind === 'agent' && !s.sandbox.confined ? (
-                <span class="badge unconfined" title={`Not confined: ${s.sandbox.reason ?? ''}. The agent runs with your full rights.`}>
-                  unconfined
-                </span>
-              ) : null}
-              {isBusy(s.status) ? (
-                <button type="button" class="small" onClick={() => kill(s)}>
-                  Stop
-                </button>
-              ) : null}
-            </header>
+            <SessionHead s={s} onStop={kill} />
             {s.prompt ? <p class="prompt">{s.prompt}</p> : null}
             {wait ? <WaitLine wait={wait} links /> : null}
             {s.status === 'queued' ? (
               wait ? null : <p class="muted small">queued{s.not_before ? ` until ${new Date(s.not_before).toLocaleString()}` : ''}</p>
             ) : s.kind === 'interactive' ? (
               <p class="muted small">Taken over in a terminal (grove takeover): what was said there is the agent's own, not captured here.</p>
+            ) : isTerminal(s) ? (
+              <SessionTerminal session={s} open={s === last} />
             ) : (
               <OutputView session={s} />
             )}
             {s.result?.text ? <p class={`result${s.result.denials.length ? ' denied' : ''}`}>{s.result.text}</p> : null}
-            {s.result?.denials.length ? <Denials agent={s.agent ?? ''} denials={s.result.denials} /> : null}
+            {s.result?.denials.length ? <Denials agent={sessionName(s)} denials={s.result.denials} /> : null}
           </div>
         );
       })}
+      {isTerminal(last) && isLive(last.status) ? (
+        // What the agent is told goes into its terminal: there is no other box for it.
+        <p class="hint">{sessionName(last)} runs in its terminal: type to it there. A follow-up can be sent here once it ends.</p>
+      ) : (
       <form class="form followup" onSubmit={send} aria-label="Follow-up">
-        <Field label={`Follow-up to ${last.agent}`} name="prompt" id={`f-followup-${last.conversation_id}`} error={promptError} hint={running ? 'Queued until the agent finishes its turn.' : 'Continues the conversation where it stopped.'}>
+        <Field label={`Follow-up to ${sessionName(last)}`} name="prompt" id={`f-followup-${last.conversation_id}`} error={promptError} hint={running ? 'Queued until the agent finishes its turn.' : 'Continues the conversation where it stopped.'}>
           <textarea {...inputProps('prompt', promptError, `f-followup-${last.conversation_id}`)} rows={2} required />
         </Field>
         <select name="mode" aria-label="Mode">
@@ -400,6 +464,8 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
         </button>
         <FormError error={error} fields={['prompt']} codes={['RESUME_UNAVAILABLE', 'RESUME_UNSUPPORTED']} />
       </form>
+      )}
+      {isTerminal(last) && isLive(last.status) ? <ActionError error={killing.error} /> : null}
     </section>
   );
 }
