@@ -168,6 +168,8 @@ class FloodReader {
   cuts: string[] = [];
   /** comebacks answered with a screen: what came between was lost */
   screens = 0;
+  /** the bytes those screens skipped */
+  lost = 0;
   ws: WebSocket | null = null;
   #exited = false;
   #finish: (t: number) => void = () => {};
@@ -193,11 +195,13 @@ class FloodReader {
       }
       if (f.type === 'screen') {
         this.screens++;
+        this.lost += f.offset - this.check.bytes;
         this.check.bytes = f.offset;
-        return;
+        this.tail = f.data.slice(-64);
+      } else {
+        this.check.add(f.data, f.offset);
+        this.tail = (this.tail + f.data).slice(-64);
       }
-      this.check.add(f.data, f.offset);
-      this.tail = (this.tail + f.data).slice(-64);
       if (this.check.bytes >= this.total || this.tail.endsWith('done\r\n')) this.#finish(t);
     });
     ws.on('close', (code, reason) => {
@@ -275,6 +279,8 @@ export interface TerminalOptions {
   rows: number;
   scrollback: number;
   attaches: number;
+  /** a built checkout whose daemon (and so holder) runs; default this one */
+  checkout?: string;
 }
 
 export async function benchTerminal(opts: TerminalOptions) {
@@ -290,7 +296,7 @@ export async function benchTerminal(opts: TerminalOptions) {
     }),
   );
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-term-repo-'));
-  const d = await startBenchDaemon({ template: null, home, port: true });
+  const d = await startBenchDaemon({ template: null, home, port: true, ...(opts.checkout ? { checkout: opts.checkout } : {}) });
   const live: string[] = [];
   const bare: Array<ReturnType<typeof barePty>> = [];
   const clients: Client[] = [];
@@ -370,6 +376,7 @@ export async function benchTerminal(opts: TerminalOptions) {
       crc_ok: r.check.crc === want.crc && r.check.bytes === want.bytes,
       cuts: r.cuts,
       lost_to_a_screen: r.screens,
+      bytes_lost: r.lost,
       mb_s: round(r.check.bytes / 1e6 / ((done[i]! - go) / 1000)),
       last_byte_s: round((done[i]! - go) / 1000),
     }));
