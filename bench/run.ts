@@ -19,6 +19,7 @@ import { benchMany, manyOptions, manyRows } from './many.ts';
 import { automationRows, benchAutomations } from './automations.ts';
 import { benchIntake, intakeRows } from './intake.ts';
 import { benchSandbox, benchSandboxRss, sandboxRows, sandboxRssRows } from './sandbox.ts';
+import { benchTerminal, terminalOptions, terminalRows } from './terminal.ts';
 import { judge, le, mb, printTable, targetText, type Row } from './table.ts';
 import { round } from './stats.ts';
 
@@ -58,11 +59,12 @@ try {
     sandbox: await timed('sandbox', () => benchSandbox({ starts: quick ? 10 : 20, downloads: quick ? 3 : 7 })),
     sandbox_rss: await timed('sandbox rss', () => benchSandboxRss({ template, sessions: 20, rounds: quick ? 1 : 3 })),
     automations: await timed('automations', () => benchAutomations({ template, runs: quick ? 15 : 60, automations: 1000, ticks: quick ? 20 : 50 })),
+    terminal: await timed('terminal', () => benchTerminal(terminalOptions(template, quick))),
     intake: await timed('intake', () => benchIntake({ template, issues: quick ? 5 : 20, interval_s: 2, repos: 50, watch_s: quick ? 65 : 125 })),
     elapsed_s,
   };
 
-  const { tasks, pool, start, output, api, cli, review, turns, queue, dashboard: ui, approvals, team, many, sandbox, sandbox_rss, automations, intake } = results;
+  const { tasks, pool, start, output, api, cli, review, turns, queue, dashboard: ui, approvals, team, many, sandbox, sandbox_rss, automations, intake, terminal } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -150,6 +152,7 @@ try {
     ...sandboxRssRows(sandbox_rss),
     ...automationRows(automations),
     ...intakeRows(intake),
+    ...terminalRows(terminal),
     { what: 'idle RSS vs a bare PGlite open (MB, median)', grove: start.idle_rss_mb.grove.median, base: start.idle_rss_mb.baseline.median, ratio: start.idle_rss_mb.ratio, target: mb(200) },
     { what: 'peak RSS while 10 sessions print vs idle (MB)', grove: output.mem_mb.peak, base: output.mem_mb.idle, ratio: round(output.mem_mb.peak / output.mem_mb.idle), target: mb(350) },
     // For information: no target.

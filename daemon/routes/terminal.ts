@@ -77,8 +77,12 @@ export function terminalSockets(deps: AttachDeps & { log: Logger }) {
     }
     if (ws.readyState !== ws.OPEN) return at.close();
     ws.on('close', () => at.close());
-    at.onEnd(() => ws.close(CLOSE.NORMAL, 'the session ended'));
+    // The end of the link is the session's only after its exit frame: before it, the holder cut
+    // the link (it was too far behind) or went away, and the client comes back with ?offset=.
+    let exited = false;
+    at.onEnd(() => (exited ? ws.close(CLOSE.NORMAL, 'the session ended') : ws.close(CLOSE.GOING_AWAY, "the terminal's link was cut; reconnect with ?offset=")));
     at.onFrame((frame) => {
+      if (frame.type === 'exit') exited = true;
       if (ws.readyState !== ws.OPEN) return;
       if (ws.bufferedAmount > MAX_BUFFERED_BYTES) return ws.close(CLOSE.GOING_AWAY, 'the client reads too slowly; reconnect with ?offset=');
       ws.send(JSON.stringify(frame));

@@ -10,9 +10,10 @@ export const CLOSE = {
   UNSUPPORTED: 1003,
   /** an input over 1 MiB */
   TOO_BIG: 1009,
-  /** the session ended, or its holder is gone */
+  /** the session ended: its exit frame was sent */
   NORMAL: 1000,
-  /** the daemon is stopping: reconnect with ?offset= */
+  /** the daemon is stopping, the client reads too slowly, or its link to the holder ended before
+   * an exit frame (cut, or the holder gone): reconnect with ?offset= */
   GOING_AWAY: 1001,
 } as const;
 

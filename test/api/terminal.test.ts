@@ -183,6 +183,26 @@ test('kill: the program and its holder are gone, nothing left running', async (t
   await c.closed;
 });
 
+test('a link to the holder that ends before its exit frame is not the session ending: the client is told to come back (1001), and back it gets the end', async (t) => {
+  const { d, s } = await terminalSession(t);
+  const c = await attach(t, d, s.id);
+  await c.waitText('ready');
+  // The holder killed outright: its links end with no exit frame, as when it cuts one that is
+  // too far behind.
+  const stat = readFileSync(`/proc/${programPid(d, s.id)}/stat`, 'utf8');
+  const holder = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  assert.match(readFileSync(`/proc/${holder}/cmdline`, 'utf8'), /pty-hold/);
+  process.kill(holder, 'SIGKILL');
+  const closed = await c.closed;
+  assert.equal(closed.code, 1001, closed.reason);
+  assert.ok(!c.frames.some((f) => f.type === 'exit'));
+  const back = await attach(t, d, s.id, { offset: c.offset() });
+  const exit = await back.waitFrame((f) => f.type === 'exit');
+  assert.equal((await back.closed).code, 1000);
+  const ended = (await d.socket('GET', `/api/sessions/${s.id}`)).json;
+  assert.deepEqual(exit, { type: 'exit', code: ended.exit_code });
+});
+
 test('the program outlives a daemon restart with its screen; lines stored without gaps; the client comes back with ?offset=', async (t) => {
   const home = agentHome(t, { agents: AGENTS });
   const d1 = await startDaemon(t, { home });
