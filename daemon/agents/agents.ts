@@ -33,12 +33,16 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     },
   },
   codex: {
-    // `codex app-server` (read and edit) syncs its curated plugins from GitHub at start.
-    sandbox: { write: ['~/.codex'], hosts: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], refuse: ['github.com', 'api.github.com'] },
+    // `codex app-server` (read and edit) syncs its curated plugins from GitHub at start; its
+    // interface (a terminal session) fetches a tip to show from raw.githubusercontent.com.
+    sandbox: { write: ['~/.codex'], hosts: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], refuse: ['github.com', 'api.github.com', 'raw.githubusercontent.com'] },
     command: ['codex', 'exec', '--json', '--', PROMPT],
     resume: ['codex', 'exec', 'resume', '--json', SESSION, '--', PROMPT],
-    interactive: ['codex', 'resume', SESSION],
-    terminal: ['codex', '--', PROMPT],
+    // --no-daemon: else its interface (0.171.0) runs on a shared background server of its own,
+    // installed from the network at first use and left running after it, and until that is
+    // installed the prompt is not sent.
+    interactive: ['codex', 'resume', '--no-daemon', SESSION],
+    terminal: ['codex', '--no-daemon', '--', PROMPT],
     format: 'codex',
     modes: {
       read: ['-c', 'sandbox_mode=read-only'],

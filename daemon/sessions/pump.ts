@@ -10,6 +10,11 @@ import type { TranscriptSource } from './transcript.ts';
 import { readNew, type Offsets } from './reader.ts';
 import { recordedEnd, type SessionFiles } from './wrapper.ts';
 
+// A terminal session's transcript is read again this often while nothing else pokes its pump: an
+// agent's interface may write it after its last draw (Claude Code writes a turn's answer to its
+// transcript once the screen shows it, then waits quietly), and no output would come to read it.
+export const TRANSCRIPT_POLL_MS = 1000;
+
 // After a failed store (a full disk), the first retry waits this long, doubling up to the max.
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 4000;
@@ -170,11 +175,16 @@ export function createPump(rec: SessionRecord, deps: PumpDeps): Pump {
   } catch (err) {
     log.warn({ err, session: rec.id }, 'cannot watch session folder');
   }
+  // The transcript is not in the session's folder (its own agent's state), and may not exist yet.
+  let transcriptPoll: NodeJS.Timeout | null = deps.transcript ? setInterval(poke, TRANSCRIPT_POLL_MS) : null;
+  transcriptPoll?.unref();
   poke();
 
   function unwatch(): void {
     watcher?.close();
     watcher = null;
+    if (transcriptPoll) clearInterval(transcriptPoll);
+    transcriptPoll = null;
   }
 
   // Recorded once, before the end is stored: the session's end carries it, and the conversation's

@@ -83,7 +83,7 @@ test('ACP built-ins (gemini, qwen, copilot, opencode): the agent under `grove ac
 test('interactive: every built-in that can resume has its interactive resume (grove takeover), checked against each CLI\'s --help; the id in place, the args at the end, no prompt and no mode', () => {
   const interactive = (name: string) => buildCommand(BUILTIN_AGENTS[name]!.interactive!, { before: ['--x'], session: 'abc-1' });
   assert.deepEqual(interactive('claude'), ['claude', '--resume', 'abc-1', '--x']);
-  assert.deepEqual(interactive('codex'), ['codex', 'resume', 'abc-1', '--x']);
+  assert.deepEqual(interactive('codex'), ['codex', 'resume', '--no-daemon', 'abc-1', '--x']);
   assert.deepEqual(interactive('gemini'), ['gemini', '--skip-trust', '--resume', 'abc-1', '--x']);
   assert.deepEqual(interactive('qwen'), ['qwen', '--resume', 'abc-1', '--x']);
   assert.deepEqual(interactive('copilot'), ['copilot', '--resume=abc-1', '--x']);
@@ -95,6 +95,13 @@ test('interactive: every built-in that can resume has its interactive resume (gr
   const listed = agentsOf({ config: { agents: { mine: { command: ['mine'] } } }, configFile: 'config.json' }).list();
   assert.deepEqual(listed.find((a) => a.name === 'claude')!.interactive, ['claude', '--resume', '{session}']);
   assert.equal(listed.find((a) => a.name === 'mine')!.interactive, null);
+});
+
+test("terminal: Claude Code's and Codex's own interfaces with the prompt after `--`, the mode's flags before it; Codex without its shared background server; no other built-in has one", () => {
+  const terminal = (name: string, mode: 'read' | 'edit' | 'full') => buildCommand(BUILTIN_AGENTS[name]!.terminal!, { prompt: '- go', before: modeArgs(BUILTIN_AGENTS[name]!, name, mode), session: 'abc-1' });
+  assert.deepEqual(terminal('claude', 'edit'), ['claude', '--session-id', 'abc-1', '--permission-mode', 'acceptEdits', '--', '- go']);
+  assert.deepEqual(terminal('codex', 'full'), ['codex', '--no-daemon', '--dangerously-bypass-approvals-and-sandbox', '--', '- go']);
+  assert.deepEqual(Object.keys(BUILTIN_AGENTS).filter((name) => BUILTIN_AGENTS[name]!.terminal), ['claude', 'codex']);
 });
 
 test('modes: an agent without modes has edit only; a mode it does not list is MODE_UNSUPPORTED', () => {

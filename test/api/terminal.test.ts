@@ -2,12 +2,12 @@
 // pseudo-terminal, attached over the WebSocket on the TCP front and the socket; the task's shell;
 // the guards; a daemon restart under a running program; what is refused.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT, startDaemon } from '../helpers/daemon.ts';
 import { AGENT, agentHome, allLines, liveGroupMembers, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
-import { attach } from '../helpers/terminal.ts';
+import { attach, programPid } from '../helpers/terminal.ts';
 
 const TUI = path.join(ROOT, 'test', 'fixtures', 'tui.mjs');
 const AGENTS = {
@@ -15,9 +15,6 @@ const AGENTS = {
   tui: { command: [AGENT, '{prompt}'], terminal: [process.execPath, TUI, '{prompt}'], interactive: [process.execPath, TUI, 'resumed-{session}'] },
 };
 const daemon = sharedAgentDaemon({ agents: AGENTS });
-
-// The pid of the program the session's holder runs (its group's leader), as the holder wrote it.
-const programPid = (d: { home: string }, id: string) => Number(readFileSync(path.join(d.home, 'data', 'sessions', id, 'pty.pid'), 'utf8'));
 
 async function terminalSession(t: Parameters<typeof readyTaskOn>[1], prompt = 'Hello-TUI') {
   const { d, task } = await readyTaskOn(await daemon(), t);

@@ -53,16 +53,33 @@ function apiError(res: ServerResponse, status: number, type: string, message: st
   sendJson(res, status, { error: { type, message } });
 }
 
+export interface ResponsesServerOptions {
+  /** the text a side request gets (not a turn of the script), if it is one: a title Codex's
+   * interface asks for (`codexTitle`) */
+  side?: (body: any) => string | null;
+}
+
+// Codex's interface (0.171.0) asks the model for a title of the thread beside its first turn: a
+// side request, answered with `title`.
+export const codexTitle =
+  (title: string) =>
+  (body: any): string | null => {
+    const last = [...(body.input ?? [])].reverse().find((i: any) => i.type === 'message' && i.role === 'user');
+    const text = (last?.content ?? []).map((c: any) => c.text ?? '').join('');
+    return text.startsWith('Generate a concise, single-line task title') ? title : null;
+  };
+
 // Starts a server that answers /v1/responses with `script`, in order; closed after `t`. A request
 // past the script's end is answered 400 naming it, so a test that scripted too little fails on
 // what the CLI prints instead of hanging on its retries.
-export async function startResponsesServer(t: Cleanup, script: ResponsesTurn[]): Promise<ScriptedServer> {
+export async function startResponsesServer(t: Cleanup, script: ResponsesTurn[], opts: ResponsesServerOptions = {}): Promise<ScriptedServer> {
   return startScriptedServer(t, script, (rec, res, loop) => {
     const { body } = rec;
     if (rec.method === 'GET' && rec.path === '/v1/models') return sendJson(res, 200, { object: 'list', data: [] });
     if (rec.method !== 'POST' || rec.path !== '/v1/responses') return apiError(res, 404, 'not_found', `the scripted server has no ${rec.method} ${rec.path}`);
     if (typeof body !== 'object' || body === null || !Array.isArray(body.input)) return apiError(res, 400, 'invalid_request_error', 'input: an array is required');
-    const turn = loop.take();
+    const side = opts.side?.(body) ?? null;
+    const turn = side !== null ? { text: side } : loop.take();
     if (!turn) return apiError(res, 400, 'invalid_request_error', loop.exhausted());
     if ('fail' in turn) return sendJson(res, turn.fail.status, turn.fail.body);
     const id = (prefix: string) => loop.id(`${prefix}_scripted_`);

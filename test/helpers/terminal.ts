@@ -1,6 +1,9 @@
 // A client of a terminal session's WebSocket (DESIGN §21), as a test drives it: every frame kept,
 // the output since the last screen as text, waits on what arrives.
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import xtermHeadless from '@xterm/headless';
 import WebSocket from 'ws';
 import type { ClientFrame, ServerFrame } from '../../schemas/terminal.ts';
 import type { Cleanup, TestDaemon } from './daemon.ts';
@@ -14,10 +17,19 @@ export interface TerminalClient {
   send(frame: ClientFrame | string): void;
   /** resolves once text() matches, or rejects after `ms` */
   waitText(pattern: RegExp | string, ms?: number): Promise<void>;
+  /** the screen as a terminal shows what was received (scrollback included): its lines as text, once
+   * everything received is parsed. An interface that moves the cursor instead of printing spaces
+   * (Claude Code's) is read here, not in text(). */
+  screen(): Promise<string>;
+  /** resolves once screen() matches, or rejects after `ms` */
+  waitScreen(pattern: RegExp | string, ms?: number): Promise<void>;
   waitFrame(pred: (f: ServerFrame) => boolean, ms?: number): Promise<ServerFrame>;
   closed: Promise<{ code: number; reason: string }>;
   close(): void;
 }
+
+// The pid of the program a terminal session's holder runs (its group's leader), as the holder wrote it.
+export const programPid = (d: { home: string }, id: string) => Number(readFileSync(path.join(d.home, 'data', 'sessions', id, 'pty.pid'), 'utf8'));
 
 // Opens `/api/sessions/:id/terminal` on the daemon's TCP front (default) or its socket.
 export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: number | string; via?: 'tcp' | 'socket'; headers?: Record<string, string>; onOpen?: ClientFrame[] } = {}): Promise<TerminalClient> {
@@ -29,9 +41,28 @@ export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: n
   const events = new EventEmitter();
   let text = '';
   let next = 0;
+  // What a terminal shows of the frames: made again at each screen frame, at its size.
+  let term: InstanceType<typeof xtermHeadless.Terminal> | null = null;
+  const parsed = () =>
+    new Promise<string>((resolve) => {
+      if (term === null) return resolve('');
+      const shown = term;
+      shown.write('', () => {
+        const b = shown.buffer.active;
+        const lines: string[] = [];
+        for (let i = 0; i < b.length; i++) lines.push(b.getLine(i)!.translateToString(true));
+        resolve(lines.join('\n'));
+      });
+    });
   ws.on('message', (data) => {
     const f = JSON.parse(data.toString()) as ServerFrame;
     frames.push(f);
+    if (f.type === 'screen') {
+      term?.dispose();
+      term = new xtermHeadless.Terminal({ cols: f.cols, rows: f.rows, scrollback: 10_000, allowProposedApi: true });
+      term.write(f.data);
+    }
+    if (f.type === 'output') term?.write(f.data);
     if (f.type === 'screen') text = f.data;
     if (f.type === 'output') text += f.data;
     if (f.type !== 'exit') next = f.offset + Buffer.byteLength(f.data);
@@ -71,9 +102,28 @@ export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: n
     frames,
     text: () => text,
     offset: () => next,
-    send: (frame) => ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame)),
+    send: (frame) => {
+      if (typeof frame !== 'string' && frame.type === 'resize') term?.resize(frame.cols, frame.rows);
+      ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+    },
     waitText: (pattern, ms = 20_000) => until(() => ((typeof pattern === 'string' ? text.includes(pattern) : pattern.test(text)) ? true : undefined), ms, String(pattern)).then(() => {}),
     waitFrame: (pred, ms = 20_000) => until(() => frames.find(pred), ms, 'a frame'),
+    screen: parsed,
+    waitScreen: async (pattern, ms = 20_000) => {
+      const matches = (shown: string) => (typeof pattern === 'string' ? shown.includes(pattern) : pattern.test(shown));
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const frameCame = new Promise<void>((resolve) => events.once('frame', () => resolve()));
+        const shown = await parsed();
+        if (matches(shown)) return;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`timed out waiting for ${String(pattern)} on the screen; it shows:\n${shown.replace(/\n+$/, '').split('\n').slice(-40).join('\n')}`);
+        if (closedWith !== null) throw new Error(`closed (${closedWith.code} ${closedWith.reason}) before ${String(pattern)} was on the screen; it shows:\n${shown.split('\n').slice(-40).join('\n')}`);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([frameCame, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+        clearTimeout(timer);
+      }
+    },
     closed,
     close: () => ws.close(),
   };

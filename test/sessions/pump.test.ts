@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import test, { after, type TestContext } from 'node:test';
 import { outputReader } from '../../daemon/agents/dialects.ts';
-import { createPump, type Pump } from '../../daemon/sessions/pump.ts';
+import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
+import { claudeProjectName } from '../../daemon/agents/transcripts.ts';
+import { createPump, TRANSCRIPT_POLL_MS, type Pump } from '../../daemon/sessions/pump.ts';
+import { recordTranscriptPlace, transcriptSource, type TranscriptSource } from '../../daemon/sessions/transcript.ts';
 import { sessionFiles, type SessionFiles } from '../../daemon/sessions/wrapper.ts';
 import { createLimiter } from '../../daemon/runtime/limiter.ts';
 import type { SessionRecord } from '../../daemon/store/sessions.ts';
+import { makeTempDir } from '../helpers/git.ts';
 import { addTask, failInserts, memoryLog, openTestStore, until, type TestStore } from '../helpers/store.ts';
 
 const numbered = (from: number, to: number, tag = 'line') => Array.from({ length: to - from + 1 }, (_, i) => `${tag} ${from + i}`);
@@ -28,7 +33,7 @@ async function setup(t: TestContext) {
   const pumps: Pump[] = [];
   t.after(() => Promise.all(pumps.map((p) => p.close())));
   // A pump as the daemon starts one: from what the store holds for the session.
-  const pump = async (sessions = shared.sessions): Promise<Pump> => {
+  const pump = async (sessions = shared.sessions, transcript: TranscriptSource | null = null): Promise<Pump> => {
     const rec = (await shared.sessions.get(id)) as SessionRecord;
     const p = createPump(rec, {
       files,
@@ -36,7 +41,7 @@ async function setup(t: TestContext) {
       rounds,
       log,
       reader: outputReader({ format: 'claude' }),
-      transcript: null,
+      transcript,
       followUp: () => null,
       checkpoint: async () => null,
       onProgress: () => counts.progress++,
@@ -195,4 +200,28 @@ test('a write whose answer was lost after it committed (PostgreSQL gone at the C
   assert.equal(rec.status, 'exited');
   assert.deepEqual(await storedTexts(s, s.id), numbered(1, 60), 'every line once');
   assert.deepEqual({ stdout: rec.stdout_offset, stderr: rec.stderr_offset }, sizes(s.files));
+});
+
+test("a terminal session's transcript is read while its screen is quiet: an answer written after the last draw becomes the result", async (t) => {
+  const s = await setup(t);
+  writeFileSync(s.files.stdout, 'the screen, drawn\n');
+  writeFileSync(s.files.stderr, '');
+  // Real lines of Claude Code's interface (test/fixtures/transcripts), its first turn.
+  const lines = readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'transcripts', 'claude-tui.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const firstTurn = lines.slice(0, lines.findIndex((l) => l.includes('"subtype":"turn_duration"')) + 1);
+  const id = JSON.parse(lines[0]!).sessionId;
+  const config = makeTempDir(t);
+  const cwd = makeTempDir(t);
+  const file = path.join(config, 'projects', claudeProjectName(realpathSync(cwd)), `${id}.jsonl`);
+  const claude = BUILTIN_AGENTS.claude!;
+  await recordTranscriptPlace(s.files.transcript, claude, { cwd, env: { CLAUDE_CONFIG_DIR: config }, agentSessionId: id, startedAt: new Date().toISOString() });
+  await s.pump(shared.sessions, transcriptSource(s.files.transcript, claude));
+  await until(async () => (await stored(s, s.id)).length === 1, 'the screen line');
+  // The transcript appears after the last output: nothing in the session's folder changes.
+  const since = Date.now();
+  mkdirSync(path.dirname(file), { recursive: true });
+  appendFileSync(file, firstTurn.map((l) => `${l}\n`).join(''));
+  await until(async () => (await s.sessions.get(s.id))!.agent_result?.text === 'Done: a.txt says hi.', 'the answer as the result', 5 * TRANSCRIPT_POLL_MS);
+  assert.ok(Date.now() - since < 3 * TRANSCRIPT_POLL_MS, `read within ${Date.now() - since} ms`);
+  assert.deepEqual(await storedTexts(s, s.id), ['the screen, drawn'], 'no line comes of it');
 });
