@@ -50,6 +50,8 @@ test("a task's shell: the Terminal button opens it focused, a command typed in C
   await card.locator('.terminal[data-state="live"]').waitFor();
   assert.equal(await card.locator('header strong').textContent(), 'shell');
   const shell = (await d.socket('GET', `/api/sessions/${await card.getAttribute('data-session')}`)).json;
+  // An interactive shell outlives its daemon: killed through it if the test fails before its exit.
+  t.after(() => d.socket('DELETE', `/api/sessions/${shell.id}`).catch(() => {}));
   assert.equal(shell.kind, 'terminal');
   assert.equal(shell.agent, null);
   // Focused: what is typed goes to the shell, once it has drawn its prompt.
@@ -89,7 +91,7 @@ test("a task's shell: the Terminal button opens it focused, a command typed in C
   assert.deepEqual(errors, [], failures.join('\n'));
 });
 
-test("an agent's terminal session shows its terminal on its card, no follow-up box while it runs; the screen comes back when the daemon restarts, and typing goes on", { skip: existsSync(TUI) ? false : 'test/fixtures/tui.mjs is not there' }, async (t) => {
+test("an agent's terminal session shows its terminal on its card, told the box's size, no follow-up box while it runs; through a daemon restart it says it is reconnecting, keys typed meanwhile arrive, nothing is shown twice", { skip: existsSync(TUI) ? false : 'test/fixtures/tui.mjs is not there' }, async (t) => {
   // Headless, the fixture; in a terminal, the stand-in TUI with the prompt as its title.
   const home = agentHome(t, { agents: { tui: { command: [AGENT, '{prompt}'], terminal: [process.execPath, TUI, '{prompt}'] } } });
   const d = await startDaemon(t, { home });
@@ -97,6 +99,9 @@ test("an agent's terminal session shows its terminal on its card, no follow-up b
   // Running before the page opens: what the page gets first is the screen the daemon kept.
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'tui', prompt: 'the stand-in', interface: 'terminal' } });
   assert.equal(r.status, 201, r.text);
+  // Killed through the daemon of the moment if the test fails before q (it outlives a daemon).
+  let live = d;
+  t.after(() => live.socket('DELETE', `/api/sessions/${r.json.id}`).catch(() => {}));
   const first = await attach(t, d, r.json.id);
   await first.waitText('ready');
   first.close();
@@ -125,9 +130,12 @@ test("an agent's terminal session shows its terminal on its card, no follow-up b
   const port = d.port!;
   await d.stop();
   await card.locator('.terminal[data-state="reconnecting"] .reconnecting', { hasText: 'reconnecting…' }).waitFor();
-  const d2 = await startDaemon(t, { home, env: { GROVE_PORT: String(port) } });
-  await card.locator('.terminal[data-state="live"]').waitFor({ timeout: 30_000 });
+  // A key typed meanwhile is held, and reaches the program once the daemon is back.
   await card.locator('.xterm-screen').click();
+  await page.keyboard.type('z');
+  const d2 = (live = await startDaemon(t, { home, env: { GROVE_PORT: String(port) } }));
+  await card.locator('.terminal[data-state="live"]').waitFor({ timeout: 30_000 });
+  await waitRow(card, 'key "z"', (row) => row === 'key "z"');
   await page.keyboard.type('y');
   await waitRow(card, 'key "y"', (row) => row === 'key "y"');
   const rows = (await screenText(card)).split('\n');

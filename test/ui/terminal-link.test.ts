@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import type { ClientFrame, ServerFrame } from '../../schemas/terminal.ts';
-import { openLink, utf8Length, type LinkState } from '../../ui/src/terminal-link.ts';
+import { MAX_HELD_BYTES, openLink, utf8Length, type LinkState } from '../../ui/src/terminal-link.ts';
 import { within } from '../helpers/within.ts';
 
 // The dashboard's terminal link (DESIGN §21) against a stand-in server: frames in order, the
@@ -65,7 +65,7 @@ function recorder() {
 
 const send = (c: Conn, f: ServerFrame) => c.ws.send(JSON.stringify(f));
 
-test('frames are written in order, the offset counts UTF-8 bytes, keys and sizes go out; a close 1001 reconnects with ?offset= and gets only what it missed; exit ends it', async (t) => {
+test('frames are written in order, the offset counts UTF-8 bytes, keys and sizes go out; a close 1001 reconnects with ?offset=, gets only what it missed, and sends the keys typed meanwhile; exit ends it', async (t) => {
   const srv = await server(t);
   const rec = recorder();
   const opened: number[] = [];
@@ -81,26 +81,30 @@ test('frames are written in order, the offset counts UTF-8 bytes, keys and sizes
   await rec.until('the output', () => rec.shown.length === 2);
   assert.deepEqual(rec.shown, ['[screen 80x24]\x1b[Hprompt$ ', 'héllo ✓ 🌳\r\n']);
   assert.equal(link.offset, 7 + Buffer.byteLength('héllo ✓ 🌳\r\n'));
-  // The size is sent when the connection opens and again at its first frame, once the daemon has
-  // attached it: not at every frame.
-  assert.equal(opened.length, 2);
+  assert.equal(opened.length, 1);
   await rec.until('the keys', () => one.got.length === 2);
   assert.deepEqual(one.got, [{ type: 'resize', cols: 100, rows: 30 }, { type: 'input', data: 'ls\r' }]);
 
   // The daemon stops: the link comes back from where it was, without a screen.
   one.ws.close(1001, 'the daemon is stopping');
   await rec.until('reconnecting', () => rec.states.at(-1)?.kind === 'reconnecting');
-  assert.equal(link.send({ type: 'input', data: 'x' }), false, 'nothing to send on while away');
+  // Keys typed meanwhile are held for the next connection; a size is not (the next one is sent).
+  assert.equal(link.send({ type: 'input', data: 'a' }), true);
+  assert.equal(link.send({ type: 'input', data: 'é' }), true);
+  assert.equal(link.send({ type: 'resize', cols: 90, rows: 20 }), false);
+  assert.equal(link.send({ type: 'input', data: 'x'.repeat(MAX_HELD_BYTES) }), false, 'more than is held is dropped');
   const two = await srv.conn(2);
   assert.equal(two.url.searchParams.get('offset'), String(link.offset));
   await rec.until('live again', () => rec.states.at(-1)?.kind === 'live');
-  assert.equal(opened.length, 3, 'each connection is told its size');
+  assert.equal(opened.length, 2, 'each connection is told its size');
+  await rec.until('the held keys', () => two.got.length === 1);
+  assert.deepEqual(two.got, [{ type: 'input', data: 'aé' }]);
   send(two, { type: 'output', offset: link.offset!, data: 'more' });
   send(two, { type: 'exit', code: 3 });
   await rec.until('the exit', () => rec.states.at(-1)?.kind === 'exited');
   assert.deepEqual(rec.states.at(-1), { kind: 'exited', code: 3 });
   assert.equal(rec.shown.at(-1), 'more');
-  assert.equal(opened.length, 4);
+  assert.equal(link.send({ type: 'input', data: 'late' }), false, 'nothing after the end');
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(srv.conns.length, 2, 'no reconnect after the exit');
   assert.deepEqual(

@@ -26,8 +26,7 @@ export interface LinkOptions {
   url(offset: number | null): string;
   screen: Screen;
   onState(state: LinkState): void;
-  /** each time a connection opens, and again at its first frame (the view sends its size): a
-   * frame sent before the daemon has attached the connection to the session may not reach it */
+  /** each time a connection opens (the view sends its size), before the keys held meanwhile */
   onOpen?(): void;
   /** the first wait after a drop, doubled at each failure up to `maxMs` */
   firstMs?: number;
@@ -37,7 +36,8 @@ export interface LinkOptions {
 }
 
 export interface Link {
-  /** false when there is no open connection to send it on (it is dropped: typing waits for none) */
+  /** false when it was dropped: a resize with no connection open, anything once the link is done;
+   * keys typed while the link reconnects are held and sent first when it is back */
   send(frame: ClientFrame): boolean;
   /** the offset the next output byte will have; null before the first frame */
   readonly offset: number | null;
@@ -46,6 +46,8 @@ export interface Link {
 
 // Close codes (RFC 6455) the daemon uses: 1000 the session ended; any other means come back.
 const NORMAL = 1000;
+// Keys typed while the daemon is away, held up to this many (UTF-8) bytes, as grove attach does.
+export const MAX_HELD_BYTES = 64 * 1024;
 
 export function openLink(opts: LinkOptions): Link {
   const firstMs = opts.firstMs ?? 500;
@@ -56,6 +58,7 @@ export function openLink(opts: LinkOptions): Link {
   let ws: WebSocket | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let done = false;
+  let held = '';
 
   const finish = (state: LinkState) => {
     done = true;
@@ -92,11 +95,12 @@ export function openLink(opts: LinkOptions): Link {
   const connect = () => {
     timer = undefined;
     const sock = (ws = new Socket(opts.url(offset)));
-    let heard = false;
     sock.onopen = () => {
       if (ws !== sock) return;
       opts.onState({ kind: 'live' });
       opts.onOpen?.();
+      if (held !== '') sock.send(JSON.stringify({ type: 'input', data: held } satisfies ClientFrame));
+      held = '';
     };
     sock.onmessage = (m: { data: unknown }) => {
       if (ws !== sock || typeof m.data !== 'string') return;
@@ -109,10 +113,6 @@ export function openLink(opts: LinkOptions): Link {
         return;
       }
       frame(f);
-      if (!heard && !done) {
-        heard = true;
-        opts.onOpen?.();
-      }
     };
     sock.onclose = (e: { code: number }) => {
       if (ws !== sock || done) return;
@@ -128,8 +128,13 @@ export function openLink(opts: LinkOptions): Link {
   connect();
   return {
     send(f) {
-      if (done || ws === null || ws.readyState !== ws.OPEN) return false;
-      ws.send(JSON.stringify(f));
+      if (done) return false;
+      if (ws !== null && ws.readyState === ws.OPEN) {
+        ws.send(JSON.stringify(f));
+        return true;
+      }
+      if (f.type !== 'input' || utf8Length(held) + utf8Length(f.data) > MAX_HELD_BYTES) return false;
+      held += f.data;
       return true;
     },
     get offset() {
