@@ -226,7 +226,7 @@ function Actions({ live, task, onArchiving, onShell }: { live: Live; task: Task;
       </select>
       {button('Merge', merge)}
       {button('Push', push)}
-      <button type="button" onClick={shell} disabled={busy || !ready || HOST !== null} title={HOST === null ? "A shell in the task's worktree, with its environment" : `${HOST}'s terminals are not shown here`}>
+      <button type="button" onClick={shell} disabled={busy || !ready || HOST !== null} title={HOST === null ? "A shell in the task's worktree, with its environment" : `${HOST}'s terminals are not shown here; in a terminal: grove --host ${HOST} shell ${task.id.slice(0, 8)}`}>
         Terminal
       </button>
       <button type="button" class="danger" onClick={archive} disabled={busy}>

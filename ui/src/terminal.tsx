@@ -101,7 +101,11 @@ export function SessionTerminal({ session, open = false, autoFocus = false }: { 
     if (open || autoFocus) setShown(true);
   }, [open, autoFocus]);
   if (HOST !== null) {
-    return <p class="muted small">A terminal on {HOST} is attached there: grove attach {session.id.slice(0, 8)}</p>;
+    return (
+      <p class="muted small">
+        A terminal on {HOST} is not shown here; in a terminal: <code>grove --host {HOST} attach {session.id.slice(0, 8)}</code>
+      </p>
+    );
   }
   if (!shown && !open && !autoFocus) {
     return (
