@@ -151,7 +151,8 @@ export async function runAttach(o: AttachOptions): Promise<AttachEnd> {
       }
       if (f.type === 'exit') return finish({ how: 'exited', code: f.code });
       write(f.type === 'screen' && screen ? REDRAW + f.data : f.data);
-      offset = f.offset + Buffer.byteLength(f.data, 'utf8');
+      // A screen is the state at its offset; output frames carry the bytes from theirs.
+      offset = f.type === 'screen' ? f.offset : f.offset + Buffer.byteLength(f.data, 'utf8');
     },
     close(code, reason) {
       if (settled) return;

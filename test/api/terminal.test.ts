@@ -2,7 +2,7 @@
 // pseudo-terminal, attached over the WebSocket on the TCP front and the socket; the task's shell;
 // the guards; a daemon restart under a running program; what is refused.
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT, startDaemon } from '../helpers/daemon.ts';

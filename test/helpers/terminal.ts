@@ -65,7 +65,8 @@ export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: n
     if (f.type === 'output') term?.write(f.data);
     if (f.type === 'screen') text = f.data;
     if (f.type === 'output') text += f.data;
-    if (f.type !== 'exit') next = f.offset + Buffer.byteLength(f.data);
+    if (f.type === 'screen') next = f.offset;
+    if (f.type === 'output') next = f.offset + Buffer.byteLength(f.data);
     events.emit('frame', f);
   });
   let closedWith: { code: number; reason: string } | null = null;
