@@ -296,7 +296,11 @@ export async function benchTerminal(opts: TerminalOptions) {
     }),
   );
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-term-repo-'));
-  const d = await startBenchDaemon({ template: null, home, port: true, ...(opts.checkout ? { checkout: opts.checkout } : {}) });
+  const d = await startBenchDaemon({ template: null, home, port: true, ...(opts.checkout ? { checkout: opts.checkout } : {}) }).catch((err) => {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
+    throw err;
+  });
   const live: string[] = [];
   const bare: Array<ReturnType<typeof barePty>> = [];
   const clients: Client[] = [];
