@@ -296,7 +296,11 @@ export async function benchTerminal(opts: TerminalOptions) {
     }),
   );
   const root = mkdtempSync(path.join(tmpdir(), 'grove-bench-term-repo-'));
-  const d = await startBenchDaemon({ template: null, home, port: true, ...(opts.checkout ? { checkout: opts.checkout } : {}) });
+  const d = await startBenchDaemon({ template: null, home, port: true, ...(opts.checkout ? { checkout: opts.checkout } : {}) }).catch((err) => {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
+    throw err;
+  });
   const live: string[] = [];
   const bare: Array<ReturnType<typeof barePty>> = [];
   const clients: Client[] = [];
@@ -361,7 +365,11 @@ export async function benchTerminal(opts: TerminalOptions) {
     readers[0]!.send({ type: 'input', data: 'g' });
     // Until every byte, or the program's last line (then some were lost).
     const limit = opts.seconds * 1000 + 300_000;
-    const done = await Promise.race([Promise.all(readers.map((r) => r.done)), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the flood did not reach its clients in ${limit} ms: ${readers.map((r) => `${r.check.bytes} bytes, cuts ${r.cuts.join(', ')}`).join('; ')}`)), limit))]);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the flood did not reach its clients in ${limit} ms: ${readers.map((r) => `${r.check.bytes} bytes, cuts ${r.cuts.join(', ')}`).join('; ')}`)), limit);
+    });
+    const done = await Promise.race([Promise.all(readers.map((r) => r.done)), late]).finally(() => clearTimeout(timer));
     const cpu1 = { daemon: cpuSeconds(d.pid), holder: cpuSeconds(holder), store: store === null ? NaN : cpuSeconds(store) };
     const clientsCpu = process.cpuUsage(clientsCpu0);
     readers[0]!.send({ type: 'input', data: 'q' });
