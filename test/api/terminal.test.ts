@@ -20,6 +20,8 @@ async function terminalSession(t: Parameters<typeof readyTaskOn>[1], prompt = 'H
   const { d, task } = await readyTaskOn(await daemon(), t);
   const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'tui', prompt, interface: 'terminal' } });
   assert.equal(r.status, 201, r.text);
+  // Killed if the test fails before it ends: its program would outlive the shared daemon.
+  t.after(() => d.socket('DELETE', `/api/sessions/${r.json.id}`).catch(() => {}));
   return { d, task, s: r.json };
 }
 
