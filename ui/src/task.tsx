@@ -76,7 +76,8 @@ export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
             </dd>
           </>
         ) : null}
-        <PullFact live={live} task={task} sessions={sessions} />
+        {/* Read on the task's host: not asked while it is offline. */}
+        {away ? null : <PullFact live={live} task={task} sessions={sessions} />}
         {host ? (
           <>
             <dt>Host</dt>
