@@ -14,5 +14,5 @@ export function floodLine(i) {
 export function scrollLine(i) {
   const n = String(i).padStart(5, '0');
   const k = i % ALPHABET.length;
-  return `\x1b[32m${n}\x1b[0m \x1b[1mstep\x1b[22m \x1b[2m/work/src/module-${k}/file.ts\x1b[0m ${LETTERS.slice(k, k + 60)} \x1b[33;4mwarn\x1b[0m ${i * 7}\n`;
+  return `\x1b[32m${n}\x1b[0m \x1b[1mstep\x1b[22m \x1b[2msrc/module-${k}/file.ts\x1b[0m ${LETTERS.slice(k, k + 60)} \x1b[33;4mwarn\x1b[0m ${i * 7}\n`;
 }
