@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { addProject, ROOT, sharedForFile, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { addProject, removeProject, ROOT, sharedForFile, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { startGitHub, type GitHubServer } from '../helpers/github-server.ts';
 import { agentHome } from '../helpers/sessions.ts';
@@ -41,8 +41,7 @@ async function projectOn(t: TestContext, d: TestDaemon) {
   const p = await addProject(d, repo);
   t.after(async () => {
     await d.socket('DELETE', `/api/projects/${p.id}/intake`);
-    for (const task of (await d.socket('GET', `/api/tasks?project_id=${p.id}`)).json) await d.socket('DELETE', `/api/tasks/${task.id}?force=true`);
-    await d.socket('DELETE', `/api/projects/${p.id}`);
+    await removeProject(d, p.id);
   });
   return { repo, project: p };
 }
@@ -292,15 +291,18 @@ test('GitHub failing: the watch shows it (failing, with the error) and polls on;
   const { gh, d } = await both();
   const name = repoOn(gh);
   const { project } = await projectOn(t, d);
-  gh.fail({ path: new RegExp(`^/repos/${name}/issues$`) }, { status: 502, times: 3 });
+  // GitHub fails until the test has seen the watch failing: a state that lasts only until the
+  // next poll is not looked for by polling the API.
+  const heal = gh.fail({ path: new RegExp(`^/repos/${name}/issues$`) }, { status: 502 });
+  const failed = d.waitForLog((l) => l.project === project.id && l.msg === 'intake: a poll of GitHub failed', 30_000);
   const put = await d.socket('POST', `/api/projects/${project.id}/intake`, { body: { provider: 'github', repository: name, label: 'grove', interval_s: 1, session: { agent: 'claudish' } } });
   assert.equal(put.status, 200, put.text);
-  const failing = await until(async () => {
-    const shown = await intakeOf(d, project.id);
-    return shown.state === 'failing' && shown;
-  }, 'failing', 30_000);
+  await failed;
+  assert.ok(gh.requests.filter((r) => r.path === `/repos/${name}/issues` && r.status === 502).length >= 3, 'a 502 is tried twice more before the poll fails');
+  const failing = await intakeOf(d, project.id);
+  assert.equal(failing.state, 'failing');
   assert.equal(failing.last_poll.outcome, 'failed');
   assert.ok(failing.last_poll.error, 'the error is shown');
+  heal();
   await until(async () => (await intakeOf(d, project.id)).state === 'polling', 'polling again', 30_000);
-  assert.equal(gh.requests.filter((r) => r.path === `/repos/${name}/issues` && r.status === 502).length, 3, 'each 502 tried again');
 });

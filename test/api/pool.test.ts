@@ -4,7 +4,7 @@ import { chmodSync, closeSync, existsSync, openSync, readdirSync, readFileSync, 
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { addProject, ROOT, sharedDaemon, startDaemon, type Cleanup, type TestDaemon } from '../helpers/daemon.ts';
+import { addProject, removeProject, ROOT, sharedDaemon, startDaemon, type Cleanup, type TestDaemon } from '../helpers/daemon.ts';
 import { branches, commitFile, git, makeRepo, makeTempDir, worktrees } from '../helpers/git.ts';
 import { until } from '../helpers/store.ts';
 
@@ -28,7 +28,7 @@ function poolConfig(hold: string, pool: object, extra: object = {}) {
 async function sharedProject(t: Cleanup, d: TestDaemon, files: Record<string, string>, prepare: (repo: string) => void = () => {}) {
   let id: string | undefined;
   t.after(async () => {
-    if (id) await d.socket('DELETE', `/api/projects/${id}`);
+    if (id) await removeProject(d, id);
   });
   const repo = makeRepo(t, { files });
   prepare(repo);

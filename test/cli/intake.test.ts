@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { grove } from '../helpers/cli.ts';
-import { addProject, ROOT, sharedForFile, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { addProject, removeProject, ROOT, sharedForFile, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeRepo } from '../helpers/git.ts';
 import { startGitHub } from '../helpers/github-server.ts';
 import { agentHome } from '../helpers/sessions.ts';
@@ -30,8 +30,7 @@ async function projectOn(t: TestContext, d: TestDaemon) {
   const p = await addProject(d, makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'claudish' }) } }));
   t.after(async () => {
     await d.socket('DELETE', `/api/projects/${p.id}/intake`);
-    for (const task of (await d.socket('GET', `/api/tasks?project_id=${p.id}`)).json) await d.socket('DELETE', `/api/tasks/${task.id}?force=true`);
-    await d.socket('DELETE', `/api/projects/${p.id}`);
+    await removeProject(d, p.id);
   });
   return p;
 }

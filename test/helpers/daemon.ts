@@ -225,6 +225,14 @@ export async function stopProcess(proc: ChildProcess, exited: Promise<number | s
 }
 
 // Adds `repo` as a project and returns it.
+// Removes a project from a daemon that outlives the test: its tasks archived first (else the
+// removal is refused and its warm pool goes on writing in the repository), then the project.
+export async function removeProject(d: TestDaemon, id: string): Promise<void> {
+  for (const task of (await d.socket('GET', `/api/tasks?project_id=${id}`)).json) await d.socket('DELETE', `/api/tasks/${task.id}?force=true`);
+  const r = await d.socket('DELETE', `/api/projects/${id}`);
+  if (r.status !== 204 && r.status !== 404) throw new Error(`removing project ${id}: ${r.text}`);
+}
+
 export async function addProject(d: TestDaemon, repo: string): Promise<any> {
   const r = await d.socket('POST', '/api/projects', { body: { path: repo } });
   if (r.status !== 201) {

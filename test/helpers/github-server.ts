@@ -110,8 +110,9 @@ export interface GitHubServer {
   clearRequests(): void;
   close(): Promise<void>;
   setRateLimit(opts: { remaining?: number; limit?: number; resetAt?: Date }): void;
-  /** the next `times` (default: all) requests matching answer `how` instead */
-  fail(match: { method?: string; path: RegExp }, how: Fault): void;
+  /** the next `times` (default: all) requests matching answer `how` instead, until the returned
+   * function ends the fault */
+  fail(match: { method?: string; path: RegExp }, how: Fault): () => void;
   addRepo(fullName: string, opts?: { bare?: string; defaultBranch?: string; private?: boolean }): void;
   addUser(login: string, opts?: { id?: number; type?: 'User' | 'Bot' }): User;
   setPermission(fullName: string, login: string, role: Role): void;
@@ -623,7 +624,11 @@ export async function startGitHub(opts: GitHubOptions = {}): Promise<GitHubServe
       rate.remaining = remaining ?? Math.min(rate.remaining, rate.limit);
       if (resetAt) rate.resetAt = resetAt.getTime();
     },
-    fail: (match, how) => void faults.push({ ...match, how, left: how.times ?? Infinity }),
+    fail: (match, how) => {
+      const fault = { ...match, how, left: how.times ?? Infinity };
+      faults.push(fault);
+      return () => void (fault.left = 0);
+    },
     addRepo: (fullName, o = {}) => {
       const [owner, name] = fullName.split('/') as [string, string];
       userOf(owner);

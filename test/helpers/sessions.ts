@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import { readPages } from '../../daemon/client/calls.ts';
 import { sse, type SseEvent } from '../../daemon/client/sse.ts';
-import { addProject, makeHome, ROOT, sharedDaemon, startDaemon, type Cleanup, type TestDaemon } from './daemon.ts';
+import { addProject, makeHome, removeProject, ROOT, sharedDaemon, startDaemon, type Cleanup, type TestDaemon } from './daemon.ts';
 import { makeRepo, makeTempDir } from './git.ts';
 
 export const AGENT = path.join(ROOT, 'test', 'fixtures', 'agent.sh');
@@ -47,8 +47,7 @@ export async function fixtureProject(t: Cleanup, d: TestDaemon, name: string): P
   let id: string | undefined;
   t.after(async () => {
     if (id === undefined) return;
-    for (const task of (await d.socket('GET', `/api/tasks?project_id=${id}`)).json) await d.socket('DELETE', `/api/tasks/${task.id}?force=true`);
-    await d.socket('DELETE', `/api/projects/${id}`);
+    await removeProject(d, id);
   });
   const repo = makeRepo(t, { files: { '.grove.json': JSON.stringify({ agent: 'fixture' }) } });
   const r = await d.socket('POST', '/api/projects', { body: { path: repo, name } });
