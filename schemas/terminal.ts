@@ -6,7 +6,8 @@ import { Type, type Static } from '@sinclair/typebox';
 // The largest window either side may ask for, and the most one input frame may carry.
 export const MAX_TERMINAL_DIM = 1000;
 export const MAX_INPUT_BYTES = 1024 * 1024;
-// A reconnect with ?offset= gets exactly what it missed while this much of the latest output is kept.
+// A reconnect with ?offset= gets exactly what it missed from any place in the session's output
+// file, which keeps it all; a new client of an ended session gets this much of its tail.
 export const KEPT_OUTPUT_BYTES = 1024 * 1024;
 
 const Offset = Type.Integer({ minimum: 0, description: "counts the session's output bytes (UTF-8) from 0" });

@@ -72,6 +72,7 @@ const OPTIONS = {
   title: { type: 'string' },
   'fix-tries': { type: 'string' },
   socket: { type: 'string' },
+  output: { type: 'string' },
   cols: { type: 'string' },
   rows: { type: 'string' },
 } as const;

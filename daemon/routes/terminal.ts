@@ -11,9 +11,10 @@ import { attachTerminal, terminalSession, type AttachDeps } from '../sessions/at
 import { CLOSE, parseClientFrame } from '../terminal/protocol.ts';
 
 const PATH = new RegExp(`^/api/sessions/(${UUID_PATTERN.slice(1, -1)})/terminal$`);
-// A client that reads slower than the program prints is cut past this much unsent, rather than
-// held in the daemon's memory; it reconnects with ?offset=.
-const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+// A client that reads slower than the program prints: past this much unsent, its link to the
+// holder is paused until it has taken all but a quarter of it. The holder then follows it from
+// the output file: nothing is held here, nothing is lost, and no one else waits.
+const HIGH_BUFFERED_BYTES = 1024 * 1024;
 // How long a client has to answer the close at shutdown.
 const CLOSE_GRACE_MS = 1000;
 
@@ -81,11 +82,21 @@ export function terminalSockets(deps: AttachDeps & { log: Logger }) {
     // the link (it was too far behind) or went away, and the client comes back with ?offset=.
     let exited = false;
     at.onEnd(() => (exited ? ws.close(CLOSE.NORMAL, 'the session ended') : ws.close(CLOSE.GOING_AWAY, "the terminal's link was cut; reconnect with ?offset=")));
+    let paused = false;
+    const sent = () => {
+      if (paused && ws.bufferedAmount <= HIGH_BUFFERED_BYTES / 4) {
+        paused = false;
+        at.resume();
+      }
+    };
     at.onFrame((frame) => {
       if (frame.type === 'exit') exited = true;
       if (ws.readyState !== ws.OPEN) return;
-      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) return ws.close(CLOSE.GOING_AWAY, 'the client reads too slowly; reconnect with ?offset=');
-      ws.send(JSON.stringify(frame));
+      ws.send(JSON.stringify(frame), sent);
+      if (!paused && ws.bufferedAmount > HIGH_BUFFERED_BYTES) {
+        paused = true;
+        at.pause();
+      }
     });
     for (const frame of early.splice(0)) at.send(frame);
   }

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, openSync, readSync, watch } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, watch } from 'node:fs';
 import { isLive } from '../../schemas/session.ts';
 import { KEPT_OUTPUT_BYTES, type ClientFrame, type ServerFrame } from '../../schemas/terminal.ts';
 import { GroveError } from '../errors.ts';
@@ -6,6 +6,7 @@ import type { Listen } from '../runtime/signal.ts';
 import { waitFor } from '../runtime/wait.ts';
 import type { SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { attachHolder } from '../terminal/client.ts';
+import { readOutput } from '../terminal/output.ts';
 import { findSession } from './record.ts';
 import { sessionFiles } from './wrapper.ts';
 
@@ -18,6 +19,9 @@ export interface Attachment {
   /** no frame comes after this: the program ended, or its holder is gone */
   onEnd(fn: () => void): void;
   send(frame: ClientFrame): void;
+  // No frame while paused: a client that reads slowly is sent what it can take.
+  pause(): void;
+  resume(): void;
   close(): void;
 }
 
@@ -49,7 +53,7 @@ export async function attachTerminal(deps: AttachDeps, rec: SessionRecord, offse
     await until(deps, rec.id, () => existsSync(files.ptyPid), files.dir);
     try {
       const link = await attachHolder(files.pty, offset);
-      return { onFrame: (fn) => link.onFrame(fn), onEnd: (fn) => link.onClose(fn), send: (f) => link.send(f), close: () => void link.close() };
+      return { onFrame: (fn) => link.onFrame(fn), onEnd: (fn) => link.onClose(fn), send: (f) => link.send(f), pause: () => link.pause(), resume: () => link.resume(), close: () => void link.close() };
     } catch {
       // Its holder is gone: the session's end is being stored, with the exit it recorded.
       const end = waitFor((wake) => [deps.ended.onChange(rec.id, wake)], { ms: HOLDER_WAIT_MS });
@@ -82,36 +86,68 @@ async function until(deps: AttachDeps, id: string, ready: () => boolean, dir: st
   waiting.stop();
 }
 
-// What an ended terminal session printed (the kept tail, or from `offset`), then its exit.
+// What an ended terminal session printed (from `offset`, when that is a place in its file; else
+// the kept tail), read as the client takes it, then its exit.
 function replay(file: string, offset: number | null, code: number | null): Attachment {
-  const frames: ServerFrame[] = [];
   let fd: number | null = null;
+  let at = 0;
+  let size = 0;
   try {
     fd = openSync(file, 'r');
-    const size = fstatSync(fd).size;
-    const from = offset !== null && offset <= size && size - offset <= KEPT_OUTPUT_BYTES ? offset : Math.max(0, size - KEPT_OUTPUT_BYTES);
-    const buf = Buffer.alloc(size - from);
-    readSync(fd, buf, 0, buf.length, from);
-    if (buf.length > 0) frames.push({ type: 'output', offset: from, data: buf.toString('utf8') });
+    size = fstatSync(fd).size;
+    const tail = Math.max(0, size - KEPT_OUTPUT_BYTES);
+    at = offset !== null && readOutput(fd, offset, size) !== null ? offset : tail;
+    // The tail may begin inside a character: from the next one.
+    for (let i = 0; i < 3 && at < size && readOutput(fd, at, size) === null; i++) at++;
   } catch {
     // no output file: nothing was printed
-  } finally {
-    if (fd !== null) closeSync(fd);
   }
-  frames.push({ type: 'exit', code });
+  const fns: Array<(frame: ServerFrame) => void> = [];
   const ends: Array<() => void> = [];
-  let closed = false;
+  let paused = false;
+  let done = false;
+  let scheduled = false;
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      pump();
+    });
+  };
+  const finish = () => {
+    if (done) return;
+    done = true;
+    if (fd !== null) closeSync(fd);
+  };
+  // Sends frames while not paused, a chunk at a time; each turn yields to the event loop.
+  const pump = () => {
+    if (done || paused) return;
+    const read = fd !== null && at < size ? readOutput(fd, at, size) : null;
+    if (read === null || read.end === at) {
+      for (const fn of fns) fn({ type: 'exit', code });
+      finish();
+      for (const end of ends) end();
+      return;
+    }
+    for (const fn of fns) fn({ type: 'output', offset: at, data: read.data });
+    at = read.end;
+    schedule();
+  };
   return {
     onFrame(fn) {
-      // Sent once the caller has registered for the end too.
-      setImmediate(() => {
-        if (closed) return;
-        for (const f of frames) fn(f);
-        for (const end of ends) end();
-      });
+      fns.push(fn);
+      // Begun once the caller has registered for the end too.
+      if (fns.length === 1) schedule();
     },
     onEnd: (fn) => void ends.push(fn),
     send: () => {},
-    close: () => void (closed = true),
+    pause: () => void (paused = true),
+    resume() {
+      if (!paused) return;
+      paused = false;
+      schedule();
+    },
+    close: finish,
   };
 }

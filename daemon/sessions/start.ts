@@ -219,7 +219,7 @@ export function createStart(deps: StartDeps) {
         : command;
       // A terminal session's program runs under its holder (DESIGN §21), itself under the wrapper:
       // the holder's output is the session's, its exit status the program's.
-      const held = ask.interface === 'terminal' ? holderCommand({ socket: files.pty, cols: TERMINAL_COLS, rows: TERMINAL_ROWS, command: run }) : run;
+      const held = ask.interface === 'terminal' ? holderCommand({ socket: files.pty, output: files.stdout, cols: TERMINAL_COLS, rows: TERMINAL_ROWS, command: run }) : run;
       // Where its agent's transcript will be (DESIGN §21), recorded before the agent runs.
       if (ask.interface === 'terminal' && kind === 'agent' && ask.agent !== null) {
         await recordTranscriptPlace(files.transcript, deps.agents.get(ask.agent), { cwd: at.cwd, env, agentSessionId: pinned ?? ask.resume, startedAt: new Date().toISOString() });

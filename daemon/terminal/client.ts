@@ -8,6 +8,10 @@ export interface HolderLink {
   // Once, when the link is closed (by either side, or broken: then with the error).
   onClose(fn: (err?: Error) => void): void;
   send(frame: ClientFrame): void;
+  // Stops reading the holder's frames, and reads on: a reader behind holds the holder's writes to
+  // it (it then follows from its file, missing nothing).
+  pause(): void;
+  resume(): void;
   close(): void;
 }
 
@@ -59,6 +63,8 @@ export function attachHolder(socket: string, offset: number | null): Promise<Hol
       send(frame) {
         if (!conn.destroyed && !conn.writableEnded) conn.write(line(frame));
       },
+      pause: () => void conn.pause(),
+      resume: () => void conn.resume(),
       close() {
         if (!conn.destroyed && !conn.writableEnded) conn.end();
       },

@@ -1,12 +1,15 @@
-import { renameSync, writeFileSync, writeSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { exitCodeOf } from '../proc/exit.ts';
 import { ptyPidFile } from './command.ts';
 import { listenHolder } from './listen.ts';
+import { OutputFile } from './output.ts';
 import { EXIT_CANNOT_RUN, loadPty, resolveProgram, spawnPty } from './program.ts';
 import { Relay } from './relay.ts';
 
 export interface HolderOptions {
   socket: string;
+  /** the output file (the session's stdout): appended to, and read back for clients behind */
+  output: string;
   cols: number;
   rows: number;
   command: string[];
@@ -21,7 +24,7 @@ const STOPPING = ['SIGTERM', 'SIGHUP'] as const;
 const IGNORED = ['SIGINT', 'SIGQUIT'] as const;
 
 // `grove pty-hold` (DESIGN §21): runs `command` under a pseudo-terminal and holds it, so that it
-// outlives the daemon. Its output goes to stdout (the session's output file) as it comes; clients
+// outlives the daemon. Its output goes to `output` (the session's output file) as it comes; clients
 // of `socket` get the screen, the output and the exit. Answers the status to exit with: the
 // program's, or 126/127 when it could not run.
 export async function runHolder(opts: HolderOptions): Promise<number> {
@@ -45,7 +48,14 @@ export async function runHolder(opts: HolderOptions): Promise<number> {
   const ignore = () => {};
   for (const s of STOPPING) process.on(s, stop);
   for (const s of IGNORED) process.on(s, ignore);
-  const relay = new Relay(opts.cols, opts.rows, stdoutWriter(say));
+  let file: OutputFile;
+  try {
+    file = new OutputFile(opts.output, say);
+  } catch (err) {
+    say((err as Error).message);
+    return EXIT_CANNOT_RUN;
+  }
+  const relay = new Relay(opts.cols, opts.rows, file);
   let socket;
   try {
     const pty = await loadPty();
@@ -73,6 +83,7 @@ export async function runHolder(opts: HolderOptions): Promise<number> {
     await relay.exit(null);
     return EXIT_CANNOT_RUN;
   } finally {
+    file.close();
     for (const s of STOPPING) process.off(s, stop);
     for (const s of IGNORED) process.off(s, ignore);
   }
@@ -96,21 +107,4 @@ function writePid(file: string, pid: number, say: (m: string) => void): void {
   } catch (err) {
     say(`cannot write ${file}: ${(err as Error).message}`);
   }
-}
-
-// Writes to stdout synchronously, in order, all of it: at exit nothing is left in a buffer. A
-// stdout that fails (a full disk) is said once; the clients still get the output.
-function stdoutWriter(say: (m: string) => void): (bytes: Buffer) => void {
-  let broken = false;
-  return (bytes) => {
-    for (let off = 0; !broken && off < bytes.length; ) {
-      try {
-        off += writeSync(1, bytes, off);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') continue;
-        broken = true;
-        say(`cannot write the output: ${(err as Error).message}`);
-      }
-    }
-  };
 }

@@ -3,9 +3,10 @@ import { MAX_INPUT_BYTES, type ClientFrame } from '../../schemas/terminal.ts';
 import { LineBuffer } from './lines.ts';
 import { parseAttachLine, parseClientFrame } from './protocol.ts';
 
-// How much a client may leave unread in its socket's buffer, beyond its screen, before the holder
-// drops it: a slow reader must hold up neither the others nor the program.
-export const MAX_CLIENT_BEHIND = 4 * 1024 * 1024;
+// How much may wait unread in a client's socket before the holder stops writing to it: it then
+// follows from the output file as it reads, so a slow reader holds up neither the others nor the
+// program, and misses nothing.
+export const MAX_CLIENT_BUFFERED = 256 * 1024;
 
 // The longest line a client may send: an input frame at its largest, every byte escaped.
 const MAX_CLIENT_LINE = MAX_INPUT_BYTES * 6 + 1024;
@@ -13,6 +14,8 @@ const MAX_CLIENT_LINE = MAX_INPUT_BYTES * 6 + 1024;
 export interface PeerEvents {
   attach(peer: Peer, offset: number | null): void;
   frame(frame: ClientFrame): void;
+  /** it has read what waited for it: it may be written to again */
+  drain(peer: Peer): void;
   gone(peer: Peer): void;
 }
 
@@ -21,9 +24,13 @@ export interface PeerEvents {
 export class Peer {
   #lines = new LineBuffer(MAX_CLIENT_LINE);
   #attached = false;
-  #limit = MAX_CLIENT_BEHIND;
-  /** true once it has had the output up to now: it then gets each chunk as it comes */
+  /** the offset of the next output byte it is to be sent; -1 until it has attached */
+  next = -1;
+  /** true while it has had the output up to `next` and may be written to: it then gets each chunk
+   * as it comes; false while it has no screen yet, or is behind (it follows from the file) */
   live = false;
+  /** once the program has ended: the timer that drops it if it stops reading */
+  stall: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -32,6 +39,7 @@ export class Peer {
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => this.#read(chunk));
     socket.on('error', () => {}); // a client gone mid-write; its close follows
+    socket.on('drain', () => events.drain(this));
     socket.once('close', () => events.gone(this));
   }
 
@@ -57,17 +65,12 @@ export class Peer {
     }
   }
 
-  // Sends a line (a frame); a client that has let too much pile up is dropped.
-  send(text: string): void {
-    if (this.closed) return;
+  // Writes a line (a frame); false once enough waits unread that nothing more should be written
+  // until it drains.
+  send(text: string): boolean {
+    if (this.closed) return false;
     this.socket.write(text);
-    if (this.socket.writableLength > this.#limit) this.drop();
-  }
-
-  // The screen can be large by itself: it does not count against what may pile up after it.
-  sendScreen(text: string): void {
-    this.#limit = MAX_CLIENT_BEHIND + Buffer.byteLength(text);
-    this.send(text);
+    return this.socket.writableLength <= MAX_CLIENT_BUFFERED;
   }
 
   end(): void {

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
-import type { ClientFrame, ExitFrame } from '../../schemas/terminal.ts';
-import { Backlog } from './backlog.ts';
+import type { ClientFrame, ExitFrame, OutputFrame } from '../../schemas/terminal.ts';
 import { line } from './lines.ts';
+import type { OutputFile } from './output.ts';
 import { Peer } from './peer.ts';
 import { Screen } from './screen.ts';
 
@@ -11,7 +11,8 @@ import { Screen } from './screen.ts';
 // a program that has ended for a short while only, so a pause must not last.
 export const PARSE_AHEAD_MAX = 16 * 1024 * 1024;
 
-// How long clients get, once the program has ended, to take their last frames (or to attach).
+// How long a client may go without reading, once the program has ended, before it is dropped:
+// one still reading its way to the end gets there; one that stopped does not hold the holder.
 const LINGER_MS = 2000;
 
 export interface Program {
@@ -21,10 +22,11 @@ export interface Program {
   resume(): void;
 }
 
-// The holder's output side: each chunk of the program's output to the stored output (`out`), to the
-// kept output and the screen, and to every client; and the clients' frames to the program.
+// The holder's output side: each chunk of the program's output to the output file, to the screen
+// and to every client; and the clients' frames to the program. A client that reads slower than the
+// program prints is not written to while its socket is full, and follows from the file as it
+// reads: it gets every byte, and neither the program nor the others wait for it.
 export class Relay {
-  readonly #backlog = new Backlog();
   readonly #screen: Screen;
   readonly #peers = new Set<Peer>();
   #program: Program | null = null;
@@ -35,7 +37,7 @@ export class Relay {
   constructor(
     cols: number,
     rows: number,
-    private readonly out: (bytes: Buffer) => void,
+    private readonly file: OutputFile,
     private readonly parseAheadMax = PARSE_AHEAD_MAX,
   ) {
     this.#screen = new Screen(cols, rows, (parsed) => this.#parsed(parsed));
@@ -47,61 +49,85 @@ export class Relay {
   }
 
   output(data: string): void {
-    const bytes = Buffer.from(data);
-    this.out(bytes);
-    const frame = this.#backlog.append(data, bytes.length);
-    this.#screen.write(data, this.#backlog.total);
-    const text = line(frame);
-    for (const p of this.#peers) if (p.live) p.send(text);
-    if (!this.#paused && this.#backlog.total - this.#screen.parsed > this.parseAheadMax) {
+    const start = this.file.total;
+    this.file.append(Buffer.from(data));
+    const end = this.file.total;
+    this.#screen.write(data, end);
+    let text: string | null = null;
+    for (const p of this.#peers) {
+      if (!p.live || p.next !== start) continue;
+      text ??= line({ type: 'output', offset: start, data } satisfies OutputFrame);
+      p.next = end;
+      if (!p.send(text)) p.live = false;
+    }
+    if (!this.#paused && end - this.#screen.parsed > this.parseAheadMax) {
       this.#paused = true;
       this.#program?.pause();
     }
   }
 
   #parsed(offset: number): void {
-    this.#backlog.trim(offset);
-    if (this.#paused && this.#backlog.total - offset <= (this.parseAheadMax * 15) / 16) {
+    if (this.#paused && this.file.total - offset <= (this.parseAheadMax * 15) / 16) {
       this.#paused = false;
       this.#program?.resume();
     }
   }
 
   connect(socket: Socket): void {
-    this.#peers.add(
-      new Peer(socket, {
-        attach: (peer, offset) => this.#attach(peer, offset),
-        frame: (frame) => this.#input(frame),
-        gone: (peer) => {
-          this.#peers.delete(peer);
-          if (this.#peers.size === 0) this.#allGone?.();
-        },
-      }),
-    );
+    const peer = new Peer(socket, {
+      attach: (peer, offset) => this.#attach(peer, offset),
+      frame: (frame) => this.#input(frame),
+      drain: (peer) => this.#follow(peer),
+      gone: (peer) => {
+        clearTimeout(peer.stall);
+        this.#peers.delete(peer);
+        if (this.#peers.size === 0) this.#allGone?.();
+      },
+    });
+    this.#peers.add(peer);
+    if (this.#exit !== null) this.#lingering(peer);
   }
 
-  // What the client missed if it is still kept; else the screen, then the output after it.
+  // From `offset` when the file holds it (a place between characters, not past the end); else
+  // the screen, then the output after it.
   #attach(peer: Peer, offset: number | null): void {
-    const missed = offset === null ? null : this.#backlog.since(offset);
-    if (missed !== null) {
-      for (const f of missed) peer.send(line(f));
-      return this.#live(peer);
+    if (offset !== null && offset <= this.file.total && this.file.read(offset) !== null) {
+      peer.next = offset;
+      return this.#follow(peer);
     }
-    // In the parser's callback, so that nothing parsed after the screen is missing from the
-    // backlog (it keeps everything past the parsed offset).
+    // In the parser's callback: the screen is the output up to `screen.offset` exactly.
     this.#screen.snapshot((screen) => {
       if (peer.closed) return;
-      peer.sendScreen(line(screen));
-      for (const f of this.#backlog.since(screen.offset) ?? []) peer.send(line(f));
-      this.#live(peer);
+      peer.next = screen.offset;
+      if (peer.send(line(screen))) this.#follow(peer);
     });
   }
 
-  #live(peer: Peer): void {
+  // Writes to the client what it has not had, from the file, while it reads; once it has it all it
+  // is live (and, after the program's end, gets the exit frame and is ended).
+  #follow(peer: Peer): void {
+    if (peer.next < 0) return; // not attached yet
+    if (this.#exit !== null) this.#lingering(peer);
+    peer.live = false;
+    while (!peer.closed && peer.next < this.file.total) {
+      const read = this.file.read(peer.next);
+      // Not in the file (it could not be written): this client cannot have it; back, it gets the screen.
+      if (read === null) return peer.drop();
+      const frame: OutputFrame = { type: 'output', offset: peer.next, data: read.data };
+      peer.next = read.end;
+      if (!peer.send(line(frame))) return;
+    }
+    if (peer.closed) return;
     peer.live = true;
     if (this.#exit === null) return;
     peer.send(this.#exit);
     peer.end();
+  }
+
+  // (Re)arms the timer that drops a client that has stopped reading after the program's end.
+  #lingering(peer: Peer): void {
+    clearTimeout(peer.stall);
+    peer.stall = setTimeout(() => peer.drop(), LINGER_MS);
   }
 
   #input(frame: ClientFrame): void {
@@ -120,17 +146,13 @@ export class Relay {
   async exit(code: ExitFrame['code']): Promise<void> {
     await this.#screen.settled();
     this.#exit = line({ type: 'exit', code } satisfies ExitFrame);
-    for (const p of this.#peers) if (p.live) this.#live(p);
     if (this.#peers.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          for (const p of this.#peers) p.drop();
-        }, LINGER_MS);
-        this.#allGone = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      const gone = new Promise<void>((resolve) => (this.#allGone = resolve));
+      for (const p of this.#peers) {
+        this.#lingering(p);
+        if (p.live) this.#follow(p);
+      }
+      await gone;
     }
     this.#screen.dispose();
   }

@@ -2,8 +2,11 @@ import serializeAddon from '@xterm/addon-serialize';
 import xtermHeadless, { type ITerminalAddon } from '@xterm/headless';
 import type { ScreenFrame } from '../../schemas/terminal.ts';
 
-// The lines above the window the screen keeps, and so sends to whoever attaches.
-export const SCROLLBACK_LINES = 10_000;
+// The lines above the window the screen keeps, and so sends to whoever attaches: xterm.js's own
+// default. The screen frame is serialized on the holder's one thread, and its cost grows with
+// these lines (10,000 of them hold up the program and every client for a user-visible while);
+// the whole output is the session's stored lines (docs/decisions/terminal.md).
+export const SCROLLBACK_LINES = 1000;
 
 // The program's screen, kept in a headless terminal that parses the output as it comes. Its parser
 // runs behind the output (it works in slices); every callback here runs in the parser's order, so

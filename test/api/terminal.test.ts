@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import WebSocket from 'ws';
+import type { ServerFrame } from '../../schemas/terminal.ts';
 import { ROOT, startDaemon } from '../helpers/daemon.ts';
 import { AGENT, agentHome, allLines, liveGroupMembers, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
 import { attach, programPid } from '../helpers/terminal.ts';
@@ -13,6 +15,8 @@ const TUI = path.join(ROOT, 'test', 'fixtures', 'tui.mjs');
 const AGENTS = {
   // headless, the fixture; in a terminal, the stand-in TUI with the prompt as its title
   tui: { command: [AGENT, '{prompt}'], terminal: [process.execPath, TUI, '{prompt}'], interactive: [process.execPath, TUI, 'resumed-{session}'] },
+  // a terminal that runs the prompt as a shell script
+  script: { command: [AGENT, '{prompt}'], terminal: ['sh', '-c', '{prompt}'] },
 };
 const daemon = sharedAgentDaemon({ agents: AGENTS });
 
@@ -83,6 +87,42 @@ test('two clients see the same bytes; a reconnect with ?offset= gets exactly wha
   assert.equal(again.text(), aBytes);
   a.send({ type: 'input', data: 'q' });
   await waitSessionEnd(d, s.id);
+});
+
+test('a client that does not read holds up neither the program nor another client; once it reads it gets every byte from its offset, then the exit', async (t) => {
+  const { d, task } = await readyTaskOn(await daemon(), t);
+  const script = "echo ready; read x; yes 'a line of output to fill the buffers' | head -c 12000000; echo done; read y; echo end";
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'script', prompt: script, interface: 'terminal' } });
+  assert.equal(r.status, 201, r.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${r.json.id}`).catch(() => {}));
+  const good = await attach(t, d, r.json.id);
+  await good.waitText('ready');
+  // Through the front, from offset 0, and reading nothing until the program has ended.
+  const slow = new WebSocket(`ws://127.0.0.1:${d.port}/api/sessions/${r.json.id}/terminal?offset=0`);
+  t.after(() => slow.terminate());
+  const frames: ServerFrame[] = [];
+  slow.on('message', (data) => frames.push(JSON.parse(data.toString()) as ServerFrame));
+  const slowClosed = new Promise<number>((resolve) => slow.on('close', (code) => resolve(code)));
+  await new Promise((resolve) => slow.once('open', resolve));
+  slow.pause();
+  good.send({ type: 'input', data: 'go\r' });
+  await good.waitText('done', 60_000);
+  good.send({ type: 'input', data: 'y\r' });
+  assert.deepEqual(await good.waitFrame((f) => f.type === 'exit', 60_000), { type: 'exit', code: 0 });
+  const file = readFileSync(path.join(d.home, 'data', 'sessions', r.json.id, 'stdout'));
+  assert.ok(file.length > 12_000_000);
+  assert.ok(frames.length < 100, `the slow client had read little (${frames.length} frames)`);
+  slow.resume();
+  assert.equal(await slowClosed, 1000, 'closed as the session ended, not cut');
+  assert.deepEqual(frames.at(-1), { type: 'exit', code: 0 });
+  const out = frames.filter((f) => f.type === 'output') as Array<{ offset: number; data: string }>;
+  let at = 0;
+  for (const f of out) {
+    assert.equal(f.offset, at, 'contiguous');
+    at += Buffer.byteLength(f.data);
+  }
+  assert.equal(at, file.length);
+  assert.ok(out.map((f) => f.data).join('') === file.toString(), 'every byte, as the file has it');
 });
 
 test('refused: a headless session (409 NOT_A_TERMINAL), no session (404), a cross-site page (403), a bad offset (400)', async (t) => {

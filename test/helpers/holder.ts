@@ -36,7 +36,7 @@ export async function startHolder(t: TestContext, command: string[], size = { co
   const stdout = path.join(dir, 'stdout');
   const pidFile = path.join(dir, 'pty.pid');
   const fd = openSync(stdout, 'a', 0o600);
-  const args = [GROVE, 'pty-hold', '--socket', socket, '--cols', String(size.cols), '--rows', String(size.rows), '--', ...command];
+  const args = [GROVE, 'pty-hold', '--socket', socket, '--output', stdout, '--cols', String(size.cols), '--rows', String(size.rows), '--', ...command];
   const proc = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, 'pipe'] });
   closeSync(fd);
   let stderr = '';

@@ -1,43 +1,47 @@
 import assert from 'node:assert/strict';
+import { openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import test from 'node:test';
-import { Backlog } from '../../daemon/terminal/backlog.ts';
-import { KEPT_OUTPUT_BYTES } from '../../schemas/terminal.ts';
 import { LineBuffer } from '../../daemon/terminal/lines.ts';
+import { OutputFile, readOutput } from '../../daemon/terminal/output.ts';
+import { makeTempDir } from '../helpers/git.ts';
 
-const add = (b: Backlog, data: string) => b.append(data, Buffer.byteLength(data));
-
-test('Backlog: offsets count UTF-8 bytes; since() answers exactly the bytes from an offset, null inside a character or out of range', () => {
-  const b = new Backlog();
-  assert.deepEqual(add(b, 'ab'), { type: 'output', offset: 0, data: 'ab' });
-  assert.deepEqual(add(b, 'é€x'), { type: 'output', offset: 2, data: 'é€x' });
-  assert.equal(b.total, 2 + 2 + 3 + 1);
-  assert.deepEqual(b.since(0), [
-    { type: 'output', offset: 0, data: 'ab' },
-    { type: 'output', offset: 2, data: 'é€x' },
-  ]);
-  assert.deepEqual(b.since(1), [
-    { type: 'output', offset: 1, data: 'b' },
-    { type: 'output', offset: 2, data: 'é€x' },
-  ]);
-  assert.deepEqual(b.since(4), [{ type: 'output', offset: 4, data: '€x' }]);
-  assert.equal(b.since(3), null, 'inside é');
-  assert.equal(b.since(5), null, 'inside €');
-  assert.deepEqual(b.since(8), []);
-  assert.equal(b.since(9), null, 'beyond the output');
-  assert.equal(b.since(-1), null);
+test('readOutput: offsets count UTF-8 bytes; exactly the bytes from an offset, cut at a whole character; null inside a character or past the end', (t) => {
+  const file = path.join(makeTempDir(t), 'out');
+  // é is 2 bytes, € 3, 😀 4.
+  writeFileSync(file, 'café €😀 end');
+  const bytes = readFileSync(file);
+  const fd = openSync(file, 'r');
+  t.after(() => closeSync(fd));
+  const to = bytes.length;
+  assert.deepEqual(readOutput(fd, 0, to), { data: 'café €😀 end', end: to });
+  assert.deepEqual(readOutput(fd, 3, to), { data: 'é €😀 end', end: to });
+  assert.equal(readOutput(fd, 4, to), null, 'inside é');
+  assert.equal(readOutput(fd, 8, to), null, 'inside €');
+  assert.equal(readOutput(fd, to + 1, to), null, 'past the end');
+  assert.deepEqual(readOutput(fd, to, to), { data: '', end: to });
+  // A read of at most 7 bytes from 3: é (2), space, then € (3) whole = 6; 😀 would cut.
+  assert.deepEqual(readOutput(fd, 3, to, 7), { data: 'é €', end: 9 });
+  assert.deepEqual(readOutput(fd, 9, to, 2), null, 'not one whole character fits: nothing to give');
+  assert.deepEqual(readOutput(fd, 9, to, 4), { data: '😀', end: 13 });
+  assert.deepEqual(readOutput(fd, 3, 9), { data: 'é €', end: 9 }, 'up to `to`, not the file\'s end');
+  assert.deepEqual(readOutput(fd, 0, to + 10), { data: 'café €😀 end', end: to }, 'a `to` past the file: what is there');
 });
 
-test('Backlog: trim keeps at least KEPT_OUTPUT_BYTES, and never drops what the screen has not parsed', () => {
-  const b = new Backlog();
-  const piece = 'x'.repeat(64 * 1024);
-  for (let i = 0; i < 40; i++) add(b, piece);
-  b.trim(0);
-  assert.equal(b.keptStart, 0, 'nothing parsed: everything kept');
-  b.trim(b.total);
-  assert.ok(b.total - b.keptStart >= KEPT_OUTPUT_BYTES);
-  assert.ok(b.total - b.keptStart < KEPT_OUTPUT_BYTES + piece.length);
-  assert.equal(b.since(b.keptStart - 1), null);
-  assert.equal(b.since(b.keptStart)!.map((f) => f.data).join('').length, b.total - b.keptStart);
+test('OutputFile: appends each chunk whole; its offsets start at what the file held, and read back what was appended', (t) => {
+  const out = path.join(makeTempDir(t), 'out');
+  writeFileSync(out, 'before\n');
+  const said: string[] = [];
+  const f = new OutputFile(out, (m) => said.push(m));
+  t.after(() => f.close());
+  assert.equal(f.total, 7);
+  f.append(Buffer.from('naïve\r\n'));
+  assert.equal(f.total, 7 + 8, 'ï is 2 bytes');
+  assert.deepEqual(f.read(7), { data: 'naïve\r\n', end: 15 });
+  assert.deepEqual(f.read(0), { data: 'before\nnaïve\r\n', end: 15 });
+  assert.equal(f.read(10), null, 'inside ï');
+  assert.equal(readFileSync(out, 'utf8'), 'before\nnaïve\r\n');
+  assert.deepEqual(said, []);
 });
 
 test('LineBuffer: lines split across reads and several in one read; a line over its limit is refused', () => {

@@ -5,7 +5,9 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import path from 'node:path';
 import test from 'node:test';
-import { KEPT_OUTPUT_BYTES } from '../../schemas/terminal.ts';
+import { LineBuffer } from '../../daemon/terminal/lines.ts';
+import { SCROLLBACK_LINES } from '../../daemon/terminal/screen.ts';
+import type { ServerFrame } from '../../schemas/terminal.ts';
 import { GROVE, grove } from '../helpers/cli.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { attach, contiguous, startHolder, TUI } from '../helpers/holder.ts';
@@ -88,22 +90,31 @@ test('two clients see the same bytes; a reconnect with an offset gets exactly wh
   assert.match(back.output(), /key "b"/);
 });
 
-test('an offset no longer kept (or beyond the output) gets the screen, then the output after it', async (t) => {
+test('any offset of the output gets exactly the bytes after it; one past the end or inside a character gets the screen, then the output after it', async (t) => {
   const m = marker(t);
-  const big = KEPT_OUTPUT_BYTES + 512 * 1024;
-  const h = await startHolder(t, ['sh', '-c', `head -c ${big} /dev/zero | tr '\\0' x; echo; echo done; exec sleep ${m}`]);
+  const big = 3 * 1024 * 1024;
+  const h = await startHolder(t, ['sh', '-c', `printf 'caf\\303\\251\\n'; head -c ${big} /dev/zero | tr '\\0' x; echo; echo done; exec sleep ${m}`]);
   const a = await attach(t, h.socket, 0);
   await a.sees('done');
   assert.equal(a.frames[0]!.type, 'output');
-  const total = readFileSync(h.stdout).length;
+  const file = readFileSync(h.stdout);
+  const total = file.length;
   assert.ok(total > big);
-  for (const offset of [0, 10, total + 5]) {
+  // 'café\r\n': the é is bytes 3 and 4.
+  for (const offset of [0, 3, 10, total - big + 5]) {
+    const back = await attach(t, h.socket, offset);
+    await back.sees('done');
+    assert.equal(back.frames[0]!.type, 'output', `offset ${offset}: no screen`);
+    assert.ok(contiguous(back, offset));
+    assert.ok(back.output() === file.subarray(offset).toString(), `offset ${offset}: exactly the bytes after it`);
+  }
+  for (const offset of [4, total + 5]) {
     const late = await attach(t, h.socket, offset);
     await late.until('a screen', () => late.frames.length > 0);
     const screen = late.frames[0]!;
     assert.equal(screen.type, 'screen', `offset ${offset}`);
     assert.ok(screen.type === 'screen' && screen.offset === total && screen.data.includes('done'));
-    assert.ok(screen.type === 'screen' && screen.data.length > 500_000, 'with its scrollback (a long line through the socket)');
+    assert.ok(screen.type === 'screen' && (screen.data.match(/x/g) ?? []).length >= SCROLLBACK_LINES * 80, 'with its scrollback, full');
   }
   const now = await attach(t, h.socket, total);
   a.link.send({ type: 'input', data: 'hi\n' });
@@ -202,7 +213,7 @@ test('a command that cannot run: 127 when not found, 126 when not executable, sa
     ['no-such-program-grove', 127, /command not found/],
     [plain, 126, /not an executable/],
   ] as const) {
-    const p = spawn(process.execPath, [GROVE, 'pty-hold', '--socket', `/tmp/grove-none-${process.pid}.sock`, '--cols', '80', '--rows', '24', '--', cmd], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const p = spawn(process.execPath, [GROVE, 'pty-hold', '--socket', `/tmp/grove-none-${process.pid}.sock`, '--output', path.join(path.dirname(plain), 'out'), '--cols', '80', '--rows', '24', '--', cmd], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     p.stderr!.on('data', (d) => (err += d));
     const [status] = await once(p, 'exit');
@@ -213,42 +224,44 @@ test('a command that cannot run: 127 when not found, 126 when not executable, sa
 
 test('grove pty-hold refuses options it cannot use (usage: exit 2)', async () => {
   for (const args of [
-    ['pty-hold', '--cols', '80', '--rows', '24', '--', 'true'],
-    ['pty-hold', '--socket', '/tmp/x.sock', '--cols', '0', '--rows', '24', '--', 'true'],
-    ['pty-hold', '--socket', '/tmp/x.sock', '--cols', '80', '--rows', '1001', '--', 'true'],
-    ['pty-hold', '--socket', '/tmp/x.sock', '--cols', '80', '--rows', '24'],
+    ['pty-hold', '--output', '/tmp/x.out', '--cols', '80', '--rows', '24', '--', 'true'],
+    ['pty-hold', '--socket', '/tmp/x.sock', '--cols', '80', '--rows', '24', '--', 'true'],
+    ['pty-hold', '--socket', '/tmp/x.sock', '--output', '/tmp/x.out', '--cols', '0', '--rows', '24', '--', 'true'],
+    ['pty-hold', '--socket', '/tmp/x.sock', '--output', '/tmp/x.out', '--cols', '80', '--rows', '1001', '--', 'true'],
+    ['pty-hold', '--socket', '/tmp/x.sock', '--output', '/tmp/x.out', '--cols', '80', '--rows', '24'],
   ]) {
     const r = await grove('/nonexistent-home', args);
     assert.equal(r.code, 2, args.join(' '));
   }
 });
 
-test('a client that does not read is dropped once too much waits for it; the program and the other clients go on', async (t) => {
+test('a client that does not read holds up neither the program nor the others; once it reads it gets every byte, then the exit', async (t) => {
   const h = await startHolder(t, ['sh', '-c', `echo ready; read x; yes 'a line of output to fill the buffers' | head -c 8000000; echo done; read y; echo end`]);
   const good = await attach(t, h.socket, null);
   await good.sees('ready');
   const slow = createConnection(h.socket);
   t.after(() => slow.destroy());
   slow.pause();
-  slow.write('{"type":"attach","offset":null}\n');
+  slow.write('{"type":"attach","offset":0}\n');
   await within(5000, 'connecting', once(slow, 'connect'));
   good.link.send({ type: 'input', data: 'go\r' });
   await good.sees('done');
-  let got = 0;
-  let tail = '';
-  slow.on('data', (d: Buffer) => {
-    got += d.length;
-    tail = (tail + d.toString('latin1')).slice(-100);
-  });
-  slow.resume();
-  await within(10_000, 'the slow client closed', once(slow, 'close'));
-  assert.ok(got < 8_000_000, `dropped before the end (${got} bytes)`);
-  assert.doesNotMatch(tail, /"type":"exit"/);
   good.link.send({ type: 'input', data: 'y\r' });
   await good.until('the exit frame', () => exitOf(good) !== undefined);
   assert.equal(exitOf(good)!.code, 0);
-  assert.equal(await h.exited, 0);
   const s = good.frames[0]!.type === 'screen' ? good.frames[0]!.offset : -1;
   assert.ok(contiguous(good, s));
-  assert.equal(good.output(), readFileSync(h.stdout).subarray(s).toString(), 'the reading client got every byte');
+  const file = readFileSync(h.stdout);
+  assert.equal(good.output(), file.subarray(s).toString(), 'the reading client got every byte');
+  // The slow one has read nothing yet; the program has ended, and the holder waits for it.
+  const lines = new LineBuffer();
+  const frames: ServerFrame[] = [];
+  slow.setEncoding('utf8');
+  slow.on('data', (d: string) => frames.push(...(lines.push(d) ?? []).map((l) => JSON.parse(l) as ServerFrame)));
+  slow.resume();
+  await within(30_000, 'the slow client ended', once(slow, 'close'));
+  const out = frames.filter((f) => f.type === 'output');
+  assert.equal(out.map((f) => (f.type === 'output' ? f.data : '')).join(''), file.toString(), 'the slow client got every byte from 0');
+  assert.deepEqual(frames.at(-1), { type: 'exit', code: 0 });
+  assert.equal(await h.exited, 0);
 });

@@ -109,15 +109,16 @@ export const PLUMBING: Record<string, (p: Plumbing, word: string) => Promise<num
   },
   // A terminal session's program under a pseudo-terminal (DESIGN §21), held by this process.
   async 'pty-hold'(p, word) {
-    const { socket } = p.values;
+    const { socket, output } = p.values;
     if (typeof socket !== 'string' || socket === '') usage(`grove ${word} needs --socket <path of the holder's socket>`);
+    if (typeof output !== 'string' || output === '') usage(`grove ${word} needs --output <path of the session's output file>`);
     // Loaded here: the schemas (TypeBox) are no other command's cost at start.
     const { MAX_TERMINAL_DIM } = await import('../../../schemas/terminal.ts');
     const cols = dimension(p.values.cols, MAX_TERMINAL_DIM, `grove ${word} needs --cols <1..${MAX_TERMINAL_DIM}>`);
     const rows = dimension(p.values.rows, MAX_TERMINAL_DIM, `grove ${word} needs --rows <1..${MAX_TERMINAL_DIM}>`);
     if (p.rest.length === 0) usage(`grove ${word} needs the program's command after --`);
     const { runHolder } = await import('../../terminal/holder.ts');
-    return runHolder({ socket, cols, rows, command: p.rest });
+    return runHolder({ socket, output, cols, rows, command: p.rest });
   },
 };
 
