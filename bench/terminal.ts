@@ -23,6 +23,7 @@ import * as nodePty from '@lydell/node-pty';
 import serializeAddon from '@xterm/addon-serialize';
 import xtermHeadless, { type ITerminalAddon } from '@xterm/headless';
 import WebSocket from 'ws';
+import { SCROLLBACK_LINES } from '../daemon/terminal/screen.ts';
 import type { ClientFrame, ServerFrame } from '../schemas/terminal.ts';
 import { FLOOD_LINE_BYTES, floodLine } from './term-lines.mjs';
 import { call, FIXTURE_AGENT, readyTask, ROOT, startBenchDaemon, type BenchDaemon } from './daemon.ts';
@@ -423,8 +424,9 @@ export async function benchTerminal(opts: TerminalOptions) {
     filler.send({ type: 'resize', cols: opts.cols, rows: opts.rows });
     filler.send({ type: 'input', data: 'g' });
     await filler.until(() => filler.tail.endsWith('done\r\n'), 120_000);
-    // The baseline: the same bytes into a headless terminal of the same size, the same way.
-    const term = new xtermHeadless.Terminal({ cols: 120, rows: 40, scrollback: opts.scrollback, allowProposedApi: true });
+    // The baseline: the same bytes into a headless terminal of the same size and scrollback as the
+    // holder's, the same way.
+    const term = new xtermHeadless.Terminal({ cols: 120, rows: 40, scrollback: SCROLLBACK_LINES, allowProposedApi: true });
     const serializer = new serializeAddon.SerializeAddon();
     term.loadAddon(serializer as unknown as ITerminalAddon);
     await new Promise<void>((r) => term.write(readyBytes, r));
@@ -487,7 +489,8 @@ export async function benchTerminal(opts: TerminalOptions) {
       screen_ms: {
         cols: screen.cols,
         rows: screen.rows,
-        scrollback_lines: opts.scrollback,
+        printed_lines: opts.scrollback + opts.rows,
+        scrollback_lines: SCROLLBACK_LINES,
         attaches: opts.attaches,
         grove: { p50: round(sc.grove.median), p99: round(sc.grove.p99) },
         bare_serialize: { p50: round(sc.bare.median), p99: round(sc.bare.p99) },
@@ -546,7 +549,7 @@ export function terminalRows(t: Awaited<ReturnType<typeof benchTerminal>>): Row[
     { what: `terminal: the same, the daemon's CPU until the last byte at every client vs the bare reader's (s; its store ${cpu.store} s; until every line stored: daemon ${cpu.daemon_until_stored} s, store ${cpu.store_until_stored} s)`, grove: cpu.daemon, base: f.bare_pty.cpu_s, ratio: round(cpu.daemon / f.bare_pty.cpu_s) },
     { what: `terminal: the same, the session's holder's CPU vs the bare reader's (s)`, grove: cpu.holder, base: f.bare_pty.cpu_s, ratio: round(cpu.holder / f.bare_pty.cpu_s) },
     {
-      what: `terminal: the screen frame on attach, ${t.screen_ms.cols}×${t.screen_ms.rows} with ${t.screen_ms.scrollback_lines} lines of scrollback (${round(t.screen_ms.grove_frame_bytes / 1e6)} MB), from the WebSocket's open vs @xterm/headless serializing the same (ms, p99 of ${t.screen_ms.attaches})`,
+      what: `terminal: the screen frame on attach, ${t.screen_ms.cols}×${t.screen_ms.rows} after ${t.screen_ms.printed_lines} lines printed, ${t.screen_ms.scrollback_lines} kept in the scrollback (${round(t.screen_ms.grove_frame_bytes / 1e6)} MB), from the WebSocket's open vs @xterm/headless serializing the same (ms, p99 of ${t.screen_ms.attaches})`,
       grove: t.screen_ms.grove.p99,
       base: t.screen_ms.bare_serialize.p99,
       ratio: round(t.screen_ms.grove.p99 / t.screen_ms.bare_serialize.p99),

@@ -70,6 +70,18 @@ export const AgentDefinition = Type.Object(
           'the interactive command that starts a conversation in a terminal session (DESIGN §21), `{prompt}` and `{session}` as in `command`; a follow-up there runs `interactive` with the prompt after `--`',
       }),
     ),
+    terminal_resume: Type.Optional(
+      Type.Array(Arg, {
+        minItems: 1,
+        description: 'the interactive command that continues a conversation with a prompt in a terminal session, `{session}` and `{prompt}` as in `resume`; default: `interactive`, then `--` and the prompt',
+      }),
+    ),
+    terminal_modes: Type.Optional(
+      Type.Object(
+        { read: Type.Optional(Type.Array(Arg)), edit: Type.Optional(Type.Array(Arg)), full: Type.Optional(Type.Array(Arg)) },
+        { additionalProperties: false, description: "with `terminal`: each mode's arguments for the interactive program, where they are not those of `modes` (an ACP agent's modes are ACP session modes)" },
+      ),
+    ),
     session_id_field: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "the top-level JSON field of the agent's session id in its output" })),
     format: Type.Optional(Format),
     modes: Type.Optional(

@@ -111,13 +111,16 @@ export function createStart(deps: StartDeps) {
   // terminal answers its questions there: no approval bridge.
   function terminalCommandOf(ask: AgentAsk): Built {
     const def = deps.agents.get(ask.agent);
-    const parts = ask.resume !== null ? (def.interactive ? [...def.interactive, '--', PROMPT] : null) : (def.terminal ?? null);
+    const parts = ask.resume !== null ? (def.terminal_resume ?? (def.interactive ? [...def.interactive, '--', PROMPT] : null)) : (def.terminal ?? null);
     if (parts === null) {
       const which = ask.resume !== null ? '"interactive"' : '"terminal"';
       throw new GroveError('INTERFACE_UNSUPPORTED', `agent ${ask.agent} has no interactive command (${which} in its definition) to run in a terminal session`);
     }
     const pinned = ask.resume === null && pinsSession(parts) ? randomUUID() : null;
-    const before = [...(def.protocol === 'acp' ? [] : modeArgs(def, ask.agent, ask.mode)), ...ask.args];
+    // The mode is checked as for any session; an ACP agent's modes are ACP session modes, whose
+    // interactive program takes its own arguments for them (`terminal_modes`), if any.
+    const own = modeArgs(def, ask.agent, ask.mode);
+    const before = [...(def.terminal_modes?.[ask.mode] ?? (def.protocol === 'acp' ? [] : own)), ...ask.args];
     const command = buildCommand(parts, { prompt: ask.prompt ?? undefined, before, session: ask.resume ?? pinned });
     if (which(command[0]!) === null) {
       throw new GroveError('AGENT_NOT_INSTALLED', `${command[0]} (agent ${ask.agent}) is not on the daemon's PATH`);

@@ -17,6 +17,14 @@ const AGENTS = {
   tui: { command: [AGENT, '{prompt}'], terminal: [process.execPath, TUI, '{prompt}'], interactive: [process.execPath, TUI, 'resumed-{session}'] },
   // a terminal that runs the prompt as a shell script
   script: { command: [AGENT, '{prompt}'], terminal: ['sh', '-c', '{prompt}'] },
+  // a mode of its own in the terminal, and a command of its own to continue there
+  moded: {
+    command: [AGENT, '{prompt}'],
+    modes: { read: ['--headless-read'], edit: [] },
+    terminal: [process.execPath, TUI, 'first-{session}', '{prompt}'],
+    terminal_modes: { read: ['--terminal-read'] },
+    terminal_resume: [process.execPath, TUI, 'again-{session}', '{prompt}'],
+  },
 };
 const daemon = sharedAgentDaemon({ agents: AGENTS });
 
@@ -186,6 +194,32 @@ test('a follow-up to a running terminal session is typed into it (200, the same 
   assert.equal((await d.socket('GET', `/api/tasks/${s.task_id}/sessions`)).json.length, 1);
   c.send({ type: 'input', data: 'q' });
   await waitSessionEnd(d, s.id);
+});
+
+test("an agent's terminal_modes and terminal_resume: the mode's own arguments in the terminal; a follow-up to the ended session continues it there", async (t) => {
+  const { d, task } = await readyTaskOn(await daemon(), t);
+  const full = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'moded', prompt: 'hi', interface: 'terminal', mode: 'full' } });
+  assert.deepEqual([full.status, full.json.code], [422, 'MODE_UNSUPPORTED'], full.text);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'moded', prompt: 'hello', interface: 'terminal', mode: 'read' } });
+  assert.equal(r.status, 201, r.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${r.json.id}`).catch(() => {}));
+  const pinned = r.json.agent_session_id;
+  assert.match(pinned, /^[0-9a-f-]{36}$/);
+  assert.deepEqual(r.json.command, [process.execPath, TUI, `first-${pinned}`, '--terminal-read', 'hello']);
+  const c = await attach(t, d, r.json.id);
+  await c.waitText('ready');
+  c.send({ type: 'input', data: 'q' });
+  await waitSessionEnd(d, r.json.id);
+  const next = await d.socket('POST', `/api/sessions/${r.json.id}/messages`, { body: { prompt: 'more' } });
+  assert.equal(next.status, 201, next.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${next.json.id}`).catch(() => {}));
+  assert.notEqual(next.json.id, r.json.id);
+  assert.equal(next.json.interface, 'terminal');
+  assert.deepEqual(next.json.command, [process.execPath, TUI, `again-${pinned}`, '--terminal-read', 'more']);
+  const again = await attach(t, d, next.json.id);
+  await again.waitText(`again-${pinned}`);
+  again.send({ type: 'input', data: 'q' });
+  await waitSessionEnd(d, next.json.id);
 });
 
 test('bad frames close that client with a code and reason; the session and the daemon go on', async (t) => {
