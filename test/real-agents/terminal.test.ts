@@ -4,18 +4,16 @@
 // from the transcript: the agent's session id and the answer as the session's result; a follow-up
 // typed into the running interface through the API; its end (/exit, a kill) leaves nothing running.
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { BUILTIN_AGENTS } from '../../daemon/agents/agents.ts';
-import type { TestDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { claudeModelEnv, startModelServer, type RecordedRequest } from '../helpers/model-server.ts';
 import { codexConfig, codexTitle, startResponsesServer } from '../helpers/openai-responses-server.ts';
-import { claudePostinstall, cliEnv, daemonWithTask, endedSession, installCliForFile, startSession } from '../helpers/real-agents.ts';
-import { liveGroupMembers } from '../helpers/sessions.ts';
-import { until } from '../helpers/store.ts';
-import { attach, programPid, type TerminalClient } from '../helpers/terminal.ts';
+import { claudePostinstall, cliEnv, daemonWithTask, installCliForFile, startSession } from '../helpers/real-agents.ts';
+import { endedBy, killWhenDone, sessionWhen } from '../helpers/terminal-agents.ts';
+import { attach } from '../helpers/terminal.ts';
 
 // The versions test/real-agents/claude.test.ts and codex.test.ts are read against.
 const claudeBin = installCliForFile('@anthropic-ai/claude-code@2.1.197', claudePostinstall);
@@ -53,78 +51,12 @@ function codexUsedBefore(home: string, url: string, repository: string): void {
   writeFileSync(path.join(home, '.codex', 'config.toml'), codexConfig(url) + trust + seen);
 }
 
-// The processes whose working directory is in `dir` (the agent and anything it started there).
-function runningIn(dir: string): string[] {
-  const out: string[] = [];
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const cwd = readlinkSync(`/proc/${pid}/cwd`);
-      if (cwd === dir || cwd.startsWith(dir + path.sep)) out.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`);
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return out;
-}
-
-// A session that a failing test leaves running would outlive its daemon (as sessions do): its
-// holder's group and its program's are killed when the test ends, whatever happened.
-function killWhenDone(t: { after(fn: () => unknown): void }, d: TestDaemon, s: { id: string; pid: number }): void {
-  t.after(() => {
-    const groups = [s.pid];
-    try {
-      groups.push(programPid(d, s.id));
-    } catch {
-      // never written, or the home is gone
-    }
-    for (const g of groups) {
-      try {
-        process.kill(-g, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  });
-}
-
 // The text of a model request's last user message: the prompt, without the reminders Claude Code
 // adds as blocks of their own (Anthropic's `messages`, OpenAI Responses' `input`).
 function lastUserText(req: RecordedRequest): string {
   const content = [...(req.body.messages ?? req.body.input)].reverse().find((msg: any) => msg.role === 'user').content;
   if (typeof content === 'string') return content;
   return content.filter((b: any) => (b.type === 'text' || b.type === 'input_text') && !b.text.startsWith('<system-reminder>')).map((b: any) => b.text).join('');
-}
-
-// Ends a running session with `end` (what a person types, a kill): its exit frame, the session as
-// stored at its end; its holder's group, its program's, and anything that ran in its worktree gone.
-async function endedBy(d: TestDaemon, c: TerminalClient, s: { id: string; pid: number }, worktree: string, end: () => unknown) {
-  const program = programPid(d, s.id);
-  assert.ok(liveGroupMembers(program).includes(program), 'the program leads its group');
-  assert.notDeepEqual(runningIn(worktree), []);
-  await end();
-  const exit = await c.waitFrame((f) => f.type === 'exit', 30_000);
-  const ended = await endedSession(d, s.id);
-  assert.deepEqual([liveGroupMembers(s.pid), liveGroupMembers(program), runningIn(worktree)], [[], [], []]);
-  return { exit, ended };
-}
-
-// The session as stored, once `pred` holds of it.
-async function sessionWhen(d: TestDaemon, id: string, pred: (s: any) => boolean, what: string, ms = 30_000): Promise<any> {
-  let last: any;
-  try {
-    await until(async () => pred((last = (await d.socket('GET', `/api/sessions/${id}`)).json)), what, ms);
-  } catch (err) {
-    const approvals = (await d.socket('GET', `/api/approvals?session_id=${id}`)).json;
-    let transcript = '';
-    try {
-      const place = JSON.parse(readFileSync(path.join(d.home, 'data', 'sessions', id, 'transcript.json'), 'utf8'));
-      transcript = readFileSync(place.file, 'utf8').split('\n').map((l) => l.slice(0, 300)).join('\n');
-    } catch (e) {
-      transcript = String(e);
-    }
-    throw new Error(`${(err as Error).message}; the session is ${JSON.stringify(last)}; approvals ${JSON.stringify(approvals)}; transcript:\n${transcript}`);
-  }
-  return last;
 }
 
 test('claude in a terminal session: the scripted answer on its screen and as its result (read from the transcript), a follow-up typed into it, /exit ends it with nothing left running', async (t) => {
