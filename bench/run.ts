@@ -20,6 +20,7 @@ import { automationRows, benchAutomations } from './automations.ts';
 import { benchIntake, intakeRows } from './intake.ts';
 import { benchSandbox, benchSandboxRss, sandboxRows, sandboxRssRows } from './sandbox.ts';
 import { benchTerminal, terminalOptions, terminalRows } from './terminal.ts';
+import { benchTerminalPage, terminalPageRows } from './terminal-page.ts';
 import { judge, le, mb, printTable, targetText, type Row } from './table.ts';
 import { round } from './stats.ts';
 
@@ -60,11 +61,12 @@ try {
     sandbox_rss: await timed('sandbox rss', () => benchSandboxRss({ template, sessions: 20, rounds: quick ? 1 : 3 })),
     automations: await timed('automations', () => benchAutomations({ template, runs: quick ? 15 : 60, automations: 1000, ticks: quick ? 20 : 50 })),
     terminal: await timed('terminal', () => benchTerminal(terminalOptions(template, quick))),
+    terminal_page: await timed('terminal page', () => benchTerminalPage({ template, lines: 100_000, keys: quick ? 20 : 60 })),
     intake: await timed('intake', () => benchIntake({ template, issues: quick ? 5 : 20, interval_s: 2, repos: 50, watch_s: quick ? 65 : 125 })),
     elapsed_s,
   };
 
-  const { tasks, pool, start, output, api, cli, review, turns, queue, dashboard: ui, approvals, team, many, sandbox, sandbox_rss, automations, intake, terminal } = results;
+  const { tasks, pool, start, output, api, cli, review, turns, queue, dashboard: ui, approvals, team, many, sandbox, sandbox_rss, automations, intake, terminal, terminal_page } = results;
   const a = api as any;
   const endpoints = [
     ['projects_c1', 'GET projects, concurrency 1'],
@@ -153,6 +155,7 @@ try {
     ...automationRows(automations),
     ...intakeRows(intake),
     ...terminalRows(terminal),
+    ...terminalPageRows(terminal_page),
     { what: 'idle RSS vs a bare PGlite open (MB, median)', grove: start.idle_rss_mb.grove.median, base: start.idle_rss_mb.baseline.median, ratio: start.idle_rss_mb.ratio, target: mb(200) },
     { what: 'peak RSS while 10 sessions print vs idle (MB)', grove: output.mem_mb.peak, base: output.mem_mb.idle, ratio: round(output.mem_mb.peak / output.mem_mb.idle), target: mb(350) },
     // For information: no target.

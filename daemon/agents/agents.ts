@@ -25,6 +25,9 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     resume: ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--resume', SESSION, '--', PROMPT],
     interactive: ['claude', '--resume', SESSION],
     terminal: ['claude', '--session-id', SESSION, '--', PROMPT],
+    // Its interface installs the official plugin marketplace at start unless its config says it has
+    // (from downloads.claude.ai, else github.com): confined, each new session would ask for them.
+    env: { CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1' },
     format: 'claude',
     modes: {
       read: ['--permission-mode', 'plan'],

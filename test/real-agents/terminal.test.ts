@@ -61,10 +61,9 @@ function lastUserText(req: RecordedRequest): string {
 
 test('claude in a terminal session: the scripted answer on its screen and as its result (read from the transcript), a follow-up typed into it, /exit ends it with nothing left running', async (t) => {
   const m = await startModelServer(t, [{ text: 'The first scripted answer.' }, { text: 'The second scripted answer.' }]);
-  // Its interface installs the official plugin marketplace at start unless its config says it has
-  // (from downloads.claude.ai, else github.com); confined in edit, each host would be asked about.
-  const quiet = { CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1' };
-  const env = cliEnv(t, claudeBin(), { CLAUDE_CODE_OAUTH_TOKEN: undefined, CLAUDE_CONFIG_DIR: undefined, ...claudeModelEnv(m.url), ...quiet });
+  // The built-in agent's env keeps its interface from installing the plugin marketplace at start
+  // (downloads.claude.ai, github.com): confined in edit, each host would be asked about.
+  const env = cliEnv(t, claudeBin(), { CLAUDE_CODE_OAUTH_TOKEN: undefined, CLAUDE_CONFIG_DIR: undefined, ...claudeModelEnv(m.url) });
   const { d, task, worktree } = await daemonWithTask(t, env);
   const project = (await d.socket('GET', `/api/projects/${task.project_id}`)).json;
   claudeUsedBefore(env.HOME!, project.path, env.ANTHROPIC_API_KEY!);
