@@ -106,8 +106,8 @@ test('claude in a terminal session: the scripted answer on its screen and as its
   assert.equal(ended.result.text, 'The second scripted answer.');
 });
 
-test('codex in a terminal session: the scripted answer on its screen, its thread id and the answer as the result (read from its rollout), a follow-up typed into it, a kill leaves nothing running', async (t) => {
-  const m = await startResponsesServer(t, [{ text: 'The first scripted answer.' }, { text: 'The second scripted answer.' }], { side: codexTitle('Say things') });
+test('codex in a terminal session: the scripted answer on its screen, its thread id and the answer as the result (read from its rollout), a follow-up typed into it, a kill leaves nothing running; a follow-up to it ended continues its thread in a new terminal session', async (t) => {
+  const m = await startResponsesServer(t, [{ text: 'The first scripted answer.' }, { text: 'The second scripted answer.' }, { text: 'The third scripted answer.' }], { side: codexTitle('Say things') });
   // Not in the system's temporary folder, as in codex.test.ts: Codex's own sandbox fails there.
   const home = makeTempDir(t, 'grove-codex-home-', '/var/tmp');
   const env = cliEnv(t, codexBin(), { HOME: home, OPENAI_API_KEY: undefined, CODEX_API_KEY: undefined, CODEX_HOME: undefined });
@@ -152,4 +152,26 @@ test('codex in a terminal session: the scripted answer on its screen, its thread
   assert.equal(ended.status, 'killed');
   assert.equal(ended.result.text, 'The second scripted answer.');
   assert.ok(!readdirSync(path.join(home, '.codex')).includes('app-server-daemon'), 'no shared background server');
+
+  // A follow-up to the ended session: its interface resumes the thread with the prompt, in a new
+  // terminal session of the same conversation, and the answer is read from the same rollout.
+  const thread = first.agent_session_id;
+  const next = await d.socket('POST', `/api/sessions/${s.id}/messages`, { body: { prompt: 'say the third thing' } });
+  assert.equal(next.status, 201, next.text);
+  const s2 = next.json;
+  killWhenDone(t, d, s2);
+  assert.equal(s2.interface, 'terminal');
+  assert.equal(s2.conversation_id, s.conversation_id);
+  assert.deepEqual(s2.command, ['codex', 'resume', '--no-daemon', thread, '-c', 'sandbox_mode=workspace-write', '--', 'say the third thing']);
+  const c2 = await attach(t, d, s2.id);
+  await c2.waitScreen('The third scripted answer.', 60_000);
+  const third = await sessionWhen(d, s2.id, (x) => x.result?.text === 'The third scripted answer.', 'the third answer as its result');
+  assert.equal(third.agent_session_id, thread, 'the same thread');
+  assert.deepEqual(m.turns().map(lastUserText).at(-1), 'say the third thing');
+  const again = readdirSync(path.join(home, '.codex', 'sessions'), { recursive: true }).map(String).filter((f) => f.endsWith('.jsonl'));
+  assert.equal(again.length, 1, 'appended to the thread\'s rollout');
+  const { ended: ended2 } = await endedBy(d, c2, s2, worktree, async () => {
+    assert.equal((await d.socket('DELETE', `/api/sessions/${s2.id}`)).status, 200);
+  });
+  assert.equal(ended2.result.text, 'The third scripted answer.');
 });
