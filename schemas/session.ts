@@ -200,6 +200,18 @@ export const OutputPage = Type.Object(
 );
 export type OutputPage = Static<typeof OutputPage>;
 
+// A terminal session's conversation (DESIGN §21): the transcript its agent wrote, each of its
+// JSON lines as an output line (seq from 1, at its own timestamp), for the dashboard's view.
+export const TranscriptView = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('claude'), Type.Literal('codex'), Type.Null()], { description: "whose transcript: Claude Code's session JSONL, Codex's rollout; null: the agent writes none grove reads" }),
+    lines: Type.Array(OutputLine),
+    truncated: Type.Boolean({ description: 'the transcript is longer than a view shows (its first 32 MiB)' }),
+  },
+  { $id: 'TranscriptView' },
+);
+export type TranscriptView = Static<typeof TranscriptView>;
+
 export const Agent = Type.Object(
   {
     name: Type.String(),

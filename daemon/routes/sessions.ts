@@ -17,6 +17,7 @@ import {
   SessionListQuery,
   Takeover,
   TakeoverBody,
+  TranscriptView,
 } from '../../schemas/session.ts';
 import type { Agents } from '../agents/agents.ts';
 import { GroveError } from '../errors.ts';
@@ -178,6 +179,16 @@ export function sessionRoutes(deps: { sessions: SessionService; agents: Agents; 
         }
         return { status: 200, body: await sessions.lines(params.id, query.after ?? 0, query.limit ?? OUTPUT_PAGE_DEFAULT) };
       },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/sessions/:id/transcript',
+      owner: 'session',
+      summary: "A terminal session's conversation (DESIGN §21): the transcript its agent wrote (Claude Code's, Codex's), each line as an output line",
+      params: IdParams,
+      responses: { 200: TranscriptView },
+      errors: ['NOT_A_TERMINAL'],
+      handler: async ({ params }) => ({ status: 200, body: await sessions.transcript(params.id) }),
     }),
     route({
       method: 'GET',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isBusy, isLive, type Session } from '../../schemas/session.ts';
+import { isBusy, isLive, type Session, type TranscriptView } from '../../schemas/session.ts';
 import { outputReader } from '../agents/dialects.ts';
 import { GroveError } from '../errors.ts';
 import { once } from '../runtime/once.ts';
@@ -12,10 +12,10 @@ import { createInteractive } from './interactive.ts';
 import { createKill } from './kill.ts';
 import { createLive, type SessionSignals } from './live.ts';
 import { createReattach } from './reattach.ts';
-import { transcriptSource } from './transcript.ts';
+import { transcriptLines, transcriptSource } from './transcript.ts';
 import { findSession } from './record.ts';
 import { createStart, type Ask } from './start.ts';
-import { sessionSocket } from './wrapper.ts';
+import { sessionFiles, sessionSocket } from './wrapper.ts';
 
 // Agent sessions for the routes and the daemon: reads here, each verb in its own module.
 export function createSessionService(deps: SessionServiceDeps) {
@@ -119,6 +119,18 @@ export function createSessionService(deps: SessionServiceDeps) {
       return { lines, next: lines.at(-1)?.seq ?? 0 };
     },
 
+    // A terminal session's conversation, read from its agent's transcript (DESIGN §21); a headless
+    // session's is its output.
+    async transcript(id: string): Promise<TranscriptView> {
+      const rec = await findSession(sessions, id);
+      if (rec.interface !== 'terminal') throw new GroveError('NOT_A_TERMINAL', `session ${id} is headless: its conversation is its output (/api/sessions/${id}/output)`);
+      const read = rec.agent !== null && agents.has(rec.agent) ? await transcriptLines(sessionFiles(deps.dataDir, id).transcript, agents.get(rec.agent)) : null;
+      if (read === null) return { kind: null, lines: [], truncated: false };
+      const at = rec.created_at;
+      const lines = read.lines.map((text, i) => ({ seq: i + 1, stream: 'stdout' as const, text, at: timestampOf(text) ?? at }));
+      return { kind: read.kind, lines, truncated: read.truncated };
+    },
+
     create: starter.start,
     planFirst: starter.planFirst,
 
@@ -182,3 +194,13 @@ export function createSessionService(deps: SessionServiceDeps) {
 
 // What the routes and the daemon hold.
 export type SessionService = ReturnType<typeof createSessionService>;
+
+// The time a transcript line says it was written (both agents write `timestamp`), if it does.
+function timestampOf(line: string): string | null {
+  try {
+    const t = new Date((JSON.parse(line) as { timestamp?: unknown }).timestamp as string);
+    return Number.isNaN(t.getTime()) ? null : t.toISOString();
+  } catch {
+    return null;
+  }
+}

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentDefinition } from '../../schemas/config.ts';
 import type { Reading } from '../agents/dialects.ts';
-import { readTranscript, transcriptKind, transcriptPath, transcriptReader, type TranscriptPlace } from '../agents/transcripts.ts';
+import { readTranscript, transcriptKind, transcriptPath, transcriptReader, type TranscriptKind, type TranscriptPlace } from '../agents/transcripts.ts';
 
 // Where a terminal session's transcript is (DESIGN §21), recorded beside its files at launch:
 // the place to look for it and how long it was then (a resumed conversation appends to the file
@@ -69,4 +69,38 @@ export function transcriptSource(recordFile: string, def: AgentDefinition): Tran
       return { reading: reader(prev, read.lines), advance: () => void (offset = read.offset) };
     },
   };
+}
+
+// The most of a transcript shown as a conversation: a longer one shows its first this many bytes.
+const VIEW_MAX_BYTES = 32 * 1024 * 1024;
+
+// A terminal session's transcript as its agent wrote it, from where it stood at launch: its kind
+// and its whole lines (a line still being written is left out); null when the agent writes none
+// grove reads. `truncated` when it is longer than a view shows.
+export async function transcriptLines(recordFile: string, def: AgentDefinition): Promise<{ kind: TranscriptKind; lines: string[]; truncated: boolean } | null> {
+  const kind = transcriptKind(def);
+  if (kind === null) return null;
+  let recorded: Recorded;
+  try {
+    recorded = JSON.parse(readFileSync(recordFile, 'utf8')) as Recorded;
+  } catch {
+    return { kind, lines: [], truncated: false }; // not started yet
+  }
+  const file = recorded.file ?? (await transcriptPath(def, recorded));
+  const lines: string[] = [];
+  if (file === null) return { kind, lines, truncated: false };
+  let offset = recorded.start;
+  for (;;) {
+    if (offset - recorded.start >= VIEW_MAX_BYTES) return { kind, lines, truncated: true };
+    let read;
+    try {
+      read = await readTranscript(file, offset);
+    } catch {
+      break; // not written yet
+    }
+    if (read.lines.length === 0) break;
+    lines.push(...read.lines.filter((l) => l !== ''));
+    offset = read.offset;
+  }
+  return { kind, lines, truncated: false };
 }

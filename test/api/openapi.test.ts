@@ -21,6 +21,7 @@ const OWNED = [
   'get /api/tasks/{id}/turns',
   'post /api/tasks/{id}/restore',
   'get /api/projects/{id}/pool',
+  'get /api/sessions/{id}/transcript',
   'post /api/projects/{id}/queue',
   'delete /api/projects/{id}/queue/{task_id}',
   'get /api/tasks/{id}/services',

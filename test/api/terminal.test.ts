@@ -9,12 +9,20 @@ import WebSocket from 'ws';
 import type { ServerFrame } from '../../schemas/terminal.ts';
 import { ROOT, startDaemon } from '../helpers/daemon.ts';
 import { AGENT, agentHome, allLines, liveGroupMembers, readyTaskOn, sharedAgentDaemon, waitSessionEnd } from '../helpers/sessions.ts';
+import { until } from '../helpers/store.ts';
 import { attach, programPid } from '../helpers/terminal.ts';
 
 const TUI = path.join(ROOT, 'test', 'fixtures', 'tui.mjs');
 const AGENTS = {
   // headless, the fixture; in a terminal, the stand-in TUI with the prompt as its title
   tui: { command: [AGENT, '{prompt}'], terminal: [process.execPath, TUI, '{prompt}'], interactive: [process.execPath, TUI, 'resumed-{session}'] },
+  // Claude Code's interface as a stand-in: named `claude`, it writes Claude Code's transcript
+  claudish: {
+    command: [AGENT, '{prompt}'],
+    terminal: [path.join(ROOT, 'test', 'fixtures', 'claude-tui', 'claude'), '--session-id', '{session}', '--', '{prompt}'],
+    interactive: [path.join(ROOT, 'test', 'fixtures', 'claude-tui', 'claude'), '--resume', '{session}'],
+    sandbox: { write: ['~/.claude'] },
+  },
   // a terminal that runs the prompt as a shell script
   script: { command: [AGENT, '{prompt}'], terminal: ['sh', '-c', '{prompt}'] },
   // a mode of its own in the terminal, and a command of its own to continue there
@@ -220,6 +228,46 @@ test("an agent's terminal_modes and terminal_resume: the mode's own arguments in
   await again.waitText(`again-${pinned}`);
   again.send({ type: 'input', data: 'q' });
   await waitSessionEnd(d, next.json.id);
+});
+
+test("a terminal session's conversation from its agent's transcript: GET /api/sessions/:id/transcript (its lines, the result read from them); a headless session is 409, a shell has none", async (t) => {
+  const { d, task } = await readyTaskOn(await daemon(), t);
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claudish', prompt: 'what is up', interface: 'terminal' } });
+  assert.equal(r.status, 201, r.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${r.json.id}`).catch(() => {}));
+  const c = await attach(t, d, r.json.id);
+  await c.waitText('ready');
+  const view = await until(async () => {
+    const v = (await d.socket('GET', `/api/sessions/${r.json.id}/transcript`)).json;
+    return v.lines?.length === 2 && v;
+  }, 'the transcript read', 20_000);
+  assert.equal(view.kind, 'claude');
+  assert.equal(view.truncated, false);
+  assert.deepEqual(view.lines.map((l: any) => [l.seq, l.stream]), [[1, 'stdout'], [2, 'stdout']]);
+  const [user, answer] = view.lines.map((l: any) => JSON.parse(l.text));
+  assert.deepEqual([user.type, user.message.content, user.sessionId], ['user', 'what is up', r.json.agent_session_id]);
+  assert.equal(answer.message.content[0].text, 'Answer to: what is up');
+  assert.equal(view.lines[1].at, new Date(answer.timestamp).toISOString(), "each line at its own time");
+  // The same transcript is the session's result.
+  const s = await until(async () => {
+    const x = (await d.socket('GET', `/api/sessions/${r.json.id}`)).json;
+    return x.result?.text === 'Answer to: what is up' && x;
+  }, 'the result', 20_000);
+  assert.equal(s.status, 'running');
+  c.send({ type: 'input', data: 'q' });
+  await waitSessionEnd(d, r.json.id);
+  assert.equal((await d.socket('GET', `/api/sessions/${r.json.id}/transcript`)).json.lines.length, 2, 'read after its end too');
+
+  const headless = (await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'tui', prompt: 'echo:hi' } })).json;
+  const refused = await d.socket('GET', `/api/sessions/${headless.id}/transcript`);
+  assert.deepEqual([refused.status, refused.json.code], [409, 'NOT_A_TERMINAL']);
+  const shell = await d.socket('POST', `/api/tasks/${task.id}/terminals`);
+  assert.equal(shell.status, 201, shell.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${shell.json.id}`).catch(() => {}));
+  assert.deepEqual((await d.socket('GET', `/api/sessions/${shell.json.id}/transcript`)).json, { kind: null, lines: [], truncated: false });
+  assert.equal((await d.socket('GET', '/api/sessions/00000000-0000-4000-8000-000000000000/transcript')).status, 404);
+  await d.socket('DELETE', `/api/sessions/${shell.json.id}`);
+  await waitSessionEnd(d, headless.id);
 });
 
 test('bad frames close that client with a code and reason; the session and the daemon go on', async (t) => {

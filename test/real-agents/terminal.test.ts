@@ -79,6 +79,10 @@ test('claude in a terminal session: the scripted answer on its screen and as its
   const first = await sessionWhen(d, s.id, (x) => x.result?.text === 'The first scripted answer.', 'the first answer as the result');
   assert.equal(first.status, 'running');
   assert.equal(first.agent_session_id, pinned);
+  // Its conversation, as the dashboard reads it: the transcript's lines.
+  const view = (await d.socket('GET', `/api/sessions/${s.id}/transcript`)).json;
+  assert.equal(view.kind, 'claude');
+  assert.ok(view.lines.some((l: any) => l.text.includes('The first scripted answer.')), JSON.stringify(view).slice(0, 500));
   assert.equal(first.result.is_error, false);
   assert.deepEqual(first.sandbox, { confined: true });
   // Nothing asked, nothing refused: the scripted server is the base URL in its environment.
@@ -125,6 +129,9 @@ test('codex in a terminal session: the scripted answer on its screen, its thread
   const first = await sessionWhen(d, s.id, (x) => x.result?.text === 'The first scripted answer.', 'the first answer as the result');
   assert.equal(first.status, 'running');
   assert.match(first.agent_session_id, /^[0-9a-f-]{36}$/);
+  const view = (await d.socket('GET', `/api/sessions/${s.id}/transcript`)).json;
+  assert.equal(view.kind, 'codex');
+  assert.ok(view.lines.some((l: any) => l.text.includes('The first scripted answer.')), JSON.stringify(view).slice(0, 500));
   const rollouts = readdirSync(path.join(home, '.codex', 'sessions'), { recursive: true }).map(String).filter((f) => f.endsWith('.jsonl'));
   assert.deepEqual(rollouts.map((f) => f.endsWith(`-${first.agent_session_id}.jsonl`)), [true], 'the thread of its one rollout');
   assert.equal(first.result.is_error, false);

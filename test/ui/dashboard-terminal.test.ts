@@ -153,3 +153,29 @@ test("an agent's terminal session shows its terminal on its card, told the box's
     failures.join('\n'),
   );
 });
+
+test("a terminal session's conversation, read from its agent's transcript, shows under its terminal; open once it has ended", async (t) => {
+  const claude = path.join(ROOT, 'test', 'fixtures', 'claude-tui', 'claude');
+  const home = agentHome(t, { agents: { claudish: { command: [AGENT, '{prompt}'], terminal: [claude, '--session-id', '{session}', '--', '{prompt}'], interactive: [claude, '--resume', '{session}'], sandbox: { write: ['~/.claude'] } } } });
+  const d = await startDaemon(t, { home });
+  const { task } = await readyTaskOn(d, t, { agent: 'claudish' });
+  const r = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { agent: 'claudish', prompt: 'tell me', interface: 'terminal' } });
+  assert.equal(r.status, 201, r.text);
+  t.after(() => d.socket('DELETE', `/api/sessions/${r.json.id}`).catch(() => {}));
+  const { page, errors, failures } = await openPage(t, await browser());
+  await page.goto(`http://127.0.0.1:${d.port}/#/tasks/${task.id}`);
+  const card = page.locator(`.turn[data-session="${r.json.id}"]`);
+  await card.locator('.terminal[data-state="live"]').waitFor();
+  await waitRow(card, 'with the answer', (row) => row === 'Answer to: tell me');
+  // Its conversation, from the transcript, closed while the screen shows it.
+  const transcript = card.locator('details.transcript');
+  await transcript.waitFor();
+  assert.equal(await transcript.getAttribute('open'), null);
+  assert.match((await transcript.locator('summary').textContent())!, /Claude Code's transcript/);
+  await card.locator('.xterm-screen').click();
+  await page.keyboard.type('q');
+  await card.locator('.terminal[data-state="exited"]').waitFor();
+  await card.locator('details.transcript[open]').waitFor();
+  await transcript.locator('.item.text', { hasText: 'Answer to: tell me' }).waitFor();
+  assert.deepEqual([errors, failures], [[], []]);
+});

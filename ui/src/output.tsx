@@ -101,7 +101,7 @@ function useFollow(n: number, scrolled?: (el: HTMLDivElement) => void) {
   return { ref, onScroll };
 }
 
-function Turns({ lines, n }: { lines: OutputLine[]; n: number }) {
+export function Turns({ lines, n }: { lines: OutputLine[]; n: number }) {
   const items = useMemo(() => lines.flatMap(itemsOf), [lines, n]);
   const [all, setAll] = useState(false);
   const shown = all ? items : items.slice(-SHOWN_ITEMS);

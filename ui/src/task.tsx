@@ -19,7 +19,7 @@ import { OutputView } from './output.tsx';
 import { PullFact } from './pull.tsx';
 import { QueueAction } from './queue.tsx';
 import { Review } from './review.tsx';
-import { isShell, isTerminal, sessionName, SessionTerminal } from './terminal.tsx';
+import { isShell, isTerminal, sessionName, SessionTerminal, SessionTranscript } from './terminal.tsx';
 
 
 export function TaskPage({ live, taskId }: { live: Live; taskId: string }) {
@@ -436,7 +436,10 @@ function Conversation({ live, turns }: { live: Live; turns: Session[] }) {
             ) : s.kind === 'interactive' ? (
               <p class="muted small">Taken over in a terminal (grove takeover): what was said there is the agent's own, not captured here.</p>
             ) : isTerminal(s) ? (
-              <SessionTerminal session={s} open={s === last} />
+              <>
+                <SessionTerminal session={s} open={s === last} />
+                <SessionTranscript session={s} />
+              </>
             ) : (
               <OutputView session={s} />
             )}

@@ -4,8 +4,10 @@
 import '@xterm/xterm/css/xterm.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { isBusy } from '../../schemas/session-status.ts';
-import type { Session } from '../../schemas/session.ts';
-import { apiUrl, HOST } from './api.ts';
+import type { Session, TranscriptView } from '../../schemas/session.ts';
+import { api, apiUrl, HOST } from './api.ts';
+import { useLoad } from './hooks.ts';
+import { Turns } from './output.tsx';
 import type { LinkState } from './terminal-link.ts';
 import type { Mounted } from './xterm.ts';
 
@@ -115,4 +117,20 @@ export function SessionTerminal({ session, open = false, autoFocus = false }: { 
     );
   }
   return <TerminalView sessionId={session.id} autoFocus={autoFocus} />;
+}
+
+// A terminal session's conversation (DESIGN §21), read from the transcript its agent writes: the
+// same items as a headless session's output. Read again when a turn ends (its result) and at the
+// session's end; open once the session has ended, when the screen is no longer shown by itself.
+export function SessionTranscript({ session }: { session: Session }) {
+  const t = useLoad(() => api<TranscriptView>('GET', `/api/sessions/${session.id}/transcript`), [session.id, session.status, session.result?.text ?? null]);
+  const v = t.value;
+  if (!v || v.kind === null || v.lines.length === 0) return null;
+  return (
+    <details class="transcript" open={!isBusy(session.status)}>
+      <summary class="small">Conversation, from {v.kind === 'claude' ? "Claude Code's" : "Codex's"} transcript</summary>
+      <Turns lines={v.lines} n={v.lines.length} />
+      {v.truncated ? <p class="muted small">Its first 32 MiB only.</p> : null}
+    </details>
+  );
 }

@@ -44,6 +44,14 @@ export function itemsOf(line: OutputLine): Item[] {
     if (item.type === 'command_execution') return [{ kind: 'tool', title: 'command', text: `${str(item.command)}\n${str(item.aggregated_output)}`.trim(), seq }];
     return [{ kind: 'tool', title: str(item.type), text: str(item), seq }];
   }
+  // Codex's rollout (a terminal session's transcript): the model's messages, calls and outputs.
+  if (type === 'response_item' && j.payload && typeof j.payload === 'object') {
+    const p = j.payload as Json;
+    if (p.type === 'message' && p.role === 'assistant' && Array.isArray(p.content)) return [{ kind: 'text', text: (p.content as Json[]).map((c) => str(c.text)).join(''), seq }];
+    if (p.type === 'function_call') return [{ kind: 'tool', title: str(p.name), text: str(p.arguments), seq }];
+    if (p.type === 'function_call_output') return [{ kind: 'tool-result', text: str(p.output), seq }];
+    return [];
+  }
   // Gemini CLI: messages, tool calls and results.
   if (type === 'message' && j.role === 'assistant') return [{ kind: 'text', text: str(j.content), seq }];
   if (type === 'tool_use') return [{ kind: 'tool', title: str(j.tool_name), text: str(j.parameters), seq }];
