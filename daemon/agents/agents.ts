@@ -56,10 +56,18 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
   // Gemini CLI speaks ACP (`--acp`): through grove's bridge its shell and its writes outside the
   // mode's reach are asked about (headless `-p` offers no shell in `default` or `auto_edit` at all).
   gemini: {
-    sandbox: { write: ['~/.gemini'], hosts: ['generativelanguage.googleapis.com', 'cloudcode-pa.googleapis.com', 'oauth2.googleapis.com', 'play.googleapis.com'] },
+    // Its interface (a terminal session) asks registry.npmjs.org for a newer version at start.
+    sandbox: { write: ['~/.gemini'], hosts: ['generativelanguage.googleapis.com', 'cloudcode-pa.googleapis.com', 'oauth2.googleapis.com', 'play.googleapis.com'], refuse: ['registry.npmjs.org'] },
     protocol: 'acp',
     command: ['gemini', '--acp', '--skip-trust'],
     interactive: ['gemini', '--skip-trust', '--resume', SESSION],
+    // Its interface (0.61.0) with the prompt sent at once: `--prompt-interactive`, attached so that a
+    // prompt starting with `-` stays text (a positional prompt is a headless run where CI=true).
+    // The id it is given (`--session-id`) is the one its `--resume` takes.
+    terminal: ['gemini', '--skip-trust', '--session-id', SESSION, `--prompt-interactive=${PROMPT}`],
+    terminal_resume: ['gemini', '--skip-trust', '--resume', SESSION, `--prompt-interactive=${PROMPT}`],
+    // Its approval modes, those its ACP modes are.
+    terminal_modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto_edit'], full: ['--approval-mode', 'yolo'] },
     modes: { read: [], edit: [], full: [] },
     acp_modes: { read: 'default', edit: 'autoEdit', full: 'yolo' },
   },
@@ -106,13 +114,26 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     modes: { read: [], edit: ['--allow-tool=write'], full: ['--allow-all'] },
   },
   qwen: {
-    // Its usage statistics go to Alibaba Cloud's RUM unless the user's settings turn them off.
-    sandbox: { write: ['~/.qwen'], hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai'], refuse: ['*.rum.aliyuncs.com'] },
+    // Its usage statistics go to Alibaba Cloud's RUM unless the user's settings turn them off; its
+    // interface (a terminal session) asks registry.npmjs.org for a newer version at start.
+    sandbox: { write: ['~/.qwen'], hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai'], refuse: ['*.rum.aliyuncs.com', 'registry.npmjs.org'] },
     protocol: 'acp',
     command: ['qwen', '--acp'],
     interactive: ['qwen', '--resume', SESSION],
+    // Its interface (0.15.10) with the prompt sent at once: `--prompt-interactive`, attached so that
+    // a prompt starting with `-` stays text (a positional prompt is a one-shot headless run, so
+    // the default `interactive -- prompt` cannot continue a conversation here). The id it is
+    // given (`--session-id`) is the one its `--resume` takes.
+    terminal: ['qwen', '--session-id', SESSION, `--prompt-interactive=${PROMPT}`],
+    terminal_resume: ['qwen', '--resume', SESSION, `--prompt-interactive=${PROMPT}`],
+    // Its approval modes, those its ACP modes are.
+    terminal_modes: { read: ['--approval-mode', 'default'], edit: ['--approval-mode', 'auto-edit'], full: ['--approval-mode', 'yolo'] },
     modes: { read: [], edit: [], full: [] },
     acp_modes: { read: 'default', edit: 'auto-edit', full: 'yolo' },
+    // Its interface's update check keeps its state in ~/.config/configstore, not ~/.qwen: confined,
+    // where that cannot be written, its notice at exit throws and the session ends failed. Without
+    // the notifier the check itself still runs (refused above when confined).
+    env: { NO_UPDATE_NOTIFIER: '1' },
   },
   cursor: {
     sandbox: { write: ['~/.cursor', '~/.config/cursor'], hosts: ['*.cursor.sh', 'cursor.com', '*.cursor.com'] },

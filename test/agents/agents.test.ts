@@ -97,11 +97,17 @@ test('interactive: every built-in that can resume has its interactive resume (gr
   assert.equal(listed.find((a) => a.name === 'mine')!.interactive, null);
 });
 
-test("terminal: Claude Code's and Codex's own interfaces with the prompt after `--`, the mode's flags before it; Codex without its shared background server; no other built-in has one", () => {
+test("terminal: Claude Code's and Codex's own interfaces with the prompt after `--`, the mode's flags before it; Codex without its shared background server; Gemini CLI's and Qwen Code's with the prompt attached to --prompt-interactive, their approval modes, --resume to continue; no other built-in has one", () => {
   const terminal = (name: string, mode: 'read' | 'edit' | 'full') => buildCommand(BUILTIN_AGENTS[name]!.terminal!, { prompt: '- go', before: modeArgs(BUILTIN_AGENTS[name]!, name, mode), session: 'abc-1' });
   assert.deepEqual(terminal('claude', 'edit'), ['claude', '--session-id', 'abc-1', '--permission-mode', 'acceptEdits', '--', '- go']);
   assert.deepEqual(terminal('codex', 'full'), ['codex', '--no-daemon', '--dangerously-bypass-approvals-and-sandbox', '--', '- go']);
-  assert.deepEqual(Object.keys(BUILTIN_AGENTS).filter((name) => BUILTIN_AGENTS[name]!.terminal), ['claude', 'codex']);
+  // An ACP agent's interactive program takes its own mode arguments (`terminal_modes`).
+  const own = (name: string, parts: 'terminal' | 'terminal_resume', mode: 'read' | 'edit' | 'full') => buildCommand(BUILTIN_AGENTS[name]![parts]!, { prompt: '- go', before: BUILTIN_AGENTS[name]!.terminal_modes![mode]!, session: 'abc-1' });
+  assert.deepEqual(own('gemini', 'terminal', 'read'), ['gemini', '--skip-trust', '--session-id', 'abc-1', '--approval-mode', 'default', '--prompt-interactive=- go']);
+  assert.deepEqual(own('gemini', 'terminal_resume', 'full'), ['gemini', '--skip-trust', '--resume', 'abc-1', '--approval-mode', 'yolo', '--prompt-interactive=- go']);
+  assert.deepEqual(own('qwen', 'terminal', 'edit'), ['qwen', '--session-id', 'abc-1', '--approval-mode', 'auto-edit', '--prompt-interactive=- go']);
+  assert.deepEqual(own('qwen', 'terminal_resume', 'read'), ['qwen', '--resume', 'abc-1', '--approval-mode', 'default', '--prompt-interactive=- go']);
+  assert.deepEqual(Object.keys(BUILTIN_AGENTS).filter((name) => BUILTIN_AGENTS[name]!.terminal), ['claude', 'codex', 'gemini', 'qwen']);
 });
 
 test('modes: an agent without modes has edit only; a mode it does not list is MODE_UNSUPPORTED', () => {

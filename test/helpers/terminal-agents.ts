@@ -24,15 +24,25 @@ export function runningIn(dir: string): string[] {
 }
 
 // A session that a failing test leaves running would outlive its daemon (as sessions do): its
-// holder's group and its program's are killed when the test ends, whatever happened.
+// holder's group and its program's are killed when the test ends, whatever happened. The
+// program's pid is read as soon as the holder has written it: the daemon's home, where it is, is
+// removed by a cleanup registered before this one, which runs first.
 export function killWhenDone(t: { after(fn: () => unknown): void }, d: TestDaemon, s: { id: string; pid: number }): void {
-  t.after(() => {
-    const groups = [s.pid];
+  let program: number | null = null;
+  const look = () => {
     try {
-      groups.push(programPid(d, s.id));
+      program ??= programPid(d, s.id);
     } catch {
-      // never written, or the home is gone
+      // not written yet, or the home is gone
     }
+    if (program !== null) clearInterval(timer);
+  };
+  const timer = setInterval(look, 100).unref();
+  look();
+  t.after(() => {
+    look();
+    clearInterval(timer);
+    const groups = program === null ? [s.pid] : [s.pid, program];
     for (const g of groups) {
       try {
         process.kill(-g, 'SIGKILL');
