@@ -24,15 +24,24 @@ export function runningIn(dir: string): string[] {
 }
 
 // A session that a failing test leaves running would outlive its daemon (as sessions do): its
-// holder's group and its program's are killed when the test ends, whatever happened.
+// holder's group and its program's are killed when the test ends, whatever happened. The
+// program's group is read as soon as the holder writes it: the daemon's cleanups, registered
+// before this one, run first and remove its home.
 export function killWhenDone(t: { after(fn: () => unknown): void }, d: TestDaemon, s: { id: string; pid: number }): void {
-  t.after(() => {
-    const groups = [s.pid];
+  let program: number | null = null;
+  const read = () => {
     try {
-      groups.push(programPid(d, s.id));
+      program ??= programPid(d, s.id);
     } catch {
-      // never written, or the home is gone
+      // not written yet, or the home is gone
     }
+    return program !== null;
+  };
+  const poll = setInterval(() => read() && clearInterval(poll), 100).unref();
+  t.after(() => {
+    clearInterval(poll);
+    read();
+    const groups = program === null ? [s.pid] : [s.pid, program];
     for (const g of groups) {
       try {
         process.kill(-g, 'SIGKILL');
