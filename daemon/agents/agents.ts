@@ -92,9 +92,20 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     protocol: 'acp',
     command: ['opencode', 'acp'],
     interactive: ['opencode', '--session', SESSION],
+    // Its interface (1.18.33) sends `--prompt` at once in a new session only; with `--session` it
+    // opens the conversation and drops the prompt, so a conversation is continued in its minimal
+    // interface (`--mini`), which sends it. It names its session itself, and writes no transcript
+    // grove reads: an ended terminal session cannot be continued (only a headless one's can).
+    terminal: ['opencode', `--prompt=${PROMPT}`],
+    terminal_resume: ['opencode', '--mini', '--session', SESSION, `--prompt=${PROMPT}`],
+    // Grove's agent per mode, as over ACP; the person at the terminal answers its `ask`s.
+    terminal_modes: { read: ['--agent', 'grove-read'], edit: ['--agent', 'grove-edit'], full: ['--agent', 'grove-full'] },
     modes: { read: [], edit: [], full: [] },
     acp_modes: { read: 'grove-read', edit: 'grove-edit', full: 'grove-full' },
     env: {
+      // Else its interface asks the npm registry for a newer release at start, and upgrades
+      // itself to a patch release.
+      OPENCODE_DISABLE_AUTOUPDATE: '1',
       OPENCODE_CONFIG_CONTENT: JSON.stringify({
         agent: {
           'grove-read': { mode: 'primary', description: "grove's read mode: edits, shell commands and fetches are asked", permission: { edit: 'ask', bash: 'ask', webfetch: 'ask' } },
@@ -111,6 +122,12 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     protocol: 'acp',
     command: ['copilot', '--acp', '--no-auto-update'],
     interactive: ['copilot', `--resume=${SESSION}`],
+    // Its interface: `--interactive=` sends the prompt at once; `--session-id` pins the id of a new
+    // session, which `--resume` continues; `--no-auto-update` as in `command`.
+    terminal: ['copilot', '--no-auto-update', `--session-id=${SESSION}`, `--interactive=${PROMPT}`],
+    terminal_resume: ['copilot', '--no-auto-update', `--resume=${SESSION}`, `--interactive=${PROMPT}`],
+    // The same tool flags as its ACP command's: in `read` its interface asks before each write.
+    terminal_modes: { read: [], edit: ['--allow-tool=write'], full: ['--allow-all'] },
     modes: { read: [], edit: ['--allow-tool=write'], full: ['--allow-all'] },
   },
   qwen: {

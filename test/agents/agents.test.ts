@@ -107,7 +107,20 @@ test("terminal: Claude Code's and Codex's own interfaces with the prompt after `
   assert.deepEqual(own('gemini', 'terminal_resume', 'full'), ['gemini', '--skip-trust', '--resume', 'abc-1', '--approval-mode', 'yolo', '--prompt-interactive=- go']);
   assert.deepEqual(own('qwen', 'terminal', 'edit'), ['qwen', '--session-id', 'abc-1', '--approval-mode', 'auto-edit', '--prompt-interactive=- go']);
   assert.deepEqual(own('qwen', 'terminal_resume', 'read'), ['qwen', '--resume', 'abc-1', '--approval-mode', 'default', '--prompt-interactive=- go']);
-  assert.deepEqual(Object.keys(BUILTIN_AGENTS).filter((name) => BUILTIN_AGENTS[name]!.terminal), ['claude', 'codex', 'gemini', 'qwen']);
+  assert.deepEqual(Object.keys(BUILTIN_AGENTS).filter((name) => BUILTIN_AGENTS[name]!.terminal), ['claude', 'codex', 'gemini', 'opencode', 'copilot', 'qwen']);
+});
+
+test("terminal: Copilot CLI's and OpenCode's own interfaces with the prompt attached, their terminal_modes, their terminal_resume", () => {
+  const run = (name: string, parts: 'terminal' | 'terminal_resume', mode: 'read' | 'edit' | 'full', prompt = '- go') =>
+    buildCommand(BUILTIN_AGENTS[name]![parts]!, { prompt, before: BUILTIN_AGENTS[name]!.terminal_modes![mode]!, session: 'abc-1' });
+  assert.deepEqual(run('copilot', 'terminal', 'read'), ['copilot', '--no-auto-update', '--session-id=abc-1', '--interactive=- go']);
+  assert.deepEqual(run('copilot', 'terminal', 'edit'), ['copilot', '--no-auto-update', '--session-id=abc-1', '--allow-tool=write', '--interactive=- go']);
+  assert.deepEqual(run('copilot', 'terminal_resume', 'full'), ['copilot', '--no-auto-update', '--resume=abc-1', '--allow-all', '--interactive=- go']);
+  assert.deepEqual(run('copilot', 'terminal', 'edit', ''), ['copilot', '--no-auto-update', '--session-id=abc-1', '--allow-tool=write'], 'no prompt: its interface alone');
+  assert.deepEqual(run('opencode', 'terminal', 'edit'), ['opencode', '--agent', 'grove-edit', '--prompt=- go']);
+  assert.deepEqual(run('opencode', 'terminal_resume', 'read'), ['opencode', '--mini', '--session', 'abc-1', '--agent', 'grove-read', '--prompt=- go']);
+  assert.deepEqual(run('opencode', 'terminal', 'full', ''), ['opencode', '--agent', 'grove-full']);
+  assert.equal(BUILTIN_AGENTS.opencode!.env!.OPENCODE_DISABLE_AUTOUPDATE, '1');
 });
 
 test('modes: an agent without modes has edit only; a mode it does not list is MODE_UNSUPPORTED', () => {
