@@ -179,3 +179,40 @@ test("a terminal session's conversation, read from its agent's transcript, shows
   await transcript.locator('.item.text', { hasText: 'Answer to: tell me' }).waitFor();
   assert.deepEqual([errors, failures], [[], []]);
 });
+
+test("copy: text selected in the terminal is copied by Ctrl+C and by Ctrl+Shift+C; Ctrl+C without a selection is the program's interrupt", async (t) => {
+  const d = await startDaemon(t, { home: agentHome(t) });
+  const { task } = await readyTaskOn(d, t);
+  const { page, errors, failures } = await openPage(t, await browser());
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${d.port}` });
+  await page.goto(`http://127.0.0.1:${d.port}/#/tasks/${task.id}`);
+  await page.getByRole('button', { name: 'Terminal', exact: true }).click();
+  const card = page.locator('section[aria-label="Terminals"] .turn');
+  await card.locator('.terminal[data-state="live"]').waitFor();
+  const id = (await card.getAttribute('data-session'))!;
+  t.after(() => d.socket('DELETE', `/api/sessions/${id}`).catch(() => {}));
+  await waitRow(card, 'with a prompt', (row) => row.trim() !== '');
+  await typeLine(page, 'echo copy-$((6*7))-me');
+  await waitRow(card, 'copy-42-me', (row) => row === 'copy-42-me');
+  const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+  // A word selected by a double click (xterm's own selection), copied as the browser copies.
+  const select = async () => {
+    // At the row's place: xterm's screen above the rows takes the pointer.
+    const box = (await card.locator('.xterm-rows > div', { hasText: /^copy-42-me\s*$/ }).boundingBox())!;
+    await page.mouse.dblclick(box.x + 12, box.y + box.height / 2);
+  };
+  for (const keys of ['Control+C', 'Control+Shift+C']) {
+    await page.evaluate(() => navigator.clipboard.writeText('before'));
+    await select();
+    await page.keyboard.press(keys);
+    assert.equal(await clipboard(), 'copy-42-me', keys);
+  }
+  // Without a selection, Ctrl+C goes to the shell: a line being typed is interrupted.
+  await card.locator('.xterm-screen').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.type('sleep 30');
+  await page.keyboard.press('Control+C');
+  await typeLine(page, 'echo after-$((1+1))');
+  await waitRow(card, 'after-2', (row) => row === 'after-2');
+  assert.equal(await clipboard(), 'copy-42-me', 'nothing copied');
+  assert.deepEqual([errors, failures], [[], []]);
+});

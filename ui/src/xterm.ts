@@ -95,9 +95,15 @@ export function mountTerminal(el: HTMLElement, url: (offset: number | null) => s
   term.attachCustomKeyEventHandler((e) => {
     if (e.type !== 'keydown') return true;
     const mod = e.ctrlKey || e.metaKey;
-    // Ctrl/Cmd+C with a selection, and Ctrl+Shift+C, copy (the browser's copy event, which xterm
-    // answers with the selection); without one, Ctrl+C is the program's interrupt.
-    if (mod && e.key.toLowerCase() === 'c' && (e.shiftKey || term.hasSelection())) return false;
+    // Ctrl/Cmd+C with a selection copies (the browser's copy event, which xterm answers with the
+    // selection); without one, Ctrl+C is the program's interrupt. Ctrl+Shift+C, a terminal's copy
+    // key, is no copy command to the browser: the selection is written to the clipboard here.
+    if (mod && e.key.toLowerCase() === 'c' && e.shiftKey) {
+      if (term.hasSelection()) void navigator.clipboard?.writeText(term.getSelection()).catch(() => {});
+      e.preventDefault();
+      return false;
+    }
+    if (mod && e.key.toLowerCase() === 'c' && term.hasSelection()) return false;
     // Ctrl+Shift+V pastes (the browser's paste event); Ctrl+V is the program's.
     if (e.ctrlKey && e.shiftKey && e.key.toLowerCase() === 'v') return false;
     // Ctrl+\ leaves the terminal, as it detaches `grove attach`: Tab goes on from its box.
