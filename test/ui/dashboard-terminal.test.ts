@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
-import { ROOT, startDaemon } from '../helpers/daemon.ts';
+import { ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { contrasts, openPage, sharedBrowser } from '../helpers/browser.ts';
 import { AGENT, agentHome, readyTaskOn, waitSessionEnd } from '../helpers/sessions.ts';
 import { attach } from '../helpers/terminal.ts';
@@ -181,7 +181,12 @@ test("a terminal session's conversation, read from its agent's transcript, shows
 });
 
 test("copy: text selected in the terminal is copied by Ctrl+C and by Ctrl+Shift+C; Ctrl+C without a selection is the program's interrupt", async (t) => {
-  const d = await startDaemon(t, { home: agentHome(t) });
+  // An interactive shell outlives its daemon: killed through it before the daemon's own cleanup
+  // (registered after this one) stops it.
+  let id: string | null = null;
+  let d: TestDaemon | null = null;
+  t.after(() => id !== null && d?.socket('DELETE', `/api/sessions/${id}`).catch(() => {}));
+  d = await startDaemon(t, { home: agentHome(t) });
   const { task } = await readyTaskOn(d, t);
   const { page, errors, failures } = await openPage(t, await browser());
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${d.port}` });
@@ -189,8 +194,7 @@ test("copy: text selected in the terminal is copied by Ctrl+C and by Ctrl+Shift+
   await page.getByRole('button', { name: 'Terminal', exact: true }).click();
   const card = page.locator('section[aria-label="Terminals"] .turn');
   await card.locator('.terminal[data-state="live"]').waitFor();
-  const id = (await card.getAttribute('data-session'))!;
-  t.after(() => d.socket('DELETE', `/api/sessions/${id}`).catch(() => {}));
+  id = (await card.getAttribute('data-session'))!;
   await waitRow(card, 'with a prompt', (row) => row.trim() !== '');
   await typeLine(page, 'echo copy-$((6*7))-me');
   await waitRow(card, 'copy-42-me', (row) => row === 'copy-42-me');
@@ -214,5 +218,7 @@ test("copy: text selected in the terminal is copied by Ctrl+C and by Ctrl+Shift+
   await typeLine(page, 'echo after-$((1+1))');
   await waitRow(card, 'after-2', (row) => row === 'after-2');
   assert.equal(await clipboard(), 'copy-42-me', 'nothing copied');
+  await typeLine(page, 'exit');
+  await waitSessionEnd(d, id);
   assert.deepEqual([errors, failures], [[], []]);
 });
