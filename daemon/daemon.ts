@@ -122,10 +122,10 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     // Whether this machine can confine agent sessions (DESIGN §18), checked for real (a namespace
     // made) once, while the store opens.
     const sandboxCheck = checkSandbox({ path: process.env.PATH ?? '' });
-    // Whether the PTY helper can spawn here (DESIGN §21), checked for real in the background:
-    // only terminal sessions wait for it.
-    const ptyCheck = checkPty();
-    void ptyCheck.then((r) => r.ok || log.warn(`terminal sessions cannot run on this machine: ${r.detail}`));
+    // Whether the PTY helper can spawn here (DESIGN §21), checked for real once the API listens
+    // (the check starts a program, which the store's opening would share the CPU with), or at the
+    // first terminal session before that: only terminal sessions wait for it.
+    const ptyCheck = once(checkPty);
 
     const configs = createProjectConfigs({ log: child('config') });
     started.push({ name: 'configs', close: () => configs.close() });
@@ -442,6 +442,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
     started.push({ name: 'terminals', close: () => terminals.close() });
 
     log.info({ version: VERSION, socket: settings.socketPath, port, data: settings.dataDir }, 'grove daemon ready');
+    void ptyCheck().then((r) => r.ok || log.warn(`terminal sessions cannot run on this machine: ${r.detail}`));
     return { socketPath: settings.socketPath, port, close: once(closeAll) };
   } catch (err) {
     await closeAll();

@@ -26,8 +26,8 @@ export interface SessionServiceDeps {
   dataDir: string;
   /** agent sessions confined (DESIGN §18) */
   confine: Confine;
-  /** whether a pseudo-terminal can be made here (DESIGN §21), checked once at start */
-  pty: Promise<{ ok: true } | { ok: false; detail: string }>;
+  /** whether a pseudo-terminal can be made here (DESIGN §21), checked once, at the first call */
+  pty: () => Promise<{ ok: true } | { ok: false; detail: string }>;
   /** each agent session's own socket, where its bridges ask (DESIGN §18) */
   sockets: { open(sessionId: string, socketPath: string): Promise<void>; close(sessionId: string): Promise<void> };
   /** shared with the archive: no session of a task starts once its archive has begun */

@@ -172,7 +172,7 @@ export function createStart(deps: StartDeps) {
   // A terminal session needs a pseudo-terminal: where none can be made, nothing starts.
   async function checkTerminal(ask: Pick<Ask, 'interface'>): Promise<void> {
     if (ask.interface !== 'terminal') return;
-    const pty = await deps.pty;
+    const pty = await deps.pty();
     if (!pty.ok) throw new GroveError('INTERFACE_UNSUPPORTED', `no pseudo-terminal can be made on this machine, so no terminal session can run: ${pty.detail}`);
   }
 

@@ -1,11 +1,11 @@
 // The store: one interface (store.ts), two drivers, chosen once at start. Nothing above this
 // folder knows which one it talks to.
 import type { Logger } from '../runtime/log.ts';
-import { initStoreDir, pgdataDir } from './driver/init.ts';
+import { pgdataDir } from './driver/pglite-options.ts';
 import { openPgliteStore } from './driver/pglite.ts';
 import type { Store } from './store.ts';
 
-export { initStoreDir, pgdataDir };
+export { pgdataDir };
 export { StoreUnreachableError, type Db, type Store } from './store.ts';
 
 // PostgreSQL when `databaseUrl` is given (database_url, GROVE_DATABASE_URL), else the embedded

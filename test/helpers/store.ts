@@ -30,6 +30,7 @@ import { makeTempDir } from './git.ts';
 import { storeUrlFor } from './postgres.ts';
 import { seedStore } from './template.ts';
 import { checkPty } from '../../daemon/terminal/check.ts';
+import { once } from '../../daemon/runtime/once.ts';
 
 // A logger that keeps its records, so a test can look for a message.
 export function memoryLog(): { log: Logger; records: any[] } {
@@ -159,7 +160,7 @@ export function sessionService(
     defaultMode: opts.defaultMode,
     defaultTimeoutS: undefined,
     autoResume: { enabled: true, prompt: 'continue' },
-    pty: checkPty(),
+    pty: once(checkPty),
     // No task service here: sessions end without a turn (test/api/turns.test.ts has them).
     checkpoint: async () => null,
     dataDir: s.dataDir,

@@ -6,11 +6,6 @@ import { PGLITE_CONF } from './pglite-options.ts';
 
 const INIT_CHILD = built('daemon/store/driver/init-child.js');
 
-// The folder inside the data folder that holds PGlite's files.
-export function pgdataDir(dataDir: string): string {
-  return path.join(dataDir, 'pgdata');
-}
-
 // Makes a new, empty PGlite data folder at `dir` (initdb) in a child process, atomically.
 export async function initStoreDir(dir: string): Promise<void> {
   const tmp = `${dir}.init-${process.pid}`;

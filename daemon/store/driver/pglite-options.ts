@@ -1,3 +1,10 @@
+import path from 'node:path';
+
+// The folder inside the data folder that holds PGlite's files.
+export function pgdataDir(dataDir: string): string {
+  return path.join(dataDir, 'pgdata');
+}
+
 // Small buffers keep the idle daemon small: grove's working set is a few thousand rows hot.
 export const PGLITE_CONF = [
   'shared_buffers=16MB',

@@ -1,14 +1,12 @@
 // The embedded driver: PGlite in a process of its own (worker.ts), in the data folder.
 import { fork } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import path from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { once } from '../../runtime/once.ts';
 import { built } from '../../runtime/root.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { initStoreDir, pgdataDir } from './init.ts';
 import { MIGRATIONS_DIR } from './migrations.ts';
-import { PGLITE_CONF } from './pglite-options.ts';
-import { copyTemplate, TEMPLATE_DATA_DIR, usableTemplate } from './template.ts';
+import { PGLITE_CONF, pgdataDir } from './pglite-options.ts';
+import { TEMPLATE_DATA_DIR } from './template.ts';
 import { fromWire, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
 import { createListeners } from '../listeners.ts';
 import type { Db, Store } from '../store.ts';
@@ -28,27 +26,12 @@ type Unsent = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, '
 export async function openPgliteStore(opts: { dataDir: string; log: Logger; template?: string | null }): Promise<Store> {
   const { log } = opts;
   const pgdata = pgdataDir(opts.dataDir);
-  if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
-    rmSync(pgdata, { recursive: true, force: true }); // a half-made folder from a crash during initdb
-    const prepared = usableTemplate(opts.template === undefined ? TEMPLATE_DATA_DIR : (opts.template ?? ''));
-    mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-    // The first start is silent for seconds otherwise: say what is happening before it happens
-    // (`ms` below counts from here).
-    const t0 = performance.now();
-    if (prepared) {
-      log.info({ dir: pgdata }, 'first start: creating the store from the prepared one');
-      copyTemplate(prepared, pgdata);
-    } else {
-      log.info({ dir: pgdata }, 'first start: creating the store; this takes a few seconds');
-      await initStoreDir(pgdata);
-    }
-    log.info({ dir: pgdata, ms: Math.round(performance.now() - t0), prepared: prepared !== null }, 'new store initialised');
-  }
+  mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   // Every stored round passes through the store's young generation, which V8 lets grow under
   // load and keeps: bounded as the daemon's is by npm start's flag (docs/decisions/build-and-runtime.md).
   // A CPU profile asked of the daemon (--cpu-prof) is asked of its store too.
   const execArgv = ['--liftoff-only', '--max-semi-space-size=4', ...process.execArgv.filter((a) => a.startsWith('--cpu-prof'))];
-  const data: StoreWorkerData = { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR };
+  const data: StoreWorkerData = { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR, template: opts.template === undefined ? TEMPLATE_DATA_DIR : opts.template };
   // 'advanced': rows cross as PGlite made them (Dates, BigInts, byte arrays), which JSON would not keep.
   const worker = fork(ENTRY, [JSON.stringify(data)], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map<number, { resolve: (r: Ok) => void; reject: (e: Error) => void }>();

@@ -5,6 +5,8 @@ export interface StoreWorkerData {
   pgdata: string;
   conf: string[];
   migrations: string;
+  /** the prepared store a first start copies (template.ts); null: initdb runs */
+  template: string | null;
 }
 
 export type StoreRequest =

@@ -3,16 +3,18 @@
 // seconds. It is used only while it was made by this PGlite with these settings and migrations
 // (its `key`).
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { built, ROOT } from '../../runtime/root.ts';
-import { initStoreDir } from './init.ts';
 import { MIGRATIONS_DIR, pendingMigrations } from './migrations.ts';
 import { PGLITE_CONF } from './pglite-options.ts';
 
 // The prepared store's data folder (its `pgdata` inside, as a daemon's).
 export const TEMPLATE_DATA_DIR = built('store-template');
-const KEY_FILE = 'key';
+export const KEY_FILE = 'key';
+// How create.ts's prepareTemplate makes it beyond initdb and the migrations: a new recipe makes
+// it again.
+const RECIPE = 'template databases dropped';
 
 // What a prepared folder must have been made with to be copied: PGlite's version and settings,
 // and the migrations (a build after a new one makes the folder again, so a first start has
@@ -20,7 +22,7 @@ const KEY_FILE = 'key';
 export function templateKey(): string {
   const pkg = path.join(ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json');
   const version = (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
-  const h = createHash('sha256').update(version).update(JSON.stringify(PGLITE_CONF));
+  const h = createHash('sha256').update(version).update(JSON.stringify(PGLITE_CONF)).update(RECIPE);
   for (const m of pendingMigrations(MIGRATIONS_DIR, [])) h.update(m.file).update(m.sql);
   return h.digest('hex').slice(0, 16);
 }
@@ -48,17 +50,4 @@ export function copyTemplate(from: string, dest: string): void {
     rmSync(tmp, { recursive: true, force: true });
     throw err;
   }
-}
-
-// Makes the prepared store in `dataDir` unless one made with this PGlite is there: initdb, then
-// `migrate` (the daemon's own opening of the store, which applies the migrations), then the key,
-// written last so that a half-made folder is never used.
-export async function prepareTemplate(dataDir: string, migrate: (dataDir: string) => Promise<void>): Promise<boolean> {
-  if (usableTemplate(dataDir)) return false;
-  rmSync(dataDir, { recursive: true, force: true });
-  mkdirSync(dataDir, { recursive: true });
-  await initStoreDir(path.join(dataDir, 'pgdata'));
-  await migrate(dataDir);
-  writeFileSync(path.join(dataDir, KEY_FILE), `${templateKey()}\n`);
-  return true;
 }

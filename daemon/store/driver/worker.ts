@@ -3,10 +3,12 @@
 // of the daemon dear (pglite.ts). Here it has a process of its own; the daemon sends queries and
 // transactions as messages over the IPC channel, typed once in protocol.ts.
 // Usage: worker.js <StoreWorkerData as JSON>, forked with an IPC channel.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { acquireDataLock, LockHeldError, type DataLock } from '../../runtime/lock.ts';
 import { retrying } from '../../runtime/retry.ts';
+import { createStoreDir } from './create.ts';
 import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
 import type { StoreReply, StoreRequest, StoreWorkerData, WireError } from './protocol.ts';
 
@@ -14,7 +16,7 @@ type Queryable = Pick<PGlite, 'query'> | Transaction;
 type QueryRequest = Extract<StoreRequest, { op: 'query' }>;
 type EndRequest = Extract<StoreRequest, { op: 'end' }>;
 
-const { pgdata, conf, migrations } = JSON.parse(process.argv[2] ?? '{}') as StoreWorkerData;
+const { pgdata, conf, migrations, template } = JSON.parse(process.argv[2] ?? '{}') as StoreWorkerData;
 // The daemon gone (its channel closed, a kill -9 included): the store ends at once, as it would
 // have with the daemon's process; PGlite replays its WAL at the next open.
 process.on('disconnect', () => process.exit(0));
@@ -66,8 +68,13 @@ async function lockStore(): Promise<DataLock> {
 let pg: PGlite | undefined;
 let lock: DataLock | undefined;
 try {
+  // PGlite's WebAssembly compiles on V8's own threads while this one takes the lock and, at a
+  // first start, makes the folder: the two are most of a start's wait.
+  const wasm = WebAssembly.compile(readFileSync(new URL('pglite.wasm', import.meta.resolve('@electric-sql/pglite'))));
+  wasm.catch(() => {}); // awaited below, after the lock, whose failure comes first
   lock = await lockStore();
-  pg = new PGlite({ dataDir: pgdata, postgresqlconf: conf });
+  await createStoreDir(pgdata, template, (obj, msg) => log('info', obj, msg));
+  pg = new PGlite({ dataDir: pgdata, postgresqlconf: conf, pgliteWasmModule: await wasm });
   await pg.waitReady;
   await migrate(pg); // its first query is the readiness check: the listeners open only after it
 } catch (err) {

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../../daemon/store/driver/migrations.ts';
 import { openPgliteStore } from '../../../daemon/store/driver/pglite.ts';
-import { prepareTemplate, TEMPLATE_DATA_DIR, templateKey, usableTemplate } from '../../../daemon/store/driver/template.ts';
+import { prepareTemplate } from '../../../daemon/store/driver/create.ts';
+import { TEMPLATE_DATA_DIR, templateKey, usableTemplate } from '../../../daemon/store/driver/template.ts';
 import { memoryLog } from '../../helpers/store.ts';
 
 function tempDir(t: { after(fn: () => unknown): void }): string {
@@ -32,15 +33,18 @@ test('the build prepared a store of this PGlite with every migration applied', a
   assert.ok(records.some((r) => r.msg === 'first start: creating the store from the prepared one'));
   assert.ok(!records.some((r) => r.migration), 'no migration ran at the first start');
   assert.equal(statSync(path.join(home, 'data')).mode & 0o777, 0o700);
+  // Without the template databases (grove creates none): a first start copies a third of the files.
+  const { rows: dbs } = await store.db.query<{ datname: string }>('SELECT datname FROM pg_database');
+  assert.deepEqual(dbs.map((r) => r.datname), ['postgres']);
+  assert.equal(readdirSync(path.join(home, 'data', 'pgdata', 'base')).length, 1);
 });
 
 test('prepareTemplate makes it once; a key of another PGlite or a missing key means none', async (t) => {
   const dir = path.join(tempDir(t), 'tpl');
   let opened = 0;
-  const migrate = async (dataDir: string) => {
+  const migrate = (dataDir: string) => {
     opened++;
-    const store = await openPgliteStore({ dataDir, log: memoryLog().log, template: null });
-    await store.close();
+    return openPgliteStore({ dataDir, log: memoryLog().log, template: null });
   };
   assert.equal(await prepareTemplate(dir, migrate), true);
   assert.equal(opened, 1);
