@@ -2,7 +2,7 @@ import type { EventType } from '../../schemas/event.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode, SandboxSetting } from '../../schemas/config.ts';
 import { LIVE_STATUSES, type Session, type AgentResult, type Blocked, type SessionReading, type SessionSandbox, type SessionStatus, type TurnRef } from '../../schemas/session.ts';
-import type { Db } from './db.ts';
+import type { Db, Statement } from './store.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
 import { iso, toLine, type LineRow } from './rows.ts';
 
@@ -312,26 +312,23 @@ export function sessionsTable(db: Db, events: EventsTable) {
       offsets: { stdout: number; stderr: number },
       reading?: { value: SessionReading; changes: ReadingChange[] },
     ): Promise<void> {
-      const store = async (tx: Db) => {
-        if (batch.texts.length > 0) {
-          await tx.query(
-            `INSERT INTO session_lines (session_id, seq, stream, text, at)
+      const statements: Statement[] = [];
+      if (batch.texts.length > 0) {
+        statements.push({
+          sql: `INSERT INTO session_lines (session_id, seq, stream, text, at)
              SELECT $1, $2 + o - 1, s, t, $5::timestamptz
              FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(s, t, o)`,
-            [id, firstSeq, batch.streams, batch.texts, batch.at],
-          );
-        }
-        await tx.query('UPDATE sessions SET stdout_offset = $2, stderr_offset = $3, next_seq = $4 WHERE id = $1', [
-          id,
-          offsets.stdout,
-          offsets.stderr,
-          firstSeq + batch.texts.length,
-        ]);
-      };
+          params: [id, firstSeq, batch.streams, batch.texts, batch.at],
+        });
+      }
+      statements.push({
+        sql: 'UPDATE sessions SET stdout_offset = $2, stderr_offset = $3, next_seq = $4 WHERE id = $1',
+        params: [id, offsets.stdout, offsets.stderr, firstSeq + batch.texts.length],
+      });
       // What the agent said about itself, with the lines it came from (see dialects.ts).
-      if (!reading) return db.transaction(store);
+      if (!reading) return db.batch(statements);
       await events.tx(async (tx, record) => {
-        await store(tx);
+        await tx.batch(statements);
         const r = reading.value;
         const { rows } = await tx.query<Changed>(`UPDATE sessions SET agent_session_id = $2, result = $3, limit_resets_at = $4 WHERE id = $1 ${RETURNING}`, [
           id,

@@ -5,9 +5,23 @@ import { retryDelay, retrying, type RetryPolicy } from '../runtime/retry.ts';
 // What table modules get: queries, never the driver itself. Rows have the same shapes on both
 // drivers (timestamps as Date, int8 as number, json and jsonb parsed); errors carry their SQLSTATE
 // as `code`. `affectedRows` counts the rows an INSERT, UPDATE or DELETE changed (0 for a SELECT).
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
 export interface Db {
   query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[]; affectedRows?: number }>;
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  // Statements that need no answer from one another, in one transaction sent whole: the store
+  // is not held between them while this process is busy (a round of output is one).
+  batch(statements: Statement[]): Promise<void>;
+}
+
+// `statements` one after the other on `tx`: a batch where the driver cannot send one whole (or
+// inside a transaction already).
+export async function runInTurn(tx: Pick<Db, 'query'>, statements: Statement[]): Promise<void> {
+  for (const s of statements) await tx.query(s.sql, s.params);
 }
 
 // Called with a notification's payload, or with null when notifications may have been missed

@@ -9,7 +9,7 @@ import { PGLITE_CONF, pgdataDir } from './pglite-options.ts';
 import { TEMPLATE_DATA_DIR } from './template.ts';
 import { fromWire, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
 import { createListeners } from '../listeners.ts';
-import type { Db, Store } from '../store.ts';
+import { runInTurn, type Db, type Store } from '../store.ts';
 
 const ENTRY = built('daemon/store/driver/worker.js');
 
@@ -75,6 +75,10 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
       async query<T>(sql: string, params: unknown[] = []) {
         const r = await call({ op: 'query', sql, params, tx });
         return { rows: (r.rows ?? []) as T[], ...(r.affectedRows === undefined ? {} : { affectedRows: r.affectedRows }) };
+      },
+      async batch(statements) {
+        if (tx !== null) return runInTurn(this, statements);
+        await call({ op: 'batch', statements });
       },
       async transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
         if (tx !== null) throw new Error('nested transactions are not supported');

@@ -5,7 +5,7 @@ import { once } from '../../runtime/once.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { MIGRATIONS_DIR, pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
 import { createListeners } from '../listeners.ts';
-import { StoreUnreachableError, type Db, type Notified, type Store } from '../store.ts';
+import { runInTurn, StoreUnreachableError, type Db, type Notified, type Store } from '../store.ts';
 import { retryDelay, type RetryPolicy } from '../../runtime/retry.ts';
 
 // Connections at most: statements take turns (below), so one is busy at a time; a spare one is
@@ -164,14 +164,17 @@ export async function openPostgresStore(opts: { url: string; log: Logger }): Pro
   };
 
   function txDb(client: pg.PoolClient): Db {
-    return {
+    const tx: Db = {
       query: (sql, params = []) => query(client, sql, params),
       transaction: () => Promise.reject(new Error('nested transactions are not supported')),
+      batch: (statements) => runInTurn(tx, statements),
     };
+    return tx;
   }
 
   const db: Db = {
     query: (sql, params = []) => inTurn(() => query(pool, sql, params)),
+    batch: (statements) => db.transaction((tx) => runInTurn(tx, statements)),
     transaction: <T>(fn: (tx: Db) => Promise<T>) =>
       inTurn(async () => {
         // The transaction holds one pooled connection from BEGIN to its end.

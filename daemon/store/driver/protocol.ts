@@ -1,4 +1,5 @@
 // Messages between the daemon (pglite.ts) and the store's process (worker.ts).
+import type { Statement } from '../store.ts';
 
 // What the store's process is started with.
 export interface StoreWorkerData {
@@ -11,6 +12,7 @@ export interface StoreWorkerData {
 
 export type StoreRequest =
   | { id: number; op: 'query'; sql: string; params: unknown[]; tx: number | null }
+  | { id: number; op: 'batch'; statements: Statement[] }
   | { id: number; op: 'begin' }
   | { id: number; op: 'end'; tx: number; commit: boolean }
   | { id: number; op: 'close' };

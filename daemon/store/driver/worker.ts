@@ -11,6 +11,7 @@ import { retrying } from '../../runtime/retry.ts';
 import { createStoreDir } from './create.ts';
 import { pendingMigrations, RECORD_MIGRATION, SCHEMA_MIGRATIONS_DDL } from './migrations.ts';
 import type { StoreReply, StoreRequest, StoreWorkerData, WireError } from './protocol.ts';
+import { runInTurn } from '../store.ts';
 
 type Queryable = Pick<PGlite, 'query'> | Transaction;
 type QueryRequest = Extract<StoreRequest, { op: 'query' }>;
@@ -94,6 +95,15 @@ async function runQuery(q: Queryable, req: QueryRequest): Promise<void> {
   }
 }
 
+async function runBatch(req: Extract<StoreRequest, { op: 'batch' }>): Promise<void> {
+  try {
+    await db.transaction((tx) => runInTurn(tx, req.statements));
+    send({ type: 'reply', id: req.id, ok: true });
+  } catch (err) {
+    send({ type: 'reply', id: req.id, ok: false, error: toWire(err) });
+  }
+}
+
 // Open transactions, each waiting in its callback for the next statement from the daemon.
 interface OpenTx {
   inbox: Array<QueryRequest | EndRequest>;
@@ -144,6 +154,7 @@ process.on('message', (req: StoreRequest) => {
   if (req.op === 'end' || (req.op === 'query' && req.tx !== null)) return deliver(req.tx!, req);
   if (req.op === 'query') return void runQuery(db, req);
   if (req.op === 'begin') return begin(req);
+  if (req.op === 'batch') return void runBatch(req);
   if (req.op === 'close' && !closing) {
     closing = true;
     void (async () => {

@@ -60,3 +60,29 @@ function psOf(home: string): Array<{ pid: number; ppid: number }> {
   }
   return out;
 }
+
+test('a batch is one transaction sent whole: all of it is stored, or none of it when one statement fails (with its code); inside a transaction it runs there', async (t) => {
+  const dir = makeTempDir(t);
+  const store = await openPgliteStore({ dataDir: dir, log: memoryLog().log });
+  t.after(() => store.close());
+  await store.db.query('CREATE TABLE b (n int PRIMARY KEY)');
+  await store.db.batch([
+    { sql: 'INSERT INTO b VALUES ($1)', params: [1] },
+    { sql: 'INSERT INTO b SELECT n + 1 FROM b', params: [] },
+  ]);
+  const all = async () => (await store.db.query<{ n: number }>('SELECT n FROM b ORDER BY n')).rows.map((r) => r.n);
+  assert.deepEqual(await all(), [1, 2], 'the second statement saw the first');
+  await assert.rejects(
+    store.db.batch([
+      { sql: 'INSERT INTO b VALUES ($1)', params: [3] },
+      { sql: 'INSERT INTO b VALUES ($1)', params: [1] },
+    ]),
+    (err: Error & { code?: string }) => err.code === '23505',
+  );
+  assert.deepEqual(await all(), [1, 2], 'nothing of the failed batch was kept');
+  await store.db.transaction(async (tx) => {
+    await tx.batch([{ sql: 'INSERT INTO b VALUES ($1)', params: [4] }]);
+    assert.deepEqual((await tx.query<{ n: number }>('SELECT n FROM b ORDER BY n')).rows.map((r) => r.n), [1, 2, 4]);
+  });
+  assert.deepEqual(await all(), [1, 2, 4]);
+});

@@ -126,6 +126,26 @@ test('statements take turns in the order asked: a read asked after a write sees 
   assert.deepEqual(order, ['tx wrote', 'tx done', 'write', 'read']);
 });
 
+test('a batch is one transaction: all of it is stored, or none of it when one statement fails (with its code); it takes its turn as a transaction does', async (t) => {
+  const { store } = await open(t);
+  await store.db.query('CREATE TABLE b (n int PRIMARY KEY)');
+  const asked = store.db.batch([
+    { sql: 'INSERT INTO b VALUES ($1)', params: [1] },
+    { sql: 'INSERT INTO b SELECT n + 1 FROM b', params: [] },
+  ]);
+  const read = store.db.query<{ n: number }>('SELECT n FROM b ORDER BY n');
+  await asked;
+  assert.deepEqual((await read).rows.map((r) => r.n), [1, 2], 'a read asked after the batch sees all of it');
+  await assert.rejects(
+    store.db.batch([
+      { sql: 'INSERT INTO b VALUES ($1)', params: [3] },
+      { sql: 'INSERT INTO b VALUES ($1)', params: [1] },
+    ]),
+    (err: Error & { code?: string }) => err.code === '23505',
+  );
+  assert.deepEqual((await store.db.query<{ n: number }>('SELECT n FROM b ORDER BY n')).rows.map((r) => r.n), [1, 2], 'nothing of the failed batch was kept');
+});
+
 test('a statement cut off by the server is a StoreUnreachableError, and so at once is one waiting behind it; the next one runs on a new connection', async (t) => {
   const { store, url } = await open(t);
   const c = await admin(t, url);
