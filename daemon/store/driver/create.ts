@@ -11,21 +11,27 @@ const initdb = async (dir: string) => (await import('./init.ts')).initStoreDir(d
 
 type Log = (obj: Record<string, unknown>, msg: string) => void;
 
-// Makes `pgdata` unless it holds a store. `template`: the data folder of a prepared store to copy
-// (null: none, initdb runs). Says what it does before it does it: a first start is silent for a
-// while otherwise.
-export async function createStoreDir(pgdata: string, template: string | null, log: Log): Promise<void> {
+// Whether `pgdata` holds no store yet, and then what a first start makes it from: the prepared
+// store in `template` if it is usable (its `pgdata`), else null (initdb runs).
+export function firstStart(pgdata: string, template: string | null): { prepared: string | null } | null {
+  if (existsSync(path.join(pgdata, 'PG_VERSION'))) return null;
+  return { prepared: template === null ? null : usableTemplate(template) };
+}
+
+// Says what a first start is about to do, before it does it: a first start is silent for a
+// while otherwise. The daemon says it, before the store's process starts.
+export function firstStartMessage(prepared: string | null): string {
+  return prepared ? 'first start: creating the store from the prepared one' : 'first start: creating the store; this takes a few seconds';
+}
+
+// Makes `pgdata` unless it holds a store: a copy of `prepared` (a prepared store's `pgdata`), else
+// initdb.
+export async function createStoreDir(pgdata: string, prepared: string | null, log: Log): Promise<void> {
   if (existsSync(path.join(pgdata, 'PG_VERSION'))) return;
   rmSync(pgdata, { recursive: true, force: true }); // a half-made folder from a crash during initdb
-  const prepared = template === null ? null : usableTemplate(template);
   const t0 = performance.now();
-  if (prepared) {
-    log({ dir: pgdata }, 'first start: creating the store from the prepared one');
-    copyTemplate(prepared, pgdata);
-  } else {
-    log({ dir: pgdata }, 'first start: creating the store; this takes a few seconds');
-    await initdb(pgdata);
-  }
+  if (prepared) copyTemplate(prepared, pgdata);
+  else await initdb(pgdata);
   log({ dir: pgdata, ms: Math.round(performance.now() - t0), prepared: prepared !== null }, 'new store initialised');
 }
 

@@ -7,6 +7,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { MIGRATIONS_DIR } from './migrations.ts';
 import { PGLITE_CONF, pgdataDir } from './pglite-options.ts';
 import { TEMPLATE_DATA_DIR } from './template.ts';
+import { firstStart, firstStartMessage } from './create.ts';
 import { fromWire, type StoreReply, type StoreRequest, type StoreWorkerData } from './protocol.ts';
 import { createListeners } from '../listeners.ts';
 import { runInTurn, type Db, type Store } from '../store.ts';
@@ -27,11 +28,15 @@ export async function openPgliteStore(opts: { dataDir: string; log: Logger; temp
   const { log } = opts;
   const pgdata = pgdataDir(opts.dataDir);
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  // A first start's store is made in the store's process; what it is about to do is said here,
+  // where the log is written as it is said.
+  const first = firstStart(pgdata, opts.template === undefined ? TEMPLATE_DATA_DIR : opts.template);
+  if (first) log.info({ dir: pgdata }, firstStartMessage(first.prepared));
   // Every stored round passes through the store's young generation, which V8 lets grow under
   // load and keeps: bounded as the daemon's is by npm start's flag (docs/decisions/build-and-runtime.md).
   // A CPU profile asked of the daemon (--cpu-prof) is asked of its store too.
   const execArgv = ['--liftoff-only', '--max-semi-space-size=4', ...process.execArgv.filter((a) => a.startsWith('--cpu-prof'))];
-  const data: StoreWorkerData = { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR, template: opts.template === undefined ? TEMPLATE_DATA_DIR : opts.template };
+  const data: StoreWorkerData = { pgdata, conf: PGLITE_CONF, migrations: MIGRATIONS_DIR, prepared: first?.prepared ?? null };
   // 'advanced': rows cross as PGlite made them (Dates, BigInts, byte arrays), which JSON would not keep.
   const worker = fork(ENTRY, [JSON.stringify(data)], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map<number, { resolve: (r: Ok) => void; reject: (e: Error) => void }>();

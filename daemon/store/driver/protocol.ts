@@ -6,8 +6,8 @@ export interface StoreWorkerData {
   pgdata: string;
   conf: string[];
   migrations: string;
-  /** the prepared store a first start copies (template.ts); null: initdb runs */
-  template: string | null;
+  /** at a first start, the prepared store's `pgdata` to copy (template.ts); null: initdb runs */
+  prepared: string | null;
 }
 
 export type StoreRequest =

@@ -17,7 +17,7 @@ type Queryable = Pick<PGlite, 'query'> | Transaction;
 type QueryRequest = Extract<StoreRequest, { op: 'query' }>;
 type EndRequest = Extract<StoreRequest, { op: 'end' }>;
 
-const { pgdata, conf, migrations, template } = JSON.parse(process.argv[2] ?? '{}') as StoreWorkerData;
+const { pgdata, conf, migrations, prepared } = JSON.parse(process.argv[2] ?? '{}') as StoreWorkerData;
 // The daemon gone (its channel closed, a kill -9 included): the store ends at once, as it would
 // have with the daemon's process; PGlite replays its WAL at the next open.
 process.on('disconnect', () => process.exit(0));
@@ -74,7 +74,7 @@ try {
   const wasm = WebAssembly.compile(readFileSync(new URL('pglite.wasm', import.meta.resolve('@electric-sql/pglite'))));
   wasm.catch(() => {}); // awaited below, after the lock, whose failure comes first
   lock = await lockStore();
-  await createStoreDir(pgdata, template, (obj, msg) => log('info', obj, msg));
+  await createStoreDir(pgdata, prepared, (obj, msg) => log('info', obj, msg));
   pg = new PGlite({ dataDir: pgdata, postgresqlconf: conf, pgliteWasmModule: await wasm });
   await pg.waitReady;
   await migrate(pg); // its first query is the readiness check: the listeners open only after it
