@@ -137,7 +137,7 @@ export const BUILTIN_AGENTS: Readonly<Record<string, AgentDefinition>> = {
     protocol: 'acp',
     command: ['qwen', '--acp'],
     interactive: ['qwen', '--resume', SESSION],
-    // Its interface (0.15.10) with the prompt sent at once: `--prompt-interactive`, attached so that
+    // Its interface (0.15.10, 0.24.4) with the prompt sent at once: `--prompt-interactive`, attached so that
     // a prompt starting with `-` stays text (a positional prompt is a one-shot headless run, so
     // the default `interactive -- prompt` cannot continue a conversation here). The id it is
     // given (`--session-id`) is the one its `--resume` takes.

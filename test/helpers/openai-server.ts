@@ -93,6 +93,15 @@ export function toolMessages(req: RecordedRequest): Array<{ tool_call_id: string
     .map((m) => ({ tool_call_id: m.tool_call_id, text: typeof m.content === 'string' ? m.content : (m.content ?? []).map((c: any) => c.text ?? '').join('') }));
 }
 
+// The prompt a request sent: the last text of its last user message, but for the parts of context
+// a CLI puts after it (Qwen Code 0.24's `<system-reminder>`s). A message may hold several prompts:
+// Qwen Code joins a prompt the model never answered with the next one.
+export function promptOf(req: RecordedRequest): string | undefined {
+  const user = (req.body?.messages ?? []).filter((m: any) => m.role === 'user').at(-1);
+  if (typeof user?.content === 'string') return user.content;
+  return (user?.content ?? []).filter((c: any) => typeof c.text === 'string' && !c.text.startsWith('<system-reminder>')).at(-1)?.text;
+}
+
 // The names of the functions a request offered the model.
 export function functionNames(req: RecordedRequest): string[] {
   return (req.body?.tools ?? []).map((tool: any) => tool.function?.name);

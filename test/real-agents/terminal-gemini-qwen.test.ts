@@ -20,12 +20,14 @@ import { attach } from '../helpers/terminal.ts';
 
 // The versions test/real-agents/gemini.test.ts and qwen.test.ts are read against.
 const geminiBin = installCliForFile('@google/gemini-cli@0.61.0');
-const qwenBin = installCliForFile('@qwen-code/qwen-code@0.15.10');
+const qwenBin = installCliForFile('@qwen-code/qwen-code@0.24.4');
 
 const SCRIPT = [{ text: 'The first scripted answer.' }, { text: 'The second scripted answer.' }, { text: 'The third scripted answer.' }];
 
 // The texts of a model request's user turns, in order (Gemini's `contents`, OpenAI's `messages`):
-// each turn's text parts joined, but for the context Gemini CLI puts before the first prompt.
+// each turn's text parts joined, but for the context each CLI puts before the first prompt, in
+// parts of its own (Gemini CLI's `<session_context>`, Qwen Code 0.24's `<system-reminder>`s).
+const CONTEXT_PART = /^<(session_context|system-reminder)>/;
 function userTexts(req: RecordedRequest): string[] {
   const turns = req.body.contents ?? req.body.messages;
   return turns
@@ -33,7 +35,7 @@ function userTexts(req: RecordedRequest): string[] {
     .map((msg: any) => {
       const parts = msg.parts ?? msg.content;
       if (typeof parts === 'string') return parts;
-      return parts.filter((p: any) => typeof p.text === 'string' && !p.text.startsWith('<session_context>')).map((p: any) => p.text).join('');
+      return parts.filter((p: any) => typeof p.text === 'string' && !CONTEXT_PART.test(p.text)).map((p: any) => p.text).join('');
     });
 }
 const lastUserText = (req: RecordedRequest) => userTexts(req).at(-1);
@@ -124,11 +126,11 @@ test('qwen in a terminal session: --prompt-interactive sends the prompt, its ans
   // With an OpenAI key in its environment it asks nothing before the prompt is sent (without
   // credentials: "Select Authentication Method"; folder trust is off unless its settings turn it on).
   const env = cliEnv(t, qwenBin(), { DASHSCOPE_API_KEY: undefined, GEMINI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined, ...qwenModelEnv(m.url) });
-  // After each turn its interface runs a memory agent of its own, a model request that offers
-  // tools, which the scripted server would answer with the script's next turn: turned off in its
-  // settings, as a person may.
+  // After each turn its interface runs a memory agent of its own and (0.24) asks the model for a
+  // follow-up to suggest, model requests that offer tools, which the scripted server would answer
+  // with the script's next turn: turned off in its settings, as a person may.
   mkdirSync(path.join(env.HOME!, '.qwen'), { recursive: true });
-  writeFileSync(path.join(env.HOME!, '.qwen', 'settings.json'), JSON.stringify({ memory: { enableManagedAutoMemory: false } }));
+  writeFileSync(path.join(env.HOME!, '.qwen', 'settings.json'), JSON.stringify({ memory: { enableManagedAutoMemory: false }, ui: { enableFollowupSuggestions: false } }));
   const { d, task, worktree } = await daemonWithTask(t, env);
   await terminalConversation(t, d, task, worktree, m, {
     agent: 'qwen',
