@@ -34,7 +34,7 @@ function runLeaky(t: test.TestContext, leak: boolean): { status: number | null; 
 test('a session left running fails its file, named, and is killed', (t) => {
   const r = runLeaky(t, true);
   assert.equal(r.status, 1, r.out);
-  assert.match(r.out, /processes left running by this file's tests/);
+  assert.match(r.out, /processes left running by the tests of test\/fixtures\/leaky\.ts/);
   assert.match(r.out, new RegExp(`pid ${r.pid} \\(group ${r.pid}, home [^)]* of "a session"\\): sh -c … grove-session \\S+/data/sessions/leaky/exit \\S+agent\\.sh sleep:300`));
   assert.equal(alive(r.pid), false);
   assert.deepEqual(liveGroupMembers(r.pid), []);

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
 import { before, type TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -142,5 +143,7 @@ export function describeLeaks(leaked: LeakedProcess[], madeBy: Map<string, strin
     const cmd = p.cmdline.length > 400 ? `${p.cmdline.slice(0, 400)}…` : p.cmdline;
     return `  pid ${p.pid} (group ${p.pgid}, home ${p.home}${by ? ` of "${by}"` : ''}): ${cmd}`;
   });
-  return `processes left running by this file's tests (killed now; end sessions before their daemon stops):\n${lines.join('\n')}`;
+  // the file by name: the reporter names this hook by where it was written, not by the test file
+  const file = process.argv[1] ? path.relative(process.cwd(), process.argv[1]) : 'this file';
+  return `processes left running by the tests of ${file} (killed now; end sessions before their daemon stops):\n${lines.join('\n')}`;
 }
