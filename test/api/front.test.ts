@@ -46,6 +46,8 @@ test('80 event streams open through the TCP front leave plain requests answered 
   const { d, task } = await readyTaskOn(await daemon(), t);
   const s = await d.socket('POST', `/api/tasks/${task.id}/sessions`, { body: { prompt: 'sleep:120' } });
   assert.equal(s.status, 201);
+  // ended through the API while the shared daemon runs: a session outlives its daemon
+  t.after(() => d.socket('DELETE', `/api/sessions/${s.json.id}`));
   // Each stream on a connection of its own, as browser tabs and `curl -N` followers are.
   const ac = new AbortController();
   t.after(() => ac.abort());

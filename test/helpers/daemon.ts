@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after } from 'node:test';
 import { Pool, request } from 'undici';
+import { guardHome } from './leaks.ts';
 import { storeUrlFor } from './postgres.ts';
 import { seedStore } from './template.ts';
 
@@ -65,6 +66,8 @@ export interface Cleanup {
 export function makeHome(t: Cleanup): string {
   const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'grove-h-')));
   t.after(() => rmSync(home, { recursive: true, force: true }));
+  // What runs for it must be gone by the file's end (the leak guard, test/helpers/leaks.ts).
+  guardHome(home, (t as { fullName?: string }).fullName ?? '');
   return home;
 }
 
@@ -117,6 +120,7 @@ export function spawnDaemon(
     else fullEnv[k] = v;
   }
   ownPortRange(home);
+  guardHome(home);
   const proc = spawn(process.execPath, DAEMON_ARGS, { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
   const logs: any[] = [];
   const events = new EventEmitter();
