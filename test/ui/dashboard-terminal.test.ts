@@ -212,9 +212,14 @@ test("copy: text selected in the terminal is copied by Ctrl+C and by Ctrl+Shift+
     assert.equal(await clipboard(), 'copy-42-me', keys);
   }
   // Without a selection, Ctrl+C goes to the shell: a line being typed is interrupted.
+  // Each step once the shell has shown the last: keys typed on a loaded machine before the
+  // focus or the shell's echo came arrived cut or run together.
   await card.locator('.xterm-screen').click({ position: { x: 5, y: 5 } });
+  await page.waitForFunction(() => document.activeElement?.classList.contains('xterm-helper-textarea') === true);
   await page.keyboard.type('sleep 30');
+  await waitRow(card, 'with the typed line', (row) => row.endsWith('sleep 30'));
   await page.keyboard.press('Control+C');
+  await waitRow(card, 'with the line interrupted', (row) => row.endsWith('sleep 30^C'));
   await typeLine(page, 'echo after-$((1+1))');
   await waitRow(card, 'after-2', (row) => row === 'after-2');
   assert.equal(await clipboard(), 'copy-42-me', 'nothing copied');
