@@ -6,7 +6,7 @@ import { openPgliteStore } from './driver/pglite.ts';
 import type { Store } from './store.ts';
 
 export { pgdataDir };
-export { StoreUnreachableError, type Db, type Store } from './store.ts';
+export { StoreUnreachableError, type Db, type Statement, type Store } from './store.ts';
 
 // PostgreSQL when `databaseUrl` is given (database_url, GROVE_DATABASE_URL), else the embedded
 // PGlite in the data folder; open and migrated when it resolves. The PostgreSQL driver (and `pg`)

@@ -2,7 +2,7 @@ import type { EventType } from '../../schemas/event.ts';
 import type { OutputLine } from '../../schemas/output.ts';
 import type { Mode, SandboxSetting } from '../../schemas/config.ts';
 import { LIVE_STATUSES, type Session, type AgentResult, type Blocked, type SessionReading, type SessionSandbox, type SessionStatus, type TurnRef } from '../../schemas/session.ts';
-import type { Db, Statement } from './store.ts';
+import type { Db, Statement } from './db.ts';
 import type { EventsTable, RecordEvent } from './events.ts';
 import { iso, toLine, type LineRow } from './rows.ts';
 

@@ -5,17 +5,18 @@ import { retryDelay, retrying, type RetryPolicy } from '../runtime/retry.ts';
 // What table modules get: queries, never the driver itself. Rows have the same shapes on both
 // drivers (timestamps as Date, int8 as number, json and jsonb parsed); errors carry their SQLSTATE
 // as `code`. `affectedRows` counts the rows an INSERT, UPDATE or DELETE changed (0 for a SELECT).
-export interface Statement {
-  sql: string;
-  params: unknown[];
-}
-
 export interface Db {
   query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[]; affectedRows?: number }>;
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   // Statements that need no answer from one another, in one transaction sent whole: the store
   // is not held between them while this process is busy (a round of output is one).
   batch(statements: Statement[]): Promise<void>;
+}
+
+// One statement of a batch (Db.batch).
+export interface Statement {
+  sql: string;
+  params: unknown[];
 }
 
 // `statements` one after the other on `tx`: a batch where the driver cannot send one whole (or
