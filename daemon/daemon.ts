@@ -27,6 +27,7 @@ import type { Logger } from './runtime/log.ts';
 import { built, VERSION } from './runtime/root.ts';
 import type { Settings } from './runtime/settings.ts';
 import { createSessionService } from './sessions/service.ts';
+import { createSpawner } from './sessions/spawner.ts';
 import { createConfine } from './sessions/confine.ts';
 import { checkSandbox } from './sandbox/check.ts';
 import { git } from './git/run.ts';
@@ -179,6 +180,8 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       userSetting: settings.config.sandbox,
       projectPaths: async () => (await projectRows.listOfHost(hostId)).map((p) => p.path),
     });
+    const spawner = createSpawner({ log: child('sessions') });
+    started.push({ name: 'spawner', close: () => spawner.close() });
     const sessions = createSessionService({
       gate,
       sessions: sessionRows,
@@ -192,6 +195,7 @@ export async function startDaemon(settings: Settings, agents: Agents, log: Logge
       autoResume: { enabled: settings.config.auto_resume ?? true, prompt: settings.config.resume_prompt ?? 'continue' },
       dataDir: settings.dataDir,
       confine,
+      spawner,
       pty: ptyCheck,
       // The approval service (below) is made after the sessions: their sockets are opened later.
       sockets: { open: (id, p) => sessionSockets.open(id, p), close: (id) => sessionSockets.close(id) },

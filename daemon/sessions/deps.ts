@@ -5,6 +5,7 @@ import type { Task } from '../../schemas/task.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { ProjectConfigs } from '../projects/config.ts';
 import type { Confine } from './confine.ts';
+import type { Spawner } from './spawner.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { SessionsTable } from '../store/sessions.ts';
 import type { TaskGate } from '../tasks/gate.ts';
@@ -28,6 +29,8 @@ export interface SessionServiceDeps {
   confine: Confine;
   /** whether a pseudo-terminal can be made here (DESIGN §21), checked once, at the first call */
   pty: () => Promise<{ ok: true } | { ok: false; detail: string }>;
+  /** forks the sessions' wrappers (spawner.ts) */
+  spawner: Spawner;
   /** each agent session's own socket, where its bridges ask (DESIGN §18) */
   sockets: { open(sessionId: string, socketPath: string): Promise<void>; close(sessionId: string): Promise<void> };
   /** shared with the archive: no session of a task starts once its archive has begun */

@@ -6,8 +6,12 @@ import type { OutputReader } from '../agents/dialects.ts';
 import type { TurnRef } from '../../schemas/session.ts';
 import type { NewSession, SessionRecord, SessionsTable } from '../store/sessions.ts';
 import { createPump, type Pump } from './pump.ts';
+import { stillRuns } from './record.ts';
 import type { TranscriptSource } from './transcript.ts';
 import { sessionFiles } from './wrapper.ts';
+
+// A session whose exit nothing reports is looked at every second.
+const LIVENESS_MS = 1000;
 
 // A session this daemon follows: its pump, the liveness check of a re-attached one, a kill under way.
 export interface LiveSession {
@@ -90,6 +94,21 @@ export function createLive(deps: LiveDeps) {
       }
       entries.set(rec.id, entry);
       return entry;
+    },
+
+    // A followed session whose exit nothing reports (re-attached: not our child; or its spawner
+    // gone): its end is stored once its recorded process no longer runs.
+    watch(rec: SessionRecord): void {
+      const entry = entries.get(rec.id);
+      if (!entry || entry.timer) return;
+      const timer = setInterval(() => {
+        if (stillRuns(rec)) return;
+        clearInterval(timer);
+        entry.timer = null;
+        if (!entry.killing) void entry.pump.finish({});
+      }, LIVENESS_MS);
+      timer.unref();
+      entry.timer = timer;
     },
 
     // The daemon stops following; the agents keep running (DESIGN §5).

@@ -3,9 +3,6 @@ import type { SessionsTable } from '../store/sessions.ts';
 import type { Live } from './live.ts';
 import { stillRuns } from './record.ts';
 
-// A re-attached session is not our child: nothing tells us when it exits, so look every second.
-const LIVENESS_MS = 1000;
-
 // Agents outlive the daemon (DESIGN §5): follow on with those still running, finish the others.
 // An agent session still running gets its own socket again (`reopen`): its bridges ask there.
 export function createReattach(deps: { sessions: SessionsTable; live: Live; log: Logger; reopen: (sessionId: string) => Promise<void> }) {
@@ -22,13 +19,8 @@ export function createReattach(deps: { sessions: SessionsTable; live: Live; log:
         continue;
       }
       if (rec.kind === 'agent') await deps.reopen(rec.id);
-      entry.timer = setInterval(() => {
-        if (stillRuns(rec)) return;
-        clearInterval(entry.timer!);
-        entry.timer = null;
-        if (!entry.killing) void entry.pump.finish({});
-      }, LIVENESS_MS);
-      entry.timer.unref();
+      // Not our child: nothing tells us when it exits.
+      live.watch(rec);
       log.info({ session: rec.id, pid: rec.pid }, 're-attached to running session');
       if (rec.status === 'starting') await sessions.markRunning(rec.id);
     }

@@ -1,23 +1,14 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { execa } from 'execa';
-import { wrapperArgv, type SessionFiles } from './wrapper.ts';
+import type { Wrap } from './spawner.ts';
+import { wrapperArgv } from './wrapper.ts';
 
 type FdOption = 3;
 
-export type SpawnResult =
-  | {
-      ok: true;
-      pid: number;
-      /** lets the held wrapper run the agent (once the session is stored) */
-      go(): void;
-      /** resolves once the wrapper has exited (it has written its exit status by then) */
-      exited: Promise<void>;
-    }
-  | { ok: false; message: string };
-
 // The wrapper in a process group (a session) of its own, held until `go()`, writing straight to
-// files: the daemon is not in the data path, so output survives a daemon restart.
-export function spawnWrapped(opts: { files: SessionFiles; command: string[]; cwd: string; env: Record<string, string> }) {
+// files: the daemon is not in the data path, so output survives a daemon restart. The daemon's
+// sessions are spawned so by the spawner's process (spawner.ts).
+export function spawnWrapped(opts: Wrap) {
   mkdirSync(opts.files.dir, { recursive: true, mode: 0o700 });
   // File descriptors, not streams: the child writes to the files itself.
   const out = openSync(opts.files.stdout, 'a', 0o600);
@@ -42,15 +33,4 @@ export function spawnWrapped(opts: { files: SessionFiles; command: string[]; cwd
     closeSync(out);
     closeSync(err);
   }
-}
-
-// Starts a session's wrapper, held; a start that fails (cwd gone, no sh) is data, not a throw.
-export async function startWrapped(opts: { files: SessionFiles; command: string[]; cwd: string; env: Record<string, string> }): Promise<SpawnResult> {
-  const child = spawnWrapped(opts);
-  const exited = new Promise<void>((r) => child.nodeChildProcess.once('exit', () => r()));
-  if (child.pid === undefined) {
-    const err = await child.catch((e: unknown) => e);
-    return { ok: false, message: err instanceof Error ? err.message : String(err) };
-  }
-  return { ok: true, pid: child.pid, go: child.go, exited };
 }

@@ -17,7 +17,7 @@ import { taskEnv } from '../tasks/env.ts';
 import type { SessionServiceDeps } from './deps.ts';
 import type { Live, SessionSignals } from './live.ts';
 import { findSession } from './record.ts';
-import { startWrapped, type SpawnResult } from './spawn.ts';
+import type { SpawnResult } from './spawner.ts';
 import { recordTranscriptPlace } from './transcript.ts';
 import { sessionFiles, sessionSocket } from './wrapper.ts';
 import { which } from '../runtime/which.ts';
@@ -227,7 +227,7 @@ export function createStart(deps: StartDeps) {
       if (ask.interface === 'terminal' && kind === 'agent' && ask.agent !== null) {
         await recordTranscriptPlace(files.transcript, deps.agents.get(ask.agent), { cwd: at.cwd, env, agentSessionId: pinned ?? ask.resume, startedAt: new Date().toISOString() });
       }
-      started = await startWrapped({ files, command: held, cwd: at.cwd, env });
+      started = await deps.spawner.start({ files, command: held, cwd: at.cwd, env });
     } catch (err) {
       await undo();
       throw err;
@@ -260,9 +260,10 @@ export function createStart(deps: StartDeps) {
       return null;
     }
     const entry = live.follow(rec);
-    // Our child: its exit is an event, and the wrapper has written `exit` by then.
-    void started.exited.then(() => {
+    // The spawner's child: its exit is an event, and the wrapper has written `exit` by then.
+    void started.exited.then((end) => {
       if (live.get(id) !== entry) return; // already ended
+      if (end === 'untracked') return live.watch(rec); // the spawner is gone
       if (entry.killing) return; // the kill records the end itself, as `killed`
       entry.pump.finish({}).catch((err: unknown) => log.error({ err, session: id }, 'finishing session failed'));
     });

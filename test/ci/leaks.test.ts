@@ -8,10 +8,11 @@ import { makeTempDir } from '../helpers/git.ts';
 import { endLeaks, homeProcesses } from '../helpers/leaks.ts';
 import { agentHome, liveGroupMembers, readyTaskOn } from '../helpers/sessions.ts';
 
+// A zombie is not alive: a killed wrapper whose spawner has gone is reaped by init, a moment later.
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
   } catch {
     return false;
   }

@@ -14,6 +14,7 @@ import { createProjectConfigs, type ProjectConfigs } from '../../daemon/projects
 import { createEventBus, type EventBus } from '../../daemon/events/bus.ts';
 import { eventsTable, type EventsTable } from '../../daemon/store/events.ts';
 import { createSessionService, type SessionService } from '../../daemon/sessions/service.ts';
+import { createSpawner } from '../../daemon/sessions/spawner.ts';
 import { createConfine, type Confine } from '../../daemon/sessions/confine.ts';
 import { git } from '../../daemon/git/run.ts';
 import { createSessionSockets, type SessionSockets } from '../../daemon/http/session-socket.ts';
@@ -150,7 +151,9 @@ export function sessionService(
   const log = opts.log ?? pino({ level: 'silent' });
   const configs = createProjectConfigs({ log });
   const sockets = opts.sockets ?? ownSockets(t, s, configs, log);
+  const spawner = createSpawner({ log });
   const service = createSessionService({
+    spawner,
     sessions: s.sessions,
     getTask: s.getTask,
     getProject: s.getProject,
@@ -173,11 +176,11 @@ export function sessionService(
   });
   t.after(async () => {
     await service.close();
+    await spawner.close();
     await configs.close();
   });
-  // Its own sockets stop with it, as the daemon's at its stop: a second service on the same store
-  // (a restart) opens them again.
-  if (opts.sockets !== undefined) return service;
+  // Its spawner and its own sockets stop with it, as the daemon's at its stop: a second service
+  // on the same store (a restart) opens them again.
   const close = service.close;
-  return Object.assign(service, { close: async () => (await close(), await sockets.closeAll()) });
+  return Object.assign(service, { close: async () => (await close(), await spawner.close(), opts.sockets === undefined && (await sockets.closeAll())) });
 }
