@@ -5,6 +5,7 @@ import type { TurnRef } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
 import { createKeyedMutex, type KeyedMutex } from '../runtime/keyed-mutex.ts';
+import { createLimiter } from '../runtime/limiter.ts';
 import { createKeyedLimiter } from '../runtime/limiter.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { Fail, Result } from '../../workers/result.ts';
@@ -46,6 +47,9 @@ export interface ReviewDeps {
 // client, and must not take every thread of the review pool from the other projects.
 export const READS_PER_PROJECT = 4;
 
+// Turns recorded at once, whatever their task (see `recording` below).
+export const TURNS_AT_ONCE = 2;
+
 // Review and landing of a task's work (DESIGN §9). All git runs in the review pool, bounded and
 // stopped when the client goes; reads take no lock, writes take their task's turn (and merge,
 // which moves the base, the project's too).
@@ -55,6 +59,10 @@ export function createReview(deps: ReviewDeps) {
   // A task's turns are recorded one at a time: ends racing for the same number would each make
   // the turn again on the next one, their git work done over and over, and give up after a few.
   const turnsOf = createKeyedMutex();
+  // Turns are recorded two at a time: forty sessions ending at once ran
+  // sixteen gits at once on two cores, and every API answer waited behind them. Two, so that one
+  // slow repository does not hold up every other task's end.
+  const recording = createLimiter(TURNS_AT_ONCE);
 
   // A request's git_timeout_s, counted from its arrival: made before it waits for anything.
   const bound = (what: string, caller: Caller): RunBound => runBound(timeBound(what, 'git_timeout_s', deps.gitTimeoutS), 'GIT_TIMEOUT', caller);
@@ -215,7 +223,7 @@ export function createReview(deps: ReviewDeps) {
         if (task.status === 'archived' || task.status === 'setting_up' || task.worktree_missing || deps.gate.isClosing(id) || !deps.read.isLocal(task)) return null;
         const project = await deps.getProject(task.project_id);
         const worktree = path.join(project.path, task.worktree_path);
-        const res = await turnsOf.run(id, () => pool.run('recordTurn', { worktree, task: id, scratch, session_id: sessionId }, bound('recording the turn', {})));
+        const res = await turnsOf.run(id, () => recording.run(() => pool.run('recordTurn', { worktree, task: id, scratch, session_id: sessionId }, bound('recording the turn', {}))));
         if (!res.ok) {
           deps.log.warn({ task: id, session: sessionId, code: res.code, message: res.message }, 'recording the turn failed');
           return null;

@@ -4,10 +4,11 @@
 // refusals as problems with their codes, a request's bound as GIT_TIMEOUT, and the turns it
 // takes (the task's, for writes; the turns' own, for recording turns).
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test, { after } from 'node:test';
-import { git } from '../helpers/git.ts';
+import { git, makeTempDir } from '../helpers/git.ts';
+import { TURNS_AT_ONCE } from '../../daemon/landing/review.ts';
 import { landingParts } from '../helpers/review.ts';
 
 // One set for the file: each test makes tasks of its own, in projects of their own.
@@ -83,4 +84,22 @@ test("turns recorded at once for one task take turns: each gets its own number, 
   const refs = await Promise.all(numbers.map((i) => review.checkpoint(a.id, `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)));
   assert.deepEqual(refs.map((r) => r?.n).sort((x, y) => x! - y!), numbers);
   assert.deepEqual((await review.turns(a.id)).map((x: any) => x.n), numbers);
+});
+
+test('turns of different tasks are recorded two at a time: sessions ending at once do not run all their gits at once', async (t) => {
+  // A clean filter that notes how many of its runs are under way, in every task's repository.
+  const dir = makeTempDir(t);
+  const counts = path.join(dir, 'counts');
+  const filter = `f=$(mktemp -p '${dir}' run.XXXXXX); ls '${dir}' | grep -c '^run\\.' >> '${counts}'; sleep 0.4; rm -f "$f"; cat`;
+  const tasks = await Promise.all(['p', 'q', 'r', 's', 'u'].map((n) => task(n)));
+  for (const x of tasks) {
+    git(x.repo, 'config', 'filter.slow.clean', filter);
+    writeFileSync(path.join(x.wt, '.gitattributes'), '*.slow filter=slow\n');
+    writeFileSync(path.join(x.wt, 'a.slow'), 'a\n');
+  }
+  const refs = await Promise.all(tasks.map((x, i) => review.checkpoint(x.id, `00000000-0000-4000-8000-${String(100 + i).padStart(12, '0')}`)));
+  assert.deepEqual(refs.map((r) => r?.n), [1, 1, 1, 1, 1], 'each task its turn');
+  const seen = readFileSync(counts, 'utf8').trim().split('\n').map(Number);
+  assert.ok(seen.length >= tasks.length, `the filter ran for every task (${seen})`);
+  assert.equal(Math.max(...seen), TURNS_AT_ONCE, `at most ${TURNS_AT_ONCE} at once, and that many (${seen})`);
 });
