@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import { unlinkSync } from 'node:fs';
+import { chmod, mkdir } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import path from 'node:path';
 import { MAX_SOCKET_PATH, socketFileThere } from '../runtime/socket-file.ts';
@@ -19,10 +20,10 @@ export async function prepareSocketPath(socketPath: string, opts: { ownFolder?: 
     throw new Error(`socket path ${socketPath} is longer than ${MAX_SOCKET_PATH} bytes; set GROVE_SOCKET to a shorter path`);
   }
   const dir = path.dirname(socketPath);
-  if (!existsSync(dir)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    chmodSync(dir, 0o700); // the umask may have taken bits off mkdir's mode
-  } else if (opts.ownFolder) chmodSync(dir, 0o700);
+  // Off the thread: each agent session's own socket is made here as it starts, beside many others.
+  const made = await mkdir(dir, { recursive: true, mode: 0o700 });
+  // the umask may have taken bits off mkdir's mode
+  if (made !== undefined || opts.ownFolder) await chmod(dir, 0o700);
   if (!socketFileThere(socketPath)) return;
   if (await answers(socketPath)) throw new SocketInUseError(socketPath);
   unlinkSync(socketPath);

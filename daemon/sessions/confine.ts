@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentDefinition, SandboxSetting } from '../../schemas/config.ts';
 import type { ProjectConfig } from '../../schemas/project-config.ts';
@@ -70,9 +70,10 @@ export function createConfine(deps: ConfineDeps) {
     const sandbox = projectSandbox(opts.config);
     const at = (p: string) => sandboxPath(p, opts.projectPath, deps.home);
     const agentState = (opts.agent?.sandbox?.write ?? []).map(at);
-    mkdirSync(opts.tmpdir, { recursive: true, mode: 0o700 });
+    // Off the thread, as every session starts beside others on a busy disk.
+    await mkdir(opts.tmpdir, { recursive: true, mode: 0o700 });
     // An agent's own state is its to make: a fresh machine has no ~/.codex yet.
-    for (const dir of agentState) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (const dir of agentState) await mkdir(dir, { recursive: true, mode: 0o700 });
     const worktreeRoots = (await deps.projectPaths()).map((p) => path.join(p, WORKTREES_DIR));
     const r = policyFor({
       worktree: opts.cwd,
@@ -92,7 +93,7 @@ export function createConfine(deps: ConfineDeps) {
       ...[...(opts.agent?.sandbox?.hosts ?? []), ...(sandbox.network ?? [])].map(parseNetworkEntry).filter((e) => e !== null),
       ...baseUrlEntries(opts.net.env),
     ];
-    mkdirSync(opts.net.dir, { recursive: true, mode: 0o700 });
+    await mkdir(opts.net.dir, { recursive: true, mode: 0o700 });
     const refuse = (opts.agent?.sandbox?.refuse ?? []).map(parseNetworkEntry).filter((e) => e !== null);
     const runner = sandboxNetArgv({ grove: groveCommand(), dir: opts.net.dir, record: opts.net.record, allow, refuse, ...(opts.net.askSession !== null ? { askSession: opts.net.askSession } : {}) });
     return [...runner, ...bwrapArgv(deps.check.bwrap, r.policy, opts.command, { plan: netPlan(opts.net.dir, allow), socat: deps.check.socat })];
