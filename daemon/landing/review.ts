@@ -5,8 +5,7 @@ import type { TurnRef } from '../../schemas/session.ts';
 import type { Task } from '../../schemas/task.ts';
 import { GroveError } from '../errors.ts';
 import { createKeyedMutex, type KeyedMutex } from '../runtime/keyed-mutex.ts';
-import { createLimiter } from '../runtime/limiter.ts';
-import { createKeyedLimiter } from '../runtime/limiter.ts';
+import { createKeyedLimiter, createLimiter } from '../runtime/limiter.ts';
 import type { TasksTable } from '../store/tasks.ts';
 import type { Fail, Result } from '../../workers/result.ts';
 import type { LandingJournal } from '../journal/landing.ts';
@@ -59,9 +58,9 @@ export function createReview(deps: ReviewDeps) {
   // A task's turns are recorded one at a time: ends racing for the same number would each make
   // the turn again on the next one, their git work done over and over, and give up after a few.
   const turnsOf = createKeyedMutex();
-  // Turns are recorded two at a time: forty sessions ending at once ran
-  // sixteen gits at once on two cores, and every API answer waited behind them. Two, so that one
-  // slow repository does not hold up every other task's end.
+  // Turns are recorded two at a time: forty sessions ending at once ran sixteen gits at once on
+  // two cores, and every API answer waited behind them. Two, so that one slow repository does not
+  // hold up every other task's end.
   const recording = createLimiter(TURNS_AT_ONCE);
 
   // A request's git_timeout_s, counted from its arrival: made before it waits for anything.

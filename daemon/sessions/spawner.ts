@@ -85,6 +85,9 @@ export function createSpawner(deps: { log: Logger }): Spawner {
       if (closed) return { ok: false, message: 'the daemon is stopping' };
       const id = nextId++;
       const c = spawner();
+      // Waited for before the request goes: a wrapper killed while held may exit before the
+      // answer to its spawn is read.
+      const exited = new Promise<WrapperEnd>((resolve) => exits.set(id, resolve));
       const reply = await new Promise<Extract<SpawnerReply, { op: 'spawned' }> | null>((resolve) => {
         replies.set(id, resolve);
         c.channel?.ref();
@@ -92,10 +95,10 @@ export function createSpawner(deps: { log: Logger }): Spawner {
       });
       if (reply === null) return { ok: false, message: "the sessions' spawner exited" };
       if (!reply.ok) {
+        exits.delete(id);
         if (reply.thrown) throw new Error(reply.message);
         return { ok: false, message: reply.message };
       }
-      const exited = new Promise<WrapperEnd>((resolve) => exits.set(id, resolve));
       return { ok: true, pid: reply.pid, go: () => c.connected && c.send({ op: 'go', id } satisfies SpawnerRequest), exited };
     },
     close: once(async () => {

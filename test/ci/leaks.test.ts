@@ -3,20 +3,14 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
+import { processStartTime } from '../../daemon/proc/stat.ts';
 import { ROOT, startDaemon } from '../helpers/daemon.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { endLeaks, homeProcesses } from '../helpers/leaks.ts';
 import { agentHome, liveGroupMembers, readyTaskOn } from '../helpers/sessions.ts';
 
 // A zombie is not alive: a killed wrapper whose spawner has gone is reaped by init, a moment later.
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+const alive = (pid: number): boolean => processStartTime(pid) !== null;
 
 // The guard as a test file meets it: test/fixtures/leaky.ts run by node --test, its session left
 // running or ended.

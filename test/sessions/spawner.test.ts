@@ -18,12 +18,17 @@ import { addTask, openTestStore, sessionService, until } from '../helpers/store.
 const s = await openTestStore(after);
 const env = { PATH: process.env.PATH ?? '' };
 const parentOf = (pid: number) => processTable().find((p) => p.pid === pid)?.ppid;
+// A spawner closed when the test ends.
+function newSpawner(t: test.TestContext) {
+  const spawner = createSpawner({ log: pino({ level: 'silent' }) });
+  t.after(() => spawner.close());
+  return spawner;
+}
 const reap = (t: test.TestContext, pid: number) => t.after(() => liveGroupMembers(pid).forEach((p) => process.kill(p, 'SIGKILL')));
 
 test('a wrapper forked by the spawner, not by this process: held until go, its exit told once it has written its status', async (t) => {
   const dir = makeTempDir(t);
-  const spawner = createSpawner({ log: pino({ level: 'silent' }) });
-  t.after(() => spawner.close());
+  const spawner = newSpawner(t);
   const files = sessionFiles(dir, 'one');
   const marker = path.join(dir, 'ran');
   const s = await spawner.start({ files, command: ['sh', '-c', 'touch "$1"; echo out; exit 3', 'agent', marker], cwd: dir, env });
@@ -50,8 +55,7 @@ test('a wrapper forked by the spawner, not by this process: held until go, its e
 
 test('a start that cannot run (its folder gone) is data; a session folder that cannot be made throws', async (t) => {
   const dir = makeTempDir(t);
-  const spawner = createSpawner({ log: pino({ level: 'silent' }) });
-  t.after(() => spawner.close());
+  const spawner = newSpawner(t);
   const gone = await spawner.start({ files: sessionFiles(dir, 'a'), command: ['true'], cwd: path.join(dir, 'nowhere'), env });
   assert.equal(gone.ok, false);
   assert.match(!gone.ok ? gone.message : '', /nowhere|ENOENT/);
@@ -79,8 +83,7 @@ test('closed with the daemon: a held wrapper runs nothing, a running one goes on
 
 test('a spawner killed: its sessions are untracked, the next start forks a new one', async (t) => {
   const dir = makeTempDir(t);
-  const spawner = createSpawner({ log: pino({ level: 'silent' }) });
-  t.after(() => spawner.close());
+  const spawner = newSpawner(t);
   const first = await spawner.start({ files: sessionFiles(dir, 'first'), command: [AGENT, 'sleep:300'], cwd: dir, env });
   assert.ok(first.ok);
   reap(t, first.pid);
