@@ -39,14 +39,29 @@ export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: n
   t.after(() => ws.terminate());
   const frames: ServerFrame[] = [];
   const events = new EventEmitter();
-  let text = '';
+  // The text as its chunks, joined when read: a string grown frame by frame and searched at each one
+  // is copied whole each time (a 12 MB burst cost more than the daemon's own work).
+  let chunks: string[] = [];
+  let joined = '';
+  let joinedUpTo = 0;
+  const text = () => {
+    if (joinedUpTo < chunks.length) [joined, joinedUpTo] = [joined + chunks.slice(joinedUpTo).join(''), chunks.length];
+    return joined;
+  };
   let next = 0;
+  // Screen frames so far: one replaces the text, so a wait that searches only what is new starts again.
+  let screens = 0;
   // What a terminal shows of the frames: made again at each screen frame, at its size.
   let term: InstanceType<typeof xtermHeadless.Terminal> | null = null;
+  // Output is parsed only when a screen is asked for: parsing every frame as it came cost more CPU than
+  // the daemon under test spent on a 12 MB burst.
+  let unparsed: string[] = [];
   const parsed = () =>
     new Promise<string>((resolve) => {
       if (term === null) return resolve('');
       const shown = term;
+      for (const data of unparsed) shown.write(data);
+      unparsed = [];
       shown.write('', () => {
         const b = shown.buffer.active;
         const lines: string[] = [];
@@ -60,11 +75,12 @@ export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: n
     if (f.type === 'screen') {
       term?.dispose();
       term = new xtermHeadless.Terminal({ cols: f.cols, rows: f.rows, scrollback: 10_000, allowProposedApi: true });
-      term.write(f.data);
+      unparsed = [f.data];
     }
-    if (f.type === 'output') term?.write(f.data);
-    if (f.type === 'screen') text = f.data;
-    if (f.type === 'output') text += f.data;
+    if (f.type === 'output' && term !== null) unparsed.push(f.data);
+    if (f.type === 'screen') [chunks, joined, joinedUpTo] = [[f.data], '', 0];
+    if (f.type === 'output') chunks.push(f.data);
+    if (f.type === 'screen') screens++;
     if (f.type === 'screen') next = f.offset;
     if (f.type === 'output') next = f.offset + Buffer.byteLength(f.data);
     events.emit('frame', f);
@@ -83,14 +99,14 @@ export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: n
       if (done !== undefined) return resolve(done);
       const timer = setTimeout(() => {
         events.off('frame', on);
-        reject(new Error(`timed out waiting for ${what}; the terminal shows ${JSON.stringify(text.slice(-600))}`));
+        reject(new Error(`timed out waiting for ${what}; the terminal shows ${JSON.stringify(text().slice(-600))}`));
       }, ms);
       const on = () => {
         const v = check();
         if (v === undefined && closedWith !== null) {
           clearTimeout(timer);
           events.off('frame', on);
-          return reject(new Error(`closed (${closedWith.code} ${closedWith.reason}) before ${what}; the terminal shows ${JSON.stringify(text.slice(-600))}`));
+          return reject(new Error(`closed (${closedWith.code} ${closedWith.reason}) before ${what}; the terminal shows ${JSON.stringify(text().slice(-600))}`));
         }
         if (v === undefined) return;
         clearTimeout(timer);
@@ -101,13 +117,31 @@ export function attach(t: Cleanup, d: TestDaemon, id: string, opts: { offset?: n
     });
   const client: TerminalClient = {
     frames,
-    text: () => text,
+    text,
     offset: () => next,
     send: (frame) => {
-      if (typeof frame !== 'string' && frame.type === 'resize') term?.resize(frame.cols, frame.rows);
+      if (typeof frame !== 'string' && frame.type === 'resize' && term !== null) {
+        for (const data of unparsed) term.write(data);
+        unparsed = [];
+        term.resize(frame.cols, frame.rows);
+      }
       ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
     },
-    waitText: (pattern, ms = 20_000) => until(() => ((typeof pattern === 'string' ? text.includes(pattern) : pattern.test(text)) ? true : undefined), ms, String(pattern)).then(() => {}),
+    waitText: (pattern, ms = 20_000) => {
+      // A string is looked for in the chunks since the last look, after the end of what came before.
+      let looked = 0;
+      let tail = '';
+      let seen = screens;
+      const found = () => {
+        if (typeof pattern !== 'string') return pattern.test(text());
+        if (seen !== screens) [looked, tail, seen] = [0, '', screens];
+        const fresh = tail + chunks.slice(looked).join('');
+        looked = chunks.length;
+        tail = fresh.slice(-(pattern.length - 1) || fresh.length);
+        return fresh.includes(pattern);
+      };
+      return until(() => (found() ? true : undefined), ms, String(pattern)).then(() => {});
+    },
     waitFrame: (pred, ms = 20_000) => until(() => frames.find(pred), ms, 'a frame'),
     screen: parsed,
     waitScreen: async (pattern, ms = 20_000) => {
