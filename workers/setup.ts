@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { execa } from 'execa';
 import { LineSplitter } from '../daemon/runtime/lines.ts';
+import { LOW_PRIORITY, lowerPriority } from '../daemon/proc/priority.ts';
 import { processStartTime } from '../daemon/proc/stat.ts';
 import { signalGroup } from '../daemon/proc/group.ts';
 import { GRACE_MS, terminate } from '../daemon/proc/terminate.ts';
@@ -76,7 +77,7 @@ export async function runSetup(input: RunSetupInput): Promise<Result<SetupOutcom
       currentIdx = idx;
       port.postMessage({ type: 'start', idx, command, at: new Date().toISOString() } satisfies SetupMessage);
       // `nice` execs the shell: the recorded pid is the shell's, as without it.
-      const child = execa(input.nice ? 'nice' : 'sh', input.nice ? ['-n', '10', 'sh', '-c', command] : ['-c', command], {
+      const child = execa(input.nice ? 'nice' : 'sh', input.nice ? ['-n', String(LOW_PRIORITY), 'sh', '-c', command] : ['-c', command], {
         cwd: input.cwd,
         env: input.env,
         extendEnv: false,
@@ -88,6 +89,8 @@ export async function runSetup(input: RunSetupInput): Promise<Result<SetupOutcom
       });
       const pid = child.pid;
       current = pid ?? null;
+      // Its session's autogroup too (nice alone does not reach across sessions on Linux).
+      if (pid && input.nice) lowerPriority(pid);
       // Recorded so a daemon killed during setup can stop this group on its next start.
       if (pid) port.postMessage({ type: 'spawned', idx, pid, pid_start: processStartTime(pid) } satisfies SetupMessage);
       const splitters = { stdout: new LineSplitter(), stderr: new LineSplitter() };

@@ -1,16 +1,20 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import path from 'node:path';
 import test, { type TestContext } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
+import { LOW_PRIORITY } from '../../daemon/proc/priority.ts';
 import { processStartTime } from '../../daemon/proc/stat.ts';
 import { runSetup, type SetupMessage } from '../../workers/setup.ts';
 import { makeTempDir } from '../helpers/git.ts';
+import { autogroupNice } from '../helpers/priority.ts';
 import { waitPidGone } from '../helpers/state.ts';
 
 // Runs setup in this thread over a real MessageChannel, as the pool does across threads;
 // resolves with the outcome and every message, in the order they arrived.
-function run(t: TestContext, commands: string[], opts: { timeoutMs?: number; cwd?: string; onMessage?: (m: SetupMessage, cancel: () => void) => void } = {}) {
+function run(t: TestContext, commands: string[], opts: { timeoutMs?: number; cwd?: string; nice?: boolean; onMessage?: (m: SetupMessage, cancel: () => void) => void } = {}) {
   const { port1, port2 } = new MessageChannel();
   t.after(() => port1.close());
   const messages: SetupMessage[] = [];
@@ -23,7 +27,7 @@ function run(t: TestContext, commands: string[], opts: { timeoutMs?: number; cwd
     }),
   );
   const cwd = opts.cwd ?? makeTempDir(t);
-  const outcome = runSetup({ cwd, commands, env: { PATH: process.env.PATH!, ONLY: 'this' }, timeoutMs: opts.timeoutMs ?? 30_000, port: port2 });
+  const outcome = runSetup({ cwd, commands, env: { PATH: process.env.PATH!, ONLY: 'this' }, timeoutMs: opts.timeoutMs ?? 30_000, nice: opts.nice, port: port2 });
   return { cwd, outcome, messages: done.then(() => messages) };
 }
 
@@ -126,4 +130,20 @@ test('a command that cannot start is a failure like any other', async (t) => {
   const end = messages.find((m) => m.type === 'end');
   assert.equal(end?.type === 'end' && end.exit_code, 127);
   assert.ok(messages.some((m) => m.type === 'lines' && m.lines.some((l) => l.stream === 'stderr' && /not found/.test(l.text))));
+});
+
+test('a warm slot’s setup yields the CPU: its commands and their session’s autogroup at low priority; a cold one’s do not', async (t) => {
+  const group = autogroupNice('self') !== null;
+  const show = 'read go < ./go; ps -o ni= -p $$; cat /proc/self/autogroup 2>/dev/null || true';
+  const seen = async (nice: boolean) => {
+    const cwd = makeTempDir(t);
+    execFileSync('mkfifo', [path.join(cwd, 'go')]);
+    // Let go once it is spawned: what it shows is what it runs with after the pool has set it.
+    const r = run(t, [show], { cwd, nice, onMessage: (m) => m.type === 'spawned' && writeFileSync(path.join(cwd, 'go'), 'go\n') });
+    assert.deepEqual(await r.outcome, { ok: true, failed: false, cancelled: false });
+    const out = (await r.messages).flatMap((m) => (m.type === 'lines' ? m.lines.map((l) => l.text) : []));
+    return { nice: Number(out[0]), group: group ? Number(/nice (-?\d+)/.exec(out[1] ?? '')?.[1]) : null };
+  };
+  assert.deepEqual(await seen(true), { nice: LOW_PRIORITY, group: group ? LOW_PRIORITY : null });
+  assert.deepEqual(await seen(false), { nice: getPriority(), group: group ? 0 : null });
 });
