@@ -8,7 +8,7 @@ type FdOption = 3;
 // The wrapper in a process group (a session) of its own, held until `go()`, writing straight to
 // files: the daemon is not in the data path, so output survives a daemon restart. The daemon's
 // sessions are spawned so by the spawner's process (spawner.ts).
-export function spawnWrapped(opts: Omit<Wrap, 'priority'>) {
+export function spawnWrapped(opts: Wrap) {
   mkdirSync(opts.files.dir, { recursive: true, mode: 0o700 });
   // File descriptors, not streams: the child writes to the files itself.
   const out = openSync(opts.files.stdout, 'a', 0o600);

@@ -1,7 +1,6 @@
 // The session spawner's process (spawner.ts): it forks each session's wrapper and holds it until
 // the daemon's `go`, telling the daemon when each exits. It leaves with the daemon: a wrapper
 // still held then reads the end of its pipe and runs nothing (wrapper.ts).
-import { lowerPriority } from '../proc/priority.ts';
 import { spawnWrapped } from './spawn.ts';
 import type { SpawnerReply, SpawnerRequest } from './spawner.ts';
 
@@ -26,8 +25,6 @@ process.on('message', (m: SpawnerRequest) => {
     void child.then((r) => send({ op: 'spawned', id: m.id, ok: false, thrown: false, message: r.message ?? 'the wrapper did not start' }));
     return;
   }
-  // Before `go`: the agent inherits it from its first instruction.
-  if (m.wrap.priority === 'low') lowerPriority(child.pid);
   held.set(m.id, child);
   send({ op: 'spawned', id: m.id, ok: true, pid: child.pid });
   child.nodeChildProcess.once('exit', () => {

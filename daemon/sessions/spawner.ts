@@ -14,8 +14,6 @@ export interface Wrap {
   command: string[];
   cwd: string;
   env: Record<string, string>;
-  /** low: an agent's, which yields the CPU to the daemon (proc/priority.ts), set while it is held */
-  priority: 'low' | 'normal';
 }
 
 export type SpawnerRequest = { op: 'spawn'; id: number; wrap: Wrap } | { op: 'go'; id: number };

@@ -227,9 +227,7 @@ export function createStart(deps: StartDeps) {
       if (ask.interface === 'terminal' && kind === 'agent' && ask.agent !== null) {
         await recordTranscriptPlace(files.transcript, deps.agents.get(ask.agent), { cwd: at.cwd, env, agentSessionId: pinned ?? ask.resume, startedAt: new Date().toISOString() });
       }
-      // An agent yields the CPU to the daemon; a service and the task's shell are the project's and
-      // the user's own (docs/decisions/sessions.md).
-      started = await deps.spawner.start({ files, command: held, cwd: at.cwd, env, priority: kind === 'agent' ? 'low' : 'normal' });
+      started = await deps.spawner.start({ files, command: held, cwd: at.cwd, env });
     } catch (err) {
       await undo();
       throw err;

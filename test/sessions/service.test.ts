@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { getPriority } from 'node:os';
 import path from 'node:path';
 import test, { after, type TestContext } from 'node:test';
 import { AGENT, liveGroupMembers } from '../helpers/sessions.ts';
@@ -65,7 +64,6 @@ test('services: listed from .grove.json with their latest session; autostart sta
   const [web, db] = await service.services(task.id);
   assert.deepEqual([web!.session?.kind, web!.session?.agent, db!.session], ['service', 'web', null]);
   reap(t, web!.session!.pid);
-  assert.equal(getPriority(web!.session!.pid!), getPriority(), 'the project’s own code: not lowered as an agent is');
   await until(async () => (await service.lines(web!.session!.id, 0, 10)).lines[0]?.text === 'web on web', 'its line');
   // A second autostart finds web running: logged, and the caller goes on.
   await service.autostart(task.id);

@@ -5,17 +5,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { getPriority } from 'node:os';
 import path from 'node:path';
 import test, { after } from 'node:test';
 import pino from 'pino';
 import { createSpawner } from '../../daemon/sessions/spawner.ts';
 import { sessionFiles } from '../../daemon/sessions/wrapper.ts';
-import { LOW_PRIORITY } from '../../daemon/proc/priority.ts';
 import { processTable } from '../../daemon/proc/stat.ts';
 import { makeTempDir } from '../helpers/git.ts';
 import { AGENT, liveGroupMembers } from '../helpers/sessions.ts';
-import { autogroupNice } from '../helpers/priority.ts';
 import { addTask, openTestStore, sessionService, until } from '../helpers/store.ts';
 
 const s = await openTestStore(after);
@@ -34,7 +31,7 @@ test('a wrapper forked by the spawner, not by this process: held until go, its e
   const spawner = newSpawner(t);
   const files = sessionFiles(dir, 'one');
   const marker = path.join(dir, 'ran');
-  const s = await spawner.start({ files, command: ['sh', '-c', 'touch "$1"; echo out; exit 3', 'agent', marker], cwd: dir, env, priority: 'normal' });
+  const s = await spawner.start({ files, command: ['sh', '-c', 'touch "$1"; echo out; exit 3', 'agent', marker], cwd: dir, env });
   assert.ok(s.ok);
   reap(t, s.pid);
   const spawnerPid = parentOf(s.pid);
@@ -49,53 +46,28 @@ test('a wrapper forked by the spawner, not by this process: held until go, its e
   assert.equal(readFileSync(files.stdout, 'utf8'), 'out\n');
 
   // One spawner for every session.
-  const two = await spawner.start({ files: sessionFiles(dir, 'two'), command: ['true'], cwd: dir, env, priority: 'normal' });
+  const two = await spawner.start({ files: sessionFiles(dir, 'two'), command: ['true'], cwd: dir, env });
   assert.ok(two.ok);
   assert.equal(parentOf(two.pid), spawnerPid);
   two.go();
   assert.equal(await two.exited, 'exited');
 });
 
-test('a low wrapper yields the CPU before its agent runs (the agent inherits it, its autogroup too); a normal one does not', async (t) => {
-  const dir = makeTempDir(t);
-  const spawner = newSpawner(t);
-  const mine = { nice: getPriority(), group: autogroupNice(process.pid) };
-  const seen = (name: string) => path.join(dir, name);
-  // The agent writes its own nice and autogroup: what it runs with, not what was set after it began.
-  const agent = (name: string) => ['sh', '-c', 'ps -o ni= -p $$ > "$1"; cat /proc/self/autogroup > "$1.group" 2>/dev/null; exit 0', 'agent', seen(name)];
-  const low = await spawner.start({ files: sessionFiles(dir, 'low'), command: agent('low'), cwd: dir, env, priority: 'low' });
-  const normal = await spawner.start({ files: sessionFiles(dir, 'normal'), command: agent('normal'), cwd: dir, env, priority: 'normal' });
-  assert.ok(low.ok && normal.ok);
-  reap(t, low.pid);
-  reap(t, normal.pid);
-  low.go();
-  normal.go();
-  assert.equal(await low.exited, 'exited');
-  assert.equal(await normal.exited, 'exited');
-  assert.equal(Number(readFileSync(seen('low'), 'utf8')), LOW_PRIORITY);
-  assert.equal(Number(readFileSync(seen('normal'), 'utf8')), mine.nice);
-  if (mine.group !== null) {
-    const groupNice = (name: string) => Number(/nice (-?\d+)/.exec(readFileSync(`${seen(name)}.group`, 'utf8'))![1]);
-    assert.equal(groupNice('low'), LOW_PRIORITY);
-    assert.equal(groupNice('normal'), 0, 'a new session’s autogroup');
-  }
-});
-
 test('a start that cannot run (its folder gone) is data; a session folder that cannot be made throws', async (t) => {
   const dir = makeTempDir(t);
   const spawner = newSpawner(t);
-  const gone = await spawner.start({ files: sessionFiles(dir, 'a'), command: ['true'], cwd: path.join(dir, 'nowhere'), env, priority: 'normal' });
+  const gone = await spawner.start({ files: sessionFiles(dir, 'a'), command: ['true'], cwd: path.join(dir, 'nowhere'), env });
   assert.equal(gone.ok, false);
   assert.match(!gone.ok ? gone.message : '', /nowhere|ENOENT/);
-  await assert.rejects(spawner.start({ files: sessionFiles(path.join(AGENT, 'not-a-folder'), 'b'), command: ['true'], cwd: dir, env, priority: 'normal' }), /ENOTDIR|EEXIST|not a directory/);
+  await assert.rejects(spawner.start({ files: sessionFiles(path.join(AGENT, 'not-a-folder'), 'b'), command: ['true'], cwd: dir, env }), /ENOTDIR|EEXIST|not a directory/);
 });
 
 test('closed with the daemon: a held wrapper runs nothing, a running one goes on, its end no longer told', async (t) => {
   const dir = makeTempDir(t);
   const spawner = createSpawner({ log: pino({ level: 'silent' }) });
   const marker = path.join(dir, 'held-ran');
-  const held = await spawner.start({ files: sessionFiles(dir, 'held'), command: ['touch', marker], cwd: dir, env, priority: 'normal' });
-  const running = await spawner.start({ files: sessionFiles(dir, 'running'), command: [AGENT, 'sleep:300'], cwd: dir, env, priority: 'normal' });
+  const held = await spawner.start({ files: sessionFiles(dir, 'held'), command: ['touch', marker], cwd: dir, env });
+  const running = await spawner.start({ files: sessionFiles(dir, 'running'), command: [AGENT, 'sleep:300'], cwd: dir, env });
   assert.ok(held.ok && running.ok);
   reap(t, running.pid);
   running.go(); // sent just before the close: still done
@@ -106,28 +78,28 @@ test('closed with the daemon: a held wrapper runs nothing, a running one goes on
   await until(async () => liveGroupMembers(held.pid).length === 0, 'the held wrapper gone');
   assert.equal(existsSync(marker), false, 'the held agent never ran');
   assert.ok(liveGroupMembers(running.pid).length >= 2, 'the running session (its wrapper and agent) goes on');
-  assert.deepEqual(await spawner.start({ files: sessionFiles(dir, 'late'), command: ['true'], cwd: dir, env, priority: 'normal' }), { ok: false, message: 'the daemon is stopping' });
+  assert.deepEqual(await spawner.start({ files: sessionFiles(dir, 'late'), command: ['true'], cwd: dir, env }), { ok: false, message: 'the daemon is stopping' });
 });
 
 test('a spawner killed: its sessions are untracked, the next start forks a new one', async (t) => {
   const dir = makeTempDir(t);
   const spawner = newSpawner(t);
-  const first = await spawner.start({ files: sessionFiles(dir, 'first'), command: [AGENT, 'sleep:300'], cwd: dir, env, priority: 'normal' });
+  const first = await spawner.start({ files: sessionFiles(dir, 'first'), command: [AGENT, 'sleep:300'], cwd: dir, env });
   assert.ok(first.ok);
   reap(t, first.pid);
   first.go();
   const old = parentOf(first.pid)!;
   process.kill(old, 'SIGKILL');
   assert.equal(await first.exited, 'untracked');
-  const next = await spawner.start({ files: sessionFiles(dir, 'next'), command: ['true'], cwd: dir, env, priority: 'normal' });
+  const next = await spawner.start({ files: sessionFiles(dir, 'next'), command: ['true'], cwd: dir, env });
   assert.ok(next.ok);
   assert.notEqual(parentOf(next.pid), old);
   next.go();
   assert.equal(await next.exited, 'exited');
 });
 
-// Through the session service as the daemon wires it: an agent's wrapper at low priority; the end
-// of a session whose exit nobody tells any more is found by its pid (live.watch), as after a re-attach.
+// Through the session service as the daemon wires it: the end of a session whose exit nobody
+// tells any more is found by its pid (live.watch), as after a re-attach.
 test('the session service: a running session whose spawner was killed ends in the store when its agent ends', async (t) => {
   const service = sessionService(t, s, { agents: { fixture: { command: [AGENT, '{prompt}'] } } });
   const task = await addTask(t, s);
@@ -136,7 +108,6 @@ test('the session service: a running session whose spawner was killed ends in th
   execFileSync('mkfifo', [release]);
   const session = await service.create(task.id, { agent: 'fixture', args: [`wait:${release}`, 'echo:after'] });
   reap(t, session.pid!);
-  assert.equal(getPriority(session.pid!), LOW_PRIORITY, 'an agent yields the CPU');
   await until(async () => (await service.get(session.id)).status === 'running', 'running');
   process.kill(parentOf(session.pid!)!, 'SIGKILL');
   await new Promise((r) => setTimeout(r, 200));
