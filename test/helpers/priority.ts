@@ -1,7 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
-// The nice of a process's autogroup, where the kernel has them (Linux); null elsewhere.
+// The nice of a process's autogroup, where the kernel shares the CPU by them; null elsewhere: no
+// file (not Linux, or no autogroups), or an empty one (the process sits in a cgroup of its own, as
+// in a container, where autogroups do not apply).
 export const autogroupNice = (pid: number | 'self'): number | null => {
-  if (!existsSync(`/proc/${pid}/autogroup`)) return null;
-  return Number(/nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, 'utf8'))![1]);
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/autogroup`, 'utf8');
+  } catch {
+    return null;
+  }
+  const nice = /nice (-?\d+)/.exec(text);
+  return nice ? Number(nice[1]) : null;
 };
