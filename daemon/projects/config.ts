@@ -82,10 +82,17 @@ export function createProjectConfigs(opts: { log: Logger; home?: string }) {
       const st = fstatSync(fd);
       if (!st.isFile()) return refuse('is not a regular file');
       if (st.size > MAX_CONFIG_BYTES) return refuse(`is ${st.size} bytes; the limit is ${MAX_CONFIG_BYTES}`);
-      // One byte more than the limit: a file that grew since fstat is caught too.
-      const buf = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+      // Room for the size fstat gave and one byte more, so that a file grown since is seen; it is
+      // read on, up to one byte past the limit. Read at every use: not a megabyte each time.
+      let buf = Buffer.allocUnsafe(st.size + 1);
       let size = 0;
-      for (let n = -1; n !== 0 && size < buf.length; size += n) n = readSync(fd, buf, size, buf.length - size, null);
+      for (let n = -1; n !== 0; size += n) {
+        if (size === buf.length) {
+          if (size > MAX_CONFIG_BYTES) break;
+          buf = Buffer.concat([buf, Buffer.allocUnsafe(Math.min(buf.length, MAX_CONFIG_BYTES + 1 - buf.length))]);
+        }
+        n = readSync(fd, buf, size, buf.length - size, null);
+      }
       if (size > MAX_CONFIG_BYTES) return refuse(`is larger than ${MAX_CONFIG_BYTES} bytes`);
       try {
         return new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, size));
@@ -122,6 +129,8 @@ export function createProjectConfigs(opts: { log: Logger; home?: string }) {
   // it. The entry itself decides whether there is a config: a dangling symlink is an error,
   // not a missing file.
   function read(projectPath: string): ProjectConfig | GroveError {
+    // A watched root that was removed and is back: watched again from its next use.
+    if (roots.has(projectPath) && !watchers.has(projectPath) && existsSync(projectPath)) watchers.set(projectPath, watchRoot(projectPath));
     const file = path.join(projectPath, CONFIG_FILE);
     if (!existsSync(file) && !isLink(file)) return {};
     return parse(file, projectPath);
@@ -147,6 +156,16 @@ export function createProjectConfigs(opts: { log: Logger; home?: string }) {
       ignored: (p: string) => p !== root && path.basename(p) !== CONFIG_FILE,
     });
     w.on('all', (event, p) => {
+      // The root itself removed: chokidar would then watch for it from the nearest folder that is
+      // left (the parent, /tmp, $HOME), reading all of that folder again at its every change. The
+      // config is gone with it; the watch ends until the root is used again (read()).
+      if (event === 'unlinkDir' && p === root) {
+        if (watchers.get(root) !== w) return;
+        watchers.delete(root);
+        void w.close();
+        report('unlink', file, root);
+        return;
+      }
       if (path.basename(p) !== CONFIG_FILE || path.dirname(p) !== root || !roots.has(root)) return;
       // chokidar drops a change that closely follows one it reported: a save read half-done
       // (truncated, not yet written) would be the last the warm pool heard of. The file is looked

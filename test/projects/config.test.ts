@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { pino } from 'pino';
 import { MAX_ARG_BYTES } from '../../schemas/common.ts';
 import { MAX_CONFIG_BYTES } from '../../schemas/project-config.ts';
 import { CONFIG_FILE, createProjectConfigs } from '../../daemon/projects/config.ts';
 import { makeTempDir } from '../helpers/git.ts';
+import { folderWatched } from '../helpers/inotify.ts';
 import { memoryLog, until } from '../helpers/store.ts';
 
 function configs(t: test.TestContext, log = pino({ level: 'silent' })) {
@@ -205,4 +207,34 @@ test('project config: loadOrNone takes an invalid config as none, warning once p
   c.loadOrNone(project, 'archiving runs no teardown');
   assert.equal(warnings().length, 4, 'fixed then broken again is warned of again');
   assert.throws(() => c.load(project), { code: 'CONFIG_INVALID' }, 'load still refuses');
+});
+
+test('project config: a watched folder removed is no longer watched (nor its parent, read again at its every change), and is watched again at its next use once back', async (t) => {
+  const { log, records } = memoryLog();
+  const c = configs(t, log);
+  const parent = makeTempDir(t);
+  const project = path.join(parent, 'project');
+  const file = path.join(project, CONFIG_FILE);
+  mkdirSync(project);
+  writeFileSync(file, '{}');
+  const told: string[] = [];
+  c.changes.onChange(project, () => told.push('changed'));
+  const [projectWatched, parentWatched] = [folderWatched(project), folderWatched(parent)];
+  c.watch(project);
+  await until(projectWatched, 'the project watched');
+  rmSync(project, { recursive: true });
+  await until(() => told.length > 0, 'the removal told');
+  await until(() => !projectWatched(), 'its watch gone');
+  // chokidar would watch for a folder that is gone from the nearest folder left, at once: nothing
+  // says it did not, so a moment is given for it to.
+  await delay(300);
+  assert.equal(parentWatched(), false, 'the parent is not watched for it');
+
+  mkdirSync(project);
+  writeFileSync(file, '{"ports": [3000]}');
+  assert.deepEqual(c.load(project), { ports: [3000] });
+  await until(() => {
+    writeFileSync(file, '{"ports": [1');
+    return records.some((r) => r.level === 40 && r.file === file);
+  }, 'an invalid save logged, the folder watched again');
 });
