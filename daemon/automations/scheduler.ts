@@ -1,7 +1,9 @@
-// The clock of automations (DESIGN §19). It reads the wall clock on every tick rather than setting
-// one long timer (a sleeping machine stops monotonic timers), ticks at least once a second and at
-// the next due time, and claims what is due through the store: the claim, not this loop, makes
-// each scheduled time run once.
+// The clock of automations (DESIGN §19). It reads the wall clock every second rather than setting
+// one long timer (a sleeping machine stops monotonic timers), and claims what is due through the
+// store: the claim, not this loop, makes each scheduled time run once. The store is asked only
+// when something may be due: at the next due time it last read, after a poke (an automation made
+// or changed here), after a wake, and at least every FALLBACK_MS (another daemon of a team changed
+// one), so that an idle daemon leaves its store idle.
 import { randomUUID } from 'node:crypto';
 import type { Missed } from '../../schemas/automation.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -16,6 +18,7 @@ import type { StoredSchedule } from './schedule.ts';
 const JUMP_MS = 5_000;
 export const SETTLE_MS = 30_000;
 const MAX_SLEEP_MS = 1_000;
+export const FALLBACK_MS = 10_000;
 
 export interface Clock {
   /** the wall clock, ms since the epoch */
@@ -43,17 +46,30 @@ export function createScheduler(deps: SchedulerDeps) {
   let ticking: Promise<void> = Promise.resolve();
   let last: { wall: number; mono: number } | null = null;
   let awakeSince = -Infinity;
+  // What the last tick read: the next due time (ms) and when it read it; null: ask the store.
+  let known: { next: number | null; at: number } | null = null;
+  // Pokes so far: a tick that a poke overtook does not keep what it read.
+  let pokes = 0;
+
+  // Reads the clocks: a wall clock that moved further than the monotonic one is a wake. True then.
+  function observe(): { wall: number; woke: boolean } {
+    const wall = clock.now();
+    const mono = clock.monotonic();
+    const woke = last !== null && wall - last.wall - (mono - last.mono) > JUMP_MS;
+    if (woke) {
+      awakeSince = wall;
+      log.info({ jump_ms: Math.round(wall - last!.wall - (mono - last!.mono)) }, 'the wall clock jumped (a wake): missed automation runs wait until the machine has settled');
+    }
+    last = { wall, mono };
+    return { wall, woke };
+  }
 
   // One tick: what is due now is claimed. Returns when the next one is due, if any, and the time
   // the tick read.
   async function tick(): Promise<{ next: Date | null; at: number }> {
-    const wall = clock.now();
-    const mono = clock.monotonic();
-    if (last !== null && wall - last.wall - (mono - last.mono) > JUMP_MS) {
-      awakeSince = wall;
-      log.info({ jump_ms: Math.round(wall - last.wall - (mono - last.mono)) }, 'the wall clock jumped (a wake): missed automation runs wait until the machine has settled');
-    }
-    last = { wall, mono };
+    const { wall } = observe();
+    known = null;
+    const seen = pokes;
     const now = new Date(wall);
     const settled = wall - awakeSince >= SETTLE_MS;
     for (const a of await automations.due(hostId, now)) {
@@ -67,7 +83,9 @@ export function createScheduler(deps: SchedulerDeps) {
       if (claimed.length > 0) log.info({ automation: a.id, runs: claimed.map((r) => ({ id: r.id, status: r.status, scheduled_for: r.scheduled_for, missed: r.missed })) }, 'automation times claimed');
       if (claimed.some((r) => r.status === 'pending')) deps.started(a.id);
     }
-    return { next: await automations.nextDue(hostId), at: wall };
+    const next = await automations.nextDue(hostId);
+    if (seen === pokes) known = { next: next?.getTime() ?? null, at: wall };
+    return { next, at: wall };
   }
 
   function schedule(t: { next: Date | null; at: number } | null): void {
@@ -82,6 +100,13 @@ export function createScheduler(deps: SchedulerDeps) {
 
   function run(): void {
     timer = null;
+    if (known !== null) {
+      const { wall, woke } = observe();
+      if (!woke && (known.next === null || known.next > wall) && wall - known.at < FALLBACK_MS) {
+        schedule({ next: known.next === null ? null : new Date(known.next), at: wall });
+        return;
+      }
+    }
     ticking = tick().then(schedule, (err: unknown) => {
       log.error({ err }, 'an automation tick failed');
       schedule(null);
@@ -94,7 +119,10 @@ export function createScheduler(deps: SchedulerDeps) {
     },
     // An automation was made or changed: the timer follows its next time at once.
     poke(): void {
-      if (closed || timer === null) return;
+      if (closed) return;
+      known = null;
+      pokes++;
+      if (timer === null) return;
       clearTimeout(timer);
       run();
     },

@@ -4,11 +4,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import test, { after, type TestContext } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import pino from 'pino';
-import { createScheduler, SETTLE_MS, type Clock } from '../../daemon/automations/scheduler.ts';
+import { createScheduler, FALLBACK_MS, SETTLE_MS, type Clock } from '../../daemon/automations/scheduler.ts';
 import { automationRunsTable, lastRunIn } from '../../daemon/store/automation-runs.ts';
 import { automationsTable } from '../../daemon/store/automations.ts';
-import { addTask, openTestStore } from '../helpers/store.ts';
+import { addTask, openTestStore, until } from '../helpers/store.ts';
 
 const s = await openTestStore(after);
 const automations = automationsTable(s.store.db, s.events, lastRunIn);
@@ -108,4 +109,23 @@ test('during the settling, an on-time time still runs at once; a daemon that sta
     [80_000, 'skipped', 'missed', 2],
     [380_000, 'pending', null, 14],
   ]);
+});
+
+test('idle, it leaves the store idle: its ticks read the clock only, until the next due time it read, a poke (an automation made or changed here) or the fallback poll', async (t) => {
+  const reads: string[] = [];
+  const counted: Pick<typeof automations, 'due' | 'nextDue'> = {
+    due: (...a) => (reads.push('due'), automations.due(...a)),
+    nextDue: (...a) => (reads.push('nextDue'), automations.nextDue(...a)),
+  };
+  // A host of its own: nothing of the other tests is due for it.
+  const scheduler = createScheduler({ automations: counted, runs, started: () => {}, hostId: randomUUID(), log: pino({ level: 'silent' }) });
+  t.after(() => scheduler.close());
+  scheduler.start();
+  await until(() => reads.length === 2, 'the first tick');
+  // Two of its one-second ticks, which would each have read the store.
+  await delay(2_500);
+  assert.deepEqual(reads, ['due', 'nextDue'], 'the ticks since read the clock only');
+  assert.ok(FALLBACK_MS <= 10_000, 'another daemon of a team is heard within the fallback poll');
+  scheduler.poke();
+  await until(() => reads.length === 4, 'a poke reads the store at once');
 });
